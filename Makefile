@@ -1,0 +1,18 @@
+# The README's two commands. Both set everything up on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test
+
+$(VENV)/.installed-%: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[$*]"
+	touch $@
+
+demo: $(VENV)/.installed-test
+	$(PY) -m gpurules.demo
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest -q -p no:cacheprovider tests
