@@ -1,0 +1,9 @@
+"""gpurules: multi-label rule learners with CUDA and CPU (Numba) backends.
+
+Importing this package never initialises CUDA.
+"""
+
+from gpurules.estimators.boomer import BoomerClassifier
+
+__all__ = ["BoomerClassifier"]
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Compute backends behind one protocol (see ``gpurules.backends.base``)."""

@@ -1,0 +1,83 @@
+"""The backend protocol: the phases of rule induction that every backend implements.
+
+A learner (``gpurules.learners``) drives a fit only through these calls. The backend owns
+the per-fit state (statistics, coverage mask) in its own memory (host or device); only
+tiny records such as a :class:`Refinement` cross back to the learner.
+"""
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """The best condition found by one search, with the statistics of what it covers.
+
+    Attributes:
+        feature: int, column index.
+        op: int, one of ``gpurules.model.OP_*``.
+        threshold: float32 value of the condition.
+        quality: float64 gain of the refined rule's head (larger is better).
+        count: int, number of covered examples with non-zero weight.
+        label: int, the head's label for single-label heads, else -1.
+        g_sum, h_sum: int64 (K,) fixed-point sums of the covered examples' statistics.
+    """
+
+    feature: int
+    op: int
+    threshold: np.float32
+    quality: float
+    count: int
+    label: int
+    g_sum: np.ndarray
+    h_sum: np.ndarray
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Parameters of one refinement search.
+
+    Attributes:
+        head_mode: ``gpurules.objectives.heads.HEAD_*``.
+        l1, l2: regularisation weights.
+        min_coverage: int, a condition must cover at least this many examples.
+        min_quality: float, a refinement must have a strictly larger gain.
+    """
+
+    head_mode: int
+    l1: float
+    l2: float
+    min_coverage: int
+    min_quality: float
+
+
+class Backend(Protocol):
+    """What a learner needs from a backend. Arrays in and out are host NumPy arrays."""
+
+    name: str
+
+    def start_fit(self, features, Y, loss, base_weight, scale):
+        """Take the pre-sorted features, labels (uint8 (n, K)), loss, per-example weights
+        (float64 (n,)) and fixed-point scale; set scores to 0 and compute the statistics."""
+
+    def set_scale(self, scale):
+        """Re-encode every statistic with a new fixed-point scale."""
+
+    def reset_coverage(self):
+        """Mark every example as covered (start of a new rule)."""
+
+    def covered_totals(self, weights):
+        """Sums over the covered examples: (g int64 (K,), h int64 (K,), count int)."""
+
+    def find_best_refinement(self, features, labels, weights, totals, search):
+        """Best condition on the sampled ``features`` (int64 (S,)) whose head over ``labels``
+        (int32) beats ``search.min_quality``; ``None`` if there is none."""
+
+    def apply_refinement(self, refinement):
+        """Restrict the coverage to the examples that satisfy the refinement's condition."""
+
+    def update_statistics(self, labels, scores):
+        """Add ``scores`` (float64) to the covered examples' scores of ``labels`` and
+        recompute their statistics."""

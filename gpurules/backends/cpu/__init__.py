@@ -1,0 +1,5 @@
+"""The CPU backend (Numba)."""
+
+from gpurules.backends.cpu.backend import CpuBackend
+
+__all__ = ["CpuBackend"]

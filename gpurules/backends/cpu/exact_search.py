@@ -1,0 +1,176 @@
+"""Pre-sorted exact search for the best condition (CPU, Numba).
+
+For every sampled feature the covered examples are visited in sorted order with running
+sums of their (weighted, fixed-point) statistics. Between two adjacent distinct values the
+``<=`` candidate is scored from the running sums and the ``>`` candidate from
+``totals - running sums``. Nominal features are visited group by group (``==`` from the
+group's sums, ``!=`` from ``totals - group``). Examples missing the feature are absent from
+the sorted vectors; their statistics are excluded from that feature's totals.
+
+Coverage is a mask with an indicator value (Rapp et al. 2023, Fig. 8): example ``i`` is
+covered while ``mask[i] == indicator``.
+"""
+
+import numba as nb
+import numpy as np
+
+from gpurules.backends.cpu.kernels import label_gain
+from gpurules.backends.cpu.prediction import satisfies
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.objectives.heads import HEAD_COMPLETE
+
+
+@nb.njit(inline="always")
+def _side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, l1, l2):
+    """Gain of the head over ``labels`` for the running sums or their complement.
+
+    Returns (quality float64, label int: the single head's label or -1)."""
+    best = 0.0
+    best_label = -1
+    total = 0.0
+    for idx in range(labels.shape[0]):
+        k = labels[idx]
+        if complement:
+            gk = (tot_g[k] - run_g[k]) * inv_scale
+            hk = (tot_h[k] - run_h[k]) * inv_scale
+        else:
+            gk = run_g[k] * inv_scale
+            hk = run_h[k] * inv_scale
+        gain = label_gain(gk, hk, l1, l2)
+        if head_mode == HEAD_COMPLETE:
+            total += gain
+        elif best_label < 0 or gain > best:
+            best = gain
+            best_label = k
+    if head_mode == HEAD_COMPLETE:
+        return total, -1
+    return best, best_label
+
+
+@nb.njit(inline="always")
+def _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement):
+    for k in range(run_g.shape[0]):
+        if complement:
+            out_g[j, k] = tot_g[k] - run_g[k]
+            out_h[j, k] = tot_h[k] - run_h[k]
+        else:
+            out_g[j, k] = run_g[k]
+            out_h[j, k] = run_h[k]
+
+
+@nb.njit(inline="always")
+def _midpoint(lower, upper):
+    """float32 threshold between two adjacent distinct float32 values, strictly below ``upper``."""
+    t = np.float32((np.float64(lower) + np.float64(upper)) * 0.5)
+    if t >= upper:
+        t = lower
+    return t
+
+
+@nb.njit(inline="always")
+def _add(run_g, run_h, g, h, i, w):
+    for k in range(run_g.shape[0]):
+        run_g[k] += w * g[i, k]
+        run_h[k] += w * h[i, k]
+
+
+@nb.njit
+def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h):
+    K = g.shape[1]
+    tot_g = np.zeros(K, np.int64)
+    tot_h = np.zeros(K, np.int64)
+    count = 0
+    for pos in range(n_present[f]):
+        i = sorted_index[f, pos]
+        if mask[i] == indicator and weights[i] != 0:
+            _add(tot_g, tot_h, g, h, i, weights[i])
+            count += 1
+    return tot_g, tot_h, count
+
+
+@nb.njit
+def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, indicator,
+                    weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, l1, l2,
+                    inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
+                    out_label, out_g, out_h):
+    """Best condition on feature ``f``; writes slot ``j`` of the ``out_*`` arrays."""
+    K = g.shape[1]
+    if n_present[f] < mask.shape[0]:
+        tot_g, tot_h, tot_count = _feature_totals(
+            f, sorted_index, n_present, mask, indicator, weights, g, h)
+    run_g = np.zeros(K, np.int64)
+    run_h = np.zeros(K, np.int64)
+    best_q = min_quality
+    out_op[j] = -1
+    cnt = 0
+    prev = np.float32(0.0)
+    v = prev
+    i = 0
+    w = weights[0]
+    is_nominal = nominal[f]
+    for pos in range(n_present[f] + 1):
+        at_end = pos == n_present[f]
+        if not at_end:
+            i = sorted_index[f, pos]
+            w = weights[i]
+            if mask[i] != indicator or w == 0:
+                continue
+            v = sorted_value[f, pos]
+        if cnt > 0 and (at_end or v > prev):
+            # a boundary after the group of examples with value ``prev``
+            if is_nominal:
+                ops = (OP_EQ, OP_NEQ)
+                thr = prev
+            else:
+                ops = (OP_LEQ, OP_GR)
+                thr = _midpoint(prev, v) if not at_end else prev
+            for side in range(2):
+                complement = side == 1
+                side_cnt = tot_count - cnt if complement else cnt
+                if at_end and not is_nominal:
+                    break  # ``<= max`` covers everything, ``> max`` nothing
+                if side_cnt < min_coverage or side_cnt == 0:
+                    continue
+                q, lab = _side_quality(run_g, run_h, tot_g, tot_h, complement, labels,
+                                       head_mode, inv_scale, l1, l2)
+                if q > best_q:
+                    best_q = q
+                    out_q[j] = q
+                    out_op[j] = ops[side]
+                    out_thr[j] = thr
+                    out_cnt[j] = side_cnt
+                    out_label[j] = lab
+                    _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
+            if is_nominal and not at_end:
+                run_g[:] = 0
+                run_h[:] = 0
+                cnt = 0
+        if at_end:
+            break
+        _add(run_g, run_h, g, h, i, w)
+        cnt += 1
+        prev = v
+
+
+def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, mask, indicator,
+                   weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, l1, l2, inv_scale,
+                   min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+                   out_h):
+    for j in nb.prange(features.shape[0]):
+        _search_feature(j, features[j], sorted_index, sorted_value, n_present, nominal, mask,
+                        indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode,
+                        l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr,
+                        out_cnt, out_label, out_g, out_h)
+
+
+search_serial = nb.njit(cache=True)(_search_all_py)
+search_parallel = nb.njit(cache=True, parallel=True)(_search_all_py)
+
+
+@nb.njit(cache=True)
+def apply_condition(f, op, threshold, sorted_index, sorted_value, n_present, mask, indicator):
+    """Move the covered examples that satisfy ``x_f op threshold`` to ``indicator + 1``."""
+    for pos in range(n_present[f]):
+        i = sorted_index[f, pos]
+        if mask[i] == indicator and satisfies(op, sorted_value[f, pos], threshold):
+            mask[i] = indicator + 1

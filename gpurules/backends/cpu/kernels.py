@@ -1,0 +1,10 @@
+"""The learning math of ``gpurules.objectives`` compiled for the CPU with Numba."""
+
+import numba as nb
+
+from gpurules.objectives import fixed_point, heads, losses
+
+label_gain = nb.njit(inline="always", cache=True)(heads.label_gain)
+label_score = nb.njit(inline="always", cache=True)(heads.label_score)
+loss_gradient_hessian = nb.njit(inline="always", cache=True)(losses.loss_gradient_hessian)
+quantize = nb.njit(inline="always", cache=True)(fixed_point.quantize)

@@ -1,0 +1,58 @@
+"""CPU prediction: summed heads of the rules that cover each example (Numba)."""
+
+import numba as nb
+import numpy as np
+
+from gpurules.backends.cpu.threads import thread_limit
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ
+
+
+@nb.njit(inline="always")
+def satisfies(op, value, threshold):
+    """Whether ``value`` satisfies a condition; NaN (missing) never does."""
+    if value != value:
+        return False
+    if op == OP_LEQ:
+        return value <= threshold
+    if op == OP_GR:
+        return value > threshold
+    if op == OP_EQ:
+        return value == threshold
+    return value != threshold
+
+
+def _predict_py(X, default_scores, cond_feature, cond_op, cond_threshold, rule_cond_start,
+                head_label, head_score, rule_head_start):
+    n = X.shape[0]
+    K = default_scores.shape[0]
+    R = rule_cond_start.shape[0] - 1
+    out = np.empty((n, K), dtype=np.float64)
+    for i in nb.prange(n):
+        for k in range(K):
+            out[i, k] = default_scores[k]
+        for r in range(R):
+            covered = True
+            for c in range(rule_cond_start[r], rule_cond_start[r + 1]):
+                if not satisfies(cond_op[c], X[i, cond_feature[c]], cond_threshold[c]):
+                    covered = False
+                    break
+            if covered:
+                for e in range(rule_head_start[r], rule_head_start[r + 1]):
+                    out[i, head_label[e]] += head_score[e]
+    return out
+
+
+_predict_serial = nb.njit(cache=True)(_predict_py)
+_predict_parallel = nb.njit(cache=True, parallel=True)(_predict_py)
+
+
+def predict_scores(model, X, n_threads=1):
+    """Scores of ``model`` for ``X`` (float32 (n, A), C-contiguous). Returns float64 (n, K)."""
+    args = (
+        X, model.default_scores, model.cond_feature, model.cond_op, model.cond_threshold,
+        model.rule_cond_start, model.head_label, model.head_score, model.rule_head_start,
+    )
+    if n_threads <= 1:
+        return _predict_serial(*args)
+    with thread_limit(n_threads):
+        return _predict_parallel(*args)

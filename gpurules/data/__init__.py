@@ -1,0 +1,1 @@
+"""Feature representations built once per fit: pre-sorted columns (and, later, bins)."""

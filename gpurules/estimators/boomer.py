@@ -1,0 +1,159 @@
+"""BoomerClassifier: gradient-boosted multi-label rules with mlrl-boomer's parameters."""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from gpurules.backends.cpu import CpuBackend
+from gpurules.data.presorted import presort_dense
+from gpurules.device import resolve_device
+from gpurules.estimators.boomer_params import parse, resolve_config
+from gpurules.estimators.validation import (check_feature_indices, check_features,
+                                            check_labels, check_sample_weight)
+from gpurules.learners.boosting import BoostingLearner
+
+
+class BoomerClassifier(ClassifierMixin, BaseEstimator):
+    """BOOMER: gradient boosting of (multi-label) classification rules.
+
+    Parameter names, value strings (with ``{key=value}`` options) and effective defaults
+    follow mlrl-boomer 0.15; ``None`` means the mlrl-boomer default. Values this version
+    does not support raise ``ValueError`` listing the supported ones. ``device`` chooses
+    the backend: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+
+    Fitted attributes:
+        model_: RuleModel (NumPy arrays only; ``len`` counts the default rule).
+        device_: str, the device used ("cpu" or "cuda:N").
+        n_features_in_, n_outputs_: ints.
+        classes_: for a 1-D ``y``, its two classes; else None.
+    """
+
+    def __init__(self, random_state=1, feature_format=None, output_format=None,
+                 prediction_format=None, statistic_format=None, statistic_type=None,
+                 default_rule=None, rule_induction=None, max_rules=None, time_limit=None,
+                 global_pruning=None, post_optimization=None, head_type=None, loss=None,
+                 marginal_probability_calibration=None, joint_probability_calibration=None,
+                 binary_predictor=None, probability_predictor=None, output_sampling=None,
+                 instance_sampling=None, feature_sampling=None, holdout=None,
+                 feature_binning=None, label_binning=None, rule_pruning=None, shrinkage=0.3,
+                 l1_regularization_weight=None, l2_regularization_weight=None,
+                 parallel_rule_refinement=None, parallel_statistic_update=None,
+                 parallel_prediction=None, device="auto"):
+        self.random_state = random_state
+        self.feature_format = feature_format
+        self.output_format = output_format
+        self.prediction_format = prediction_format
+        self.statistic_format = statistic_format
+        self.statistic_type = statistic_type
+        self.default_rule = default_rule
+        self.rule_induction = rule_induction
+        self.max_rules = max_rules
+        self.time_limit = time_limit
+        self.global_pruning = global_pruning
+        self.post_optimization = post_optimization
+        self.head_type = head_type
+        self.loss = loss
+        self.marginal_probability_calibration = marginal_probability_calibration
+        self.joint_probability_calibration = joint_probability_calibration
+        self.binary_predictor = binary_predictor
+        self.probability_predictor = probability_predictor
+        self.output_sampling = output_sampling
+        self.instance_sampling = instance_sampling
+        self.feature_sampling = feature_sampling
+        self.holdout = holdout
+        self.feature_binning = feature_binning
+        self.label_binning = label_binning
+        self.rule_pruning = rule_pruning
+        self.shrinkage = shrinkage
+        self.l1_regularization_weight = l1_regularization_weight
+        self.l2_regularization_weight = l2_regularization_weight
+        self.parallel_rule_refinement = parallel_rule_refinement
+        self.parallel_statistic_update = parallel_statistic_update
+        self.parallel_prediction = parallel_prediction
+        self.device = device
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_label = True
+        return tags
+
+    def fit(self, X, Y, nominal_feature_indices=None, ordinal_feature_indices=None,
+            sample_weight=None):
+        """Learn rules from ``X`` (n, A) and ``Y`` (n, K) of 0/1 (or a 1-D binary ``y``).
+
+        Args:
+            X: array-like, sparse matrix or pandas DataFrame (categorical columns become
+                nominal features). NaN marks a missing value.
+            Y: array-like or sparse (n, K) of 0/1, or 1-D with at most two classes.
+            nominal_feature_indices: columns searched with ``==``/``!=`` conditions.
+            ordinal_feature_indices: columns searched like numerical ones.
+            sample_weight: optional non-negative float (n,) example weights.
+        """
+        config, threads = resolve_config(self)
+        if self.random_state is not None and not isinstance(self.random_state,
+                                                            (int, np.integer)):
+            raise TypeError(f"random_state must be an int or None, got {self.random_state!r}")
+        X, pandas_nominal, names = check_features(X)
+        Y, self.classes_, self._one_d = check_labels(Y, X.shape[0])
+        weight = check_sample_weight(sample_weight, X.shape[0])
+        A = X.shape[1]
+        nominal = set(check_feature_indices(nominal_feature_indices, A,
+                                            "nominal_feature_indices")) | set(pandas_nominal)
+        ordinal = set(check_feature_indices(ordinal_feature_indices, A,
+                                            "ordinal_feature_indices"))
+        if nominal & ordinal:
+            raise ValueError(f"features {sorted(nominal & ordinal)} are declared both nominal "
+                             f"and ordinal")
+        self.device_ = resolve_device(self.device)
+        nominal_mask = np.zeros(A, dtype=bool)
+        nominal_mask[list(nominal)] = True
+        self._threads = threads
+        backend = CpuBackend(threads["search"], threads["update"])
+        rng = np.random.default_rng(self.random_state)
+        builder = BoostingLearner(config, backend, rng).fit(
+            presort_dense(X, nominal_mask), Y, weight)
+        self.model_ = builder.build(feature_names=names)
+        self._loss = config.loss
+        self.n_features_in_ = A
+        self.n_outputs_ = Y.shape[1]
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        return self
+
+    def decision_function(self, X):
+        """Summed rule scores: float64 (n, K), or (n,) for a model fitted on a 1-D y."""
+        check_is_fitted(self, "model_")
+        X, _, _ = check_features(X, self.n_features_in_)
+        scores = self.model_.predict_scores(X, self._threads["predict"])
+        return scores[:, 0] if self._one_d else scores
+
+    def predict(self, X):
+        """Labels: uint8 (n, K) of 0/1 (CSR if ``prediction_format='sparse'``), or the
+        classes of a 1-D y."""
+        scores = self.decision_function(X)
+        relevant = scores > self._loss.decision_threshold
+        if self._one_d:
+            return self.classes_[relevant.astype(np.intp)] if len(self.classes_) == 2 else \
+                np.full(relevant.shape, self.classes_[0])
+        out = relevant.astype(np.uint8)
+        if parse("prediction_format", self.prediction_format)[0] == "sparse":
+            return sp.csr_matrix(out)
+        return out
+
+    def predict_proba(self, X):
+        """Marginal probabilities: float64 (n, K) (sigmoid of the scores, logistic loss), or
+        (n, 2) columns for ``classes_`` after a 1-D y."""
+        check_is_fitted(self, "model_")
+        if not self._loss.has_probabilities:
+            raise ValueError(f"predict_proba needs a logistic loss; loss={self._loss.name!r} "
+                             f"yields scores only (use decision_function)")
+        scores = self.decision_function(X)
+        proba = 0.5 * (1.0 + np.tanh(0.5 * scores))
+        if self._one_d:
+            return np.column_stack([1.0 - proba, proba])
+        return proba

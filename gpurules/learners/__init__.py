@@ -1,0 +1,1 @@
+"""Device-agnostic learning loops; they talk to a backend only through its protocol."""

@@ -1,0 +1,40 @@
+"""Heads of decomposable losses: the optimal score per label and its quality.
+
+For a set of covered examples with summed gradient ``G`` and Hessian ``H`` of one label,
+the regularised second-order objective ``G p + 1/2 (H + l2) p^2 + l1 |p|`` is minimised by
+
+    p = -sign(G) * max(|G| - l1, 0) / (H + l2)
+
+and the objective's improvement over ``p = 0`` (the *gain*, larger is better) is
+
+    gain = 1/2 * max(|G| - l1, 0)^2 / (H + l2).
+
+A complete head sums the gains of all labels; a single-label head takes the label with
+the largest gain. Sums arrive as fixed-point integers; ``inv_scale`` converts them back.
+These functions are compiled for both backends (see ``gpurules.objectives``).
+"""
+
+HEAD_COMPLETE = 0
+HEAD_SINGLE = 1
+
+
+def label_score(g_sum, h_sum, l1, l2):
+    """Optimal score of one label. g_sum, h_sum: float64 sums. Returns float64."""
+    a = abs(g_sum) - l1
+    if a <= 0.0:
+        return 0.0
+    denom = h_sum + l2
+    if denom <= 0.0:
+        return 0.0
+    return -a / denom if g_sum > 0.0 else a / denom
+
+
+def label_gain(g_sum, h_sum, l1, l2):
+    """Improvement of the objective by the optimal score of one label (>= 0)."""
+    a = abs(g_sum) - l1
+    if a <= 0.0:
+        return 0.0
+    denom = h_sum + l2
+    if denom <= 0.0:
+        return 0.0
+    return 0.5 * a * a / denom
