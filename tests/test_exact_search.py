@@ -1,0 +1,135 @@
+"""The CPU exact search against the brute-force reference in tests/reference/search.py."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gpurules.backends.base import SearchSettings
+from gpurules.backends.cpu import CpuBackend
+from gpurules.data.presorted import presort_dense
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from tests.reference.search import best_refinement
+
+LOGISTIC = DECOMPOSABLE_LOSSES["logistic-decomposable"]
+
+
+def make_backend(X, nominal, g, h, threads=1):
+    n, K = g.shape
+    backend = CpuBackend(threads, 1)
+    backend.start_fit(presort_dense(X, nominal), np.zeros((n, K), np.uint8), LOGISTIC,
+                      np.ones(n), 2.0 ** 20)
+    backend.g[:], backend.h[:] = g, h
+    return backend
+
+
+def random_problem(rng, n, A, K, n_distinct, nan_frac=0.0, nominal_frac=0.0):
+    X = rng.integers(0, n_distinct, size=(n, A)).astype(np.float32) * 0.37 - 1.0
+    X[rng.random((n, A)) < nan_frac] = np.nan
+    nominal = rng.random(A) < nominal_frac
+    X[:, nominal] = np.floor(np.abs(X[:, nominal]) * 3)
+    g = rng.integers(-2 ** 20, 2 ** 20, size=(n, K))
+    h = rng.integers(0, 2 ** 19, size=(n, K))
+    return X, nominal, g, h
+
+
+def check_against_reference(X, nominal, g, h, rng, single, threads=1, weights=None,
+                            min_coverage=1, refine_first=False):
+    n, A = X.shape
+    K = g.shape[1]
+    backend = make_backend(X, nominal, g, h, threads)
+    weights = np.ones(n, np.int32) if weights is None else weights
+    features = np.sort(rng.choice(A, size=min(A, 3), replace=False)).astype(np.int64)
+    labels = np.arange(K, dtype=np.int32)
+    head = HEAD_SINGLE if single else HEAD_COMPLETE
+    covered = np.ones(n, bool)
+    if refine_first:  # search below an existing condition to exercise the coverage mask
+        totals = backend.covered_totals(weights)
+        first = backend.find_best_refinement(
+            np.arange(A, dtype=np.int64), labels, weights, totals,
+            SearchSettings(head, 0.0, 1.0, min_coverage, -np.inf))
+        if first is None:
+            return
+        backend.apply_refinement(first)
+        covered = backend.mask == backend.indicator
+    totals = backend.covered_totals(weights)
+    got = backend.find_best_refinement(features, labels, weights, totals,
+                                       SearchSettings(head, 0.1, 1.0, min_coverage, -np.inf))
+    want = best_refinement(X, nominal, covered, weights, g, h, features, labels, single, 0.1,
+                           1.0, backend.inv_scale, min_coverage, -np.inf)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None
+    assert got.quality == pytest.approx(want[0], rel=1e-12)
+    # the chosen condition is one of the optimal ones and its sums are right
+    from tests.reference.search import satisfied
+    sel = covered & (weights > 0) & satisfied(X[:, got.feature], got.op, got.threshold)
+    assert got.count == sel.sum()
+    np.testing.assert_array_equal(got.g_sum, (weights[sel, None] * g[sel]).sum(0))
+    np.testing.assert_array_equal(got.h_sum, (weights[sel, None] * h[sel]).sum(0))
+    if want[1:4] == (got.feature, got.op, got.threshold):
+        assert got.label == want[5]
+
+
+@pytest.mark.parametrize("single", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_dense_search_matches_reference(seed, single):
+    rng = np.random.default_rng(seed)
+    X, nominal, g, h = random_problem(rng, n=60, A=5, K=3, n_distinct=7)
+    check_against_reference(X, nominal, g, h, rng, single)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_search_with_missing_nominal_and_coverage(seed):
+    rng = np.random.default_rng(100 + seed)
+    X, nominal, g, h = random_problem(rng, n=80, A=6, K=4, n_distinct=5, nan_frac=0.2,
+                                      nominal_frac=0.5)
+    check_against_reference(X, nominal, g, h, rng, single=seed % 2 == 0, refine_first=True,
+                            min_coverage=3)
+
+
+def test_parallel_search_equals_serial():
+    rng = np.random.default_rng(7)
+    X, nominal, g, h = random_problem(rng, n=300, A=12, K=5, n_distinct=40, nan_frac=0.05)
+    results = []
+    for threads in (1, 2):
+        backend = make_backend(X, nominal, g, h, threads)
+        w = np.ones(300, np.int32)
+        results.append(backend.find_best_refinement(
+            np.arange(12, dtype=np.int64), np.arange(5, dtype=np.int32), w,
+            backend.covered_totals(w), SearchSettings(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)))
+    a, b = results
+    assert (a.feature, a.op, a.threshold, a.quality, a.count) == \
+        (b.feature, b.op, b.threshold, b.quality, b.count)
+
+
+def test_weighted_search_matches_reference():
+    rng = np.random.default_rng(3)
+    X, nominal, g, h = random_problem(rng, n=70, A=4, K=2, n_distinct=9)
+    weights = rng.integers(0, 3, size=70).astype(np.int32)
+    check_against_reference(X, nominal, g, h, rng, single=False, weights=weights)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 25), n_distinct=st.integers(1, 6),
+       nan_frac=st.sampled_from([0.0, 0.3]), single=st.booleans())
+def test_search_property(seed, n, n_distinct, nan_frac, single):
+    rng = np.random.default_rng(seed)
+    X, nominal, g, h = random_problem(rng, n=n, A=3, K=2, n_distinct=n_distinct,
+                                      nan_frac=nan_frac, nominal_frac=0.3)
+    check_against_reference(X, nominal, g, h, rng, single)
+
+
+def test_threshold_between_adjacent_floats_keeps_order():
+    lo = np.float32(1.0)
+    hi = np.nextafter(lo, np.float32(2.0))
+    X = np.array([[lo], [hi], [lo], [hi]], dtype=np.float32)
+    g = np.array([[1000], [-1000], [1000], [-1000]], dtype=np.int64)
+    h = np.full((4, 1), 100, dtype=np.int64)
+    backend = make_backend(X, np.zeros(1, bool), g, h)
+    w = np.ones(4, np.int32)
+    ref = backend.find_best_refinement(np.array([0]), np.array([0], np.int32), w,
+                                       backend.covered_totals(w),
+                                       SearchSettings(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf))
+    assert ref.count == 2 and lo <= ref.threshold < hi
