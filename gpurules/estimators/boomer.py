@@ -82,14 +82,14 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_label = True
         return tags
 
-    def fit(self, X, Y, nominal_feature_indices=None, ordinal_feature_indices=None,
+    def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
             sample_weight=None):
-        """Learn rules from ``X`` (n, A) and ``Y`` (n, K) of 0/1 (or a 1-D binary ``y``).
+        """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary).
 
         Args:
             X: array-like, sparse matrix or pandas DataFrame (categorical columns become
                 nominal features). NaN marks a missing value.
-            Y: array-like or sparse (n, K) of 0/1, or 1-D with at most two classes.
+            y: array-like or sparse (n, K) of 0/1, or 1-D with at most two classes.
             nominal_feature_indices: columns searched with ``==``/``!=`` conditions.
             ordinal_feature_indices: columns searched like numerical ones.
             sample_weight: optional non-negative float (n,) example weights.
@@ -99,7 +99,8 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
                                                             (int, np.integer)):
             raise TypeError(f"random_state must be an int or None, got {self.random_state!r}")
         X, pandas_nominal, names = check_features(X)
-        Y, self.classes_, self._one_d = check_labels(Y, X.shape[0])
+        Y, self.classes_, self._one_d = check_labels(y, X.shape[0])
+        self._label_dtype = np.asarray(y).dtype if not hasattr(y, 'toarray') else y.dtype
         weight = check_sample_weight(sample_weight, X.shape[0])
         A = X.shape[1]
         nominal = set(check_feature_indices(nominal_feature_indices, A,
@@ -128,7 +129,7 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Summed rule scores: float64 (n, K), or (n,) for a model fitted on a 1-D y."""
         check_is_fitted(self, "model_")
-        X, _, _ = check_features(X, self.n_features_in_)
+        X, _, _ = check_features(X, self.n_features_in_, type(self).__name__)
         scores = self.model_.predict_scores(X, self._threads["predict"])
         return scores[:, 0] if self._one_d else scores
 
@@ -140,7 +141,8 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         if self._one_d:
             return self.classes_[relevant.astype(np.intp)] if len(self.classes_) == 2 else \
                 np.full(relevant.shape, self.classes_[0])
-        out = relevant.astype(np.uint8)
+        dtype = self._label_dtype if self._label_dtype.kind in "biuf" else np.uint8
+        out = relevant.astype(dtype)
         if parse("prediction_format", self.prediction_format)[0] == "sparse":
             return sp.csr_matrix(out)
         return out

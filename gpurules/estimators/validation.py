@@ -8,6 +8,8 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import check_array
+from sklearn.utils.multiclass import type_of_target
 
 
 def _is_dataframe(X):
@@ -35,8 +37,8 @@ def _dataframe_to_array(X):
     return X_arr, nominal, [str(c) for c in X.columns]
 
 
-def check_features(X, num_features=None, what="X"):
-    """Validate a feature matrix.
+def check_features(X, num_features=None, estimator_name="the model"):
+    """Validate a feature matrix (scikit-learn's ``check_array`` does the conversion).
 
     Returns:
         (X float32 C-contiguous ndarray (n, A) with NaN = missing,
@@ -45,31 +47,15 @@ def check_features(X, num_features=None, what="X"):
     nominal, names = [], None
     if _is_dataframe(X):
         X, nominal, names = _dataframe_to_array(X)
-    elif sp.issparse(X):
+    X = check_array(X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float32, np.float64),
+                    ensure_all_finite="allow-nan", ensure_min_samples=1, ensure_min_features=1,
+                    input_name="X")
+    if sp.issparse(X):
         X = X.toarray()
-    try:
-        X = np.asarray(X)
-        if X.dtype.kind in "OUS":
-            X = X.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be numeric; could not convert it to floats") from None
-    if X.dtype.kind == "c":
-        raise ValueError(f"{what} must be real-valued, got complex values")
-    if X.ndim != 2:
-        raise ValueError(f"{what} must be 2-dimensional (n_examples, n_features), got shape "
-                         f"{X.shape}; reshape a single feature with X.reshape(-1, 1)")
-    if X.shape[0] == 0:
-        raise ValueError(f"{what} is empty: 0 examples (shape {X.shape}); at least 1 is needed")
-    if X.shape[1] == 0:
-        raise ValueError(f"{what} has 0 features (shape {X.shape}); at least 1 is needed")
     if num_features is not None and X.shape[1] != num_features:
-        raise ValueError(f"{what} has {X.shape[1]} features, but the model was fitted with "
-                         f"{num_features}")
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    if np.isinf(X).any():
-        raise ValueError(f"{what} contains infinity; use finite values (NaN marks a missing "
-                         f"value)")
-    return X, nominal, names
+        raise ValueError(f"X has {X.shape[1]} features, but {estimator_name} is expecting "
+                         f"{num_features} features as input")
+    return np.ascontiguousarray(X, dtype=np.float32), nominal, names
 
 
 def check_labels(Y, n_examples):
@@ -79,7 +65,7 @@ def check_labels(Y, n_examples):
     in ``classes`` to decode predictions. A 2-D ``Y`` (dense or sparse) must hold 0/1.
     """
     if Y is None:
-        raise ValueError("Y is required: labels of shape (n_examples, n_labels) or (n_examples,)")
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
     if sp.issparse(Y):
         Y = Y.toarray()
     Y = np.asarray(Y)
@@ -96,11 +82,15 @@ def check_labels(Y, n_examples):
         if np.isinf(Y).any():
             raise ValueError("Y contains infinity; labels must be 0 or 1")
     if Y.ndim == 1:
+        kind = type_of_target(Y, input_name="y")
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(f"Unknown label type: {kind}; a 1-D y must hold at most two "
+                             f"classes")
         classes, codes = np.unique(Y, return_inverse=True)
         if len(classes) > 2:
-            raise ValueError(f"a 1-D y is one binary label, but it has {len(classes)} classes "
-                             f"{classes[:5].tolist()}...; use a 2-D 0/1 label matrix for "
-                             f"multi-label data")
+            raise ValueError(f"Only binary classification is supported for a 1-D y, but it "
+                             f"has {len(classes)} classes {classes[:5].tolist()}; use a 2-D "
+                             f"0/1 label matrix for multi-label data")
         if len(classes) == 1 and classes[0] in (0, 1) and Y.dtype.kind in "biuf":
             classes = np.array([0, 1], dtype=Y.dtype)
             codes = (Y == 1).astype(np.uint8)
