@@ -98,7 +98,7 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         if self.random_state is not None and not isinstance(self.random_state,
                                                             (int, np.integer)):
             raise TypeError(f"random_state must be an int or None, got {self.random_state!r}")
-        X, pandas_nominal, names = check_features(X)
+        X, pandas_nominal, names, nominal_values = check_features(X)
         Y, self.classes_, self._one_d = check_labels(y, X.shape[0])
         self._label_dtype = np.asarray(y).dtype if not hasattr(y, 'toarray') else y.dtype
         weight = check_sample_weight(sample_weight, X.shape[0])
@@ -118,7 +118,7 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         builder = BoostingLearner(config, backend, rng).fit(
             presort_dense(X, nominal_mask), Y, weight)
-        self.model_ = builder.build(feature_names=names)
+        self.model_ = builder.build(feature_names=names, nominal_values=nominal_values or None)
         self._loss = config.loss
         self.n_features_in_ = A
         self.n_outputs_ = Y.shape[1]
@@ -129,7 +129,7 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Summed rule scores: float64 (n, K), or (n,) for a model fitted on a 1-D y."""
         check_is_fitted(self, "model_")
-        X, _, _ = check_features(X, self.n_features_in_, type(self).__name__)
+        X = check_features(X, self.n_features_in_, type(self).__name__)[0]
         scores = self.model_.predict_scores(X, self._threads["predict"])
         return scores[:, 0] if self._one_d else scores
 

@@ -17,8 +17,10 @@ def _is_dataframe(X):
 
 
 def _dataframe_to_array(X):
-    """Categorical columns become integer codes (NaN for missing). Returns (X, nominal, names)."""
-    cols, nominal = [], []
+    """Categorical columns become integer codes (NaN for missing).
+
+    Returns (X, nominal column indices, names, {column: category strings})."""
+    cols, nominal, values = [], [], {}
     for j, name in enumerate(X.columns):
         col = X[name]
         if str(col.dtype) == "category":
@@ -26,6 +28,7 @@ def _dataframe_to_array(X):
             codes[codes < 0] = np.nan
             cols.append(codes)
             nominal.append(j)
+            values[j] = [str(c) for c in col.cat.categories]
         else:
             try:
                 cols.append(col.to_numpy(dtype=np.float32, na_value=np.nan))
@@ -34,7 +37,7 @@ def _dataframe_to_array(X):
                                  f"(dtype {col.dtype}); convert it, e.g. with "
                                  f"astype('category')") from None
     X_arr = np.column_stack(cols) if cols else np.zeros((len(X), 0), np.float32)
-    return X_arr, nominal, [str(c) for c in X.columns]
+    return X_arr, nominal, [str(c) for c in X.columns], values
 
 
 def check_features(X, num_features=None, estimator_name="the model"):
@@ -42,11 +45,12 @@ def check_features(X, num_features=None, estimator_name="the model"):
 
     Returns:
         (X float32 C-contiguous ndarray (n, A) with NaN = missing,
-         nominal column indices from pandas categoricals, feature names or None).
+         nominal column indices from pandas categoricals, feature names or None,
+         {column: category strings} of those categoricals).
     """
-    nominal, names = [], None
+    nominal, names, values = [], None, {}
     if _is_dataframe(X):
-        X, nominal, names = _dataframe_to_array(X)
+        X, nominal, names, values = _dataframe_to_array(X)
     X = check_array(X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float32, np.float64),
                     ensure_all_finite="allow-nan", ensure_min_samples=1, ensure_min_features=1,
                     input_name="X")
@@ -55,7 +59,7 @@ def check_features(X, num_features=None, estimator_name="the model"):
     if num_features is not None and X.shape[1] != num_features:
         raise ValueError(f"X has {X.shape[1]} features, but {estimator_name} is expecting "
                          f"{num_features} features as input")
-    return np.ascontiguousarray(X, dtype=np.float32), nominal, names
+    return np.ascontiguousarray(X, dtype=np.float32), nominal, names, values
 
 
 def check_labels(Y, n_examples):

@@ -1,0 +1,234 @@
+"""BoomerClassifier behaviour: determinism, pickling, parameters, bad input."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_multilabel_classification
+
+from gpurules import BoomerClassifier
+from gpurules.model import OP_GR, OP_LEQ
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, Y = make_multilabel_classification(n_samples=150, n_features=8, n_classes=4,
+                                          random_state=0)
+    return X.astype(np.float32), Y.astype(np.uint8)
+
+
+def fit(X, Y, **kw):
+    kw.setdefault("max_rules", 30)
+    kw.setdefault("random_state", 1)
+    return BoomerClassifier(device="cpu", **kw).fit(X, Y)
+
+
+def model_arrays(model):
+    return [model.default_scores, model.cond_feature, model.cond_op, model.cond_threshold,
+            model.rule_cond_start, model.head_label, model.head_score, model.rule_head_start]
+
+
+def assert_same_model(a, b):
+    for x, y in zip(model_arrays(a), model_arrays(b)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_fit_predict_shapes(data):
+    X, Y = data
+    clf = fit(X, Y)
+    assert clf.predict(X).shape == Y.shape
+    assert clf.decision_function(X).shape == Y.shape
+    proba = clf.predict_proba(X)
+    assert proba.shape == Y.shape and ((proba >= 0) & (proba <= 1)).all()
+    assert len(clf.model_) == 30 and clf.device_ == "cpu"
+    # better than predicting the majority of each label on the training data
+    majority = (Y.mean(0) > 0.5).astype(np.uint8)
+    assert (clf.predict(X) != Y).mean() < (majority != Y).mean()
+
+
+def test_same_seed_same_model_and_threads_do_not_matter(data):
+    X, Y = data
+    a = fit(X, Y, parallel_rule_refinement="false", parallel_statistic_update="false")
+    b = fit(X, Y, parallel_rule_refinement="true{num_preferred_threads=2}",
+            parallel_statistic_update="true")
+    assert_same_model(a.model_, b.model_)
+    c = fit(X, Y, random_state=2)
+    assert not np.array_equal(a.model_.cond_threshold, c.model_.cond_threshold)
+
+
+def test_pickle_round_trip(data):
+    X, Y = data
+    clf = fit(X, Y)
+    clone = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clone.decision_function(X), clf.decision_function(X))
+
+
+def test_model_scores_match_a_direct_evaluation(data):
+    X, Y = data
+    model = fit(X, Y).model_
+    expected = np.tile(model.default_scores, (len(X), 1))
+    for r in range(model.num_rules):
+        conds, head = model.rule(r)
+        covered = np.ones(len(X), bool)
+        for f, op, t in conds:
+            covered &= X[:, f] <= t if op == OP_LEQ else X[:, f] > t
+        for k, s in head:
+            expected[covered, k] += s
+    np.testing.assert_allclose(model.predict_scores(X), expected, rtol=0, atol=1e-12)
+
+
+def test_default_rule_is_one_newton_step(data):
+    X, Y = data
+    model = fit(X, Y, max_rules=1).model_
+    signs = 2.0 * Y - 1.0
+    expected = (signs / 2).sum(0) / (len(Y) / 4 + 1.0)  # -G / (H + l2) at score 0
+    np.testing.assert_allclose(model.default_scores, expected, rtol=1e-12)
+    assert len(model) == 1
+
+
+def test_single_label_heads(data):
+    X, Y = data
+    model = fit(X, Y, head_type="single").model_
+    assert np.all(np.diff(model.rule_head_start) == 1)
+
+
+@pytest.mark.parametrize("loss", ["squared-error-decomposable", "squared-hinge-decomposable"])
+def test_other_losses(data, loss):
+    X, Y = data
+    clf = fit(X, Y, loss=loss, max_rules=50)
+    assert (clf.predict(X) != Y).mean() < 0.3
+    with pytest.raises(ValueError, match="logistic"):
+        clf.predict_proba(X)
+
+
+@pytest.mark.parametrize("sampling", ["with-replacement", "without-replacement{sample_size=0.5}"])
+def test_instance_sampling(data, sampling):
+    X, Y = data
+    a = fit(X, Y, instance_sampling=sampling)
+    b = fit(X, Y, instance_sampling=sampling)
+    assert_same_model(a.model_, b.model_)
+
+
+def test_max_conditions_and_feature_sampling(data):
+    X, Y = data
+    model = fit(X, Y, rule_induction="top-down-greedy{max_conditions=2}",
+                feature_sampling="none").model_
+    assert np.diff(model.rule_cond_start).max() <= 2
+
+
+def test_no_default_rule(data):
+    X, Y = data
+    model = fit(X, Y, default_rule="false").model_
+    assert not model.has_default_rule and np.all(model.default_scores == 0)
+    assert len(model) == 30 and model.num_rules == 30
+
+
+def test_one_dimensional_y_with_string_classes(data):
+    X, Y = data
+    y = np.where(Y[:, 0] == 1, "yes", "no")
+    clf = fit(X, y)
+    assert set(clf.predict(X)) <= {"yes", "no"}
+    assert clf.predict_proba(X).shape == (len(X), 2)
+
+
+def test_sparse_input_and_sparse_predictions(data):
+    X, Y = data
+    dense = fit(X, Y)
+    sparse = fit(sp.csr_matrix(X), sp.csr_matrix(Y), prediction_format="sparse")
+    assert_same_model(dense.model_, sparse.model_)
+    assert sp.issparse(sparse.predict(X))
+
+
+def test_sample_weight_zero_equals_removal(data):
+    X, Y = data
+    w = np.ones(len(X))
+    w[::3] = 0
+    keep = w > 0
+    a = BoomerClassifier(device="cpu", max_rules=10).fit(X, Y, sample_weight=w)
+    b = BoomerClassifier(device="cpu", max_rules=10).fit(X[keep], Y[keep])
+    np.testing.assert_allclose(a.model_.default_scores, b.model_.default_scores)
+
+
+def test_time_limit_stops_early(data):
+    X, Y = data
+    clf = fit(X, Y, max_rules=0, time_limit=0.2)
+    assert 1 < len(clf.model_)
+
+
+def test_str_names_features_and_labels(data):
+    X, Y = data
+    clf = fit(X, Y, max_rules=3)
+    text = str(clf.model_)
+    assert "(default rule)" in text and "x" in text and "y0" in text
+    assert len(text.splitlines()) == 3
+
+
+@pytest.mark.parametrize("param, value, match", [
+    ("loss", "logistic", "supported values"),
+    ("head_type", "partial", "supported values"),
+    ("feature_sampling", "without-replacement{sample_size=2}", "sample_size"),
+    ("feature_sampling", "without-replacement{foo=1}", "unknown option 'foo'"),
+    ("instance_sampling", "without-replacement{sample_size=abc}", "float"),
+    ("rule_induction", "top-down-greedy{min_coverage=0}", "min_coverage"),
+    ("shrinkage", 0.0, "shrinkage"),
+    ("max_rules", -1, "max_rules"),
+    ("parallel_rule_refinement", "sometimes", "supported values"),
+    ("device", "gpu", "device"),
+])
+def test_bad_parameters(data, param, value, match):
+    X, Y = data
+    with pytest.raises(ValueError, match=match):
+        BoomerClassifier(**{param: value}).fit(X, Y)
+
+
+def test_cuda_without_gpu_raises_runtime_error(data):
+    X, Y = data
+    pytest.importorskip("numba")
+    from gpurules.device import cuda_status
+    if cuda_status()[0]:
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(RuntimeError, match="cannot be used"):
+        BoomerClassifier(device="cuda").fit(X, Y)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("nan", "NaN"), ("inf", "infinity"), ("two", "binary"), ("rows", "different numbers"),
+])
+def test_bad_labels(data, bad, match):
+    X, Y = data
+    Y = Y.astype(np.float64)
+    if bad == "nan":
+        Y[3, 1] = np.nan
+    elif bad == "inf":
+        Y[3, 1] = np.inf
+    elif bad == "two":
+        Y[3, 1] = 2
+    else:
+        Y = Y[:-1]
+    with pytest.raises(ValueError, match=match):
+        BoomerClassifier(device="cpu").fit(X, Y)
+
+
+def test_bad_features(data):
+    X, Y = data
+    with pytest.raises(ValueError, match="0 sample"):
+        BoomerClassifier(device="cpu").fit(X[:0], Y[:0])
+    with pytest.raises(ValueError, match="infinity"):
+        BoomerClassifier(device="cpu").fit(np.full_like(X, np.inf), Y)
+    with pytest.raises(ValueError, match="nominal_feature_indices"):
+        BoomerClassifier(device="cpu").fit(X, Y, nominal_feature_indices=[99])
+    clf = fit(X, Y)
+    with pytest.raises(ValueError, match="expecting 8 features"):
+        clf.predict(X[:, :3])
+
+
+def test_pandas_categorical_columns_become_nominal():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    color = rng.choice(["red", "green", "blue"], size=120)
+    y = (color == "green").astype(np.uint8)
+    df = pd.DataFrame({"color": pd.Categorical(color), "noise": rng.random(120)})
+    clf = BoomerClassifier(device="cpu", max_rules=5, feature_sampling="none").fit(df, y)
+    assert "color == 'green'" in str(clf.model_) or "color != 'green'" in str(clf.model_)
+    assert (clf.predict(df) == y).mean() == 1.0
