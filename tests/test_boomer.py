@@ -232,3 +232,63 @@ def test_pandas_categorical_columns_become_nominal():
     clf = BoomerClassifier(device="cpu", max_rules=5, feature_sampling="none").fit(df, y)
     assert "color == 'green'" in str(clf.model_) or "color != 'green'" in str(clf.model_)
     assert (clf.predict(df) == y).mean() == 1.0
+
+
+def sparse_problem(seed=0):
+    rng = np.random.default_rng(seed)
+    n, A = 200, 12
+    X = np.round(rng.normal(size=(n, A)), 1).astype(np.float32)
+    X[rng.random((n, A)) < 0.7] = 0
+    X[:, :3] = rng.integers(0, 3, size=(n, 3))  # nominal codes, 0 the most frequent
+    X[rng.random((n, A)) < 0.05] = np.nan
+    Y = (((X[:, 3] > 0) ^ (X[:, 0] == 2))[:, None] | (rng.random((n, 3)) < 0.1)).astype(np.uint8)
+    return X, Y
+
+
+@pytest.mark.parametrize("head_type", ["complete", "single"])
+def test_dense_and_sparse_representations_give_the_same_model(head_type):
+    X, Y = sparse_problem()
+    models = [
+        BoomerClassifier(device="cpu", max_rules=40, feature_format=fmt, head_type=head_type)
+        .fit(Xin, Y, nominal_feature_indices=[0, 1, 2]).model_
+        for fmt, Xin in [("dense", X), ("sparse", X), ("sparse", sp.csr_matrix(
+            np.nan_to_num(X, nan=0.0))), ("dense", np.nan_to_num(X, nan=0.0))]
+    ]
+    assert_same_model(models[0], models[1])
+    assert_same_model(models[2], models[3])
+
+
+def test_feature_format_auto_picks_sparse_for_sparse_data():
+    X, Y = sparse_problem()
+    Xs = sp.csr_matrix(np.nan_to_num(X))
+    Xs.data[:] = 1.0
+    Xs = sp.csr_matrix(Xs.toarray() * (np.random.default_rng(0).random(X.shape) < 0.2))
+    assert BoomerClassifier(device="cpu", max_rules=2).fit(Xs, Y).feature_format_ == "sparse"
+    assert BoomerClassifier(device="cpu", max_rules=2).fit(
+        np.random.default_rng(0).random((50, 3)), Y[:50]).feature_format_ == "dense"
+
+
+def test_sparse_feature_value():
+    X, Y = sparse_problem()
+    shifted = np.where(X == 0, 5.0, X).astype(np.float32)
+    a = BoomerClassifier(device="cpu", max_rules=20, feature_format="dense").fit(shifted, Y)
+    b = BoomerClassifier(device="cpu", max_rules=20, feature_format="sparse").fit(
+        shifted, Y, sparse_feature_value=5.0)
+    assert_same_model(a.model_, b.model_)
+
+
+def test_nominal_and_missing_rules_read_eq_and_neq():
+    rng = np.random.default_rng(1)
+    n = 300
+    color = rng.integers(0, 4, size=n).astype(np.float32)
+    size = rng.normal(size=n).astype(np.float32)
+    color[rng.random(n) < 0.1] = np.nan
+    y = ((color == 2) | ((color == 3) & (size > 0))).astype(np.uint8)
+    X = np.column_stack([color, size])
+    clf = BoomerClassifier(device="cpu", max_rules=60, feature_sampling="none").fit(
+        X, y, nominal_feature_indices=[0])
+    text = str(clf.model_)
+    assert "x0 == " in text or "x0 != " in text
+    assert "x0 <=" not in text and "x0 >" not in text
+    # missing values never satisfy a condition, also at prediction
+    assert (clf.predict(X) == y).mean() > 0.95

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
+from gpurules.data.sparse import presort_sparse
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.search import best_refinement
@@ -14,11 +15,14 @@ from tests.reference.search import best_refinement
 LOGISTIC = DECOMPOSABLE_LOSSES["logistic-decomposable"]
 
 
-def make_backend(X, nominal, g, h, threads=1):
+FORMATS = ["dense", "sparse"]
+
+
+def make_backend(X, nominal, g, h, threads=1, fmt="dense"):
     n, K = g.shape
     backend = CpuBackend(threads, 1)
-    backend.start_fit(presort_dense(X, nominal), np.zeros((n, K), np.uint8), LOGISTIC,
-                      np.ones(n), 2.0 ** 20)
+    features = presort_dense(X, nominal) if fmt == "dense" else presort_sparse(X, nominal)
+    backend.start_fit(features, np.zeros((n, K), np.uint8), LOGISTIC, np.ones(n), 2.0 ** 20)
     backend.g[:], backend.h[:] = g, h
     return backend
 
@@ -28,16 +32,17 @@ def random_problem(rng, n, A, K, n_distinct, nan_frac=0.0, nominal_frac=0.0):
     X[rng.random((n, A)) < nan_frac] = np.nan
     nominal = rng.random(A) < nominal_frac
     X[:, nominal] = np.floor(np.abs(X[:, nominal]) * 3)
+    X[rng.random((n, A)) < 0.4] = 0.0  # implicit entries of the sparse representation
     g = rng.integers(-2 ** 20, 2 ** 20, size=(n, K))
     h = rng.integers(0, 2 ** 19, size=(n, K))
     return X, nominal, g, h
 
 
 def check_against_reference(X, nominal, g, h, rng, single, threads=1, weights=None,
-                            min_coverage=1, refine_first=False):
+                            min_coverage=1, refine_first=False, fmt="dense"):
     n, A = X.shape
     K = g.shape[1]
-    backend = make_backend(X, nominal, g, h, threads)
+    backend = make_backend(X, nominal, g, h, threads, fmt)
     weights = np.ones(n, np.int32) if weights is None else weights
     features = np.sort(rng.choice(A, size=min(A, 3), replace=False)).astype(np.int64)
     labels = np.arange(K, dtype=np.int32)
@@ -70,23 +75,39 @@ def check_against_reference(X, nominal, g, h, rng, single, threads=1, weights=No
     np.testing.assert_array_equal(got.h_sum, (weights[sel, None] * h[sel]).sum(0))
     if want[1:4] == (got.feature, got.op, got.threshold):
         assert got.label == want[5]
+    return got
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("single", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_dense_search_matches_reference(seed, single):
+def test_search_matches_reference(seed, single, fmt):
     rng = np.random.default_rng(seed)
     X, nominal, g, h = random_problem(rng, n=60, A=5, K=3, n_distinct=7)
-    check_against_reference(X, nominal, g, h, rng, single)
+    check_against_reference(X, nominal, g, h, rng, single, fmt=fmt)
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("seed", range(6))
-def test_search_with_missing_nominal_and_coverage(seed):
+def test_search_with_missing_nominal_and_coverage(seed, fmt):
     rng = np.random.default_rng(100 + seed)
     X, nominal, g, h = random_problem(rng, n=80, A=6, K=4, n_distinct=5, nan_frac=0.2,
                                       nominal_frac=0.5)
     check_against_reference(X, nominal, g, h, rng, single=seed % 2 == 0, refine_first=True,
-                            min_coverage=3)
+                            min_coverage=3, fmt=fmt)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dense_and_sparse_choose_the_same_refinement(seed):
+    rng = np.random.default_rng(200 + seed)
+    X, nominal, g, h = random_problem(rng, n=70, A=6, K=2, n_distinct=3, nan_frac=0.1,
+                                      nominal_frac=0.4)
+    picks = []
+    for fmt in FORMATS:
+        got = check_against_reference(X, nominal, g, h, np.random.default_rng(seed),
+                                      single=False, refine_first=True, fmt=fmt)
+        picks.append(None if got is None else (got.feature, got.op, got.threshold, got.quality))
+    assert picks[0] == picks[1]
 
 
 def test_parallel_search_equals_serial():
@@ -111,14 +132,15 @@ def test_weighted_search_matches_reference():
     check_against_reference(X, nominal, g, h, rng, single=False, weights=weights)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 25), n_distinct=st.integers(1, 6),
-       nan_frac=st.sampled_from([0.0, 0.3]), single=st.booleans())
-def test_search_property(seed, n, n_distinct, nan_frac, single):
+       nan_frac=st.sampled_from([0.0, 0.3]), single=st.booleans(),
+       fmt=st.sampled_from(FORMATS), refine_first=st.booleans())
+def test_search_property(seed, n, n_distinct, nan_frac, single, fmt, refine_first):
     rng = np.random.default_rng(seed)
     X, nominal, g, h = random_problem(rng, n=n, A=3, K=2, n_distinct=n_distinct,
                                       nan_frac=nan_frac, nominal_frac=0.3)
-    check_against_reference(X, nominal, g, h, rng, single)
+    check_against_reference(X, nominal, g, h, rng, single, fmt=fmt, refine_first=refine_first)
 
 
 def test_threshold_between_adjacent_floats_keeps_order():

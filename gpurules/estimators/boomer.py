@@ -7,6 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
+from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import resolve_device
 from gpurules.estimators.boomer_params import parse, resolve_config
 from gpurules.estimators.validation import (check_feature_indices, check_features,
@@ -83,7 +84,7 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
-            sample_weight=None):
+            sample_weight=None, sparse_feature_value=0.0):
         """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary).
 
         Args:
@@ -93,12 +94,14 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
             nominal_feature_indices: columns searched with ``==``/``!=`` conditions.
             ordinal_feature_indices: columns searched like numerical ones.
             sample_weight: optional non-negative float (n,) example weights.
+            sparse_feature_value: the value of the entries a sparse X does not store (the
+                sparse representation never visits them).
         """
         config, threads = resolve_config(self)
         if self.random_state is not None and not isinstance(self.random_state,
                                                             (int, np.integer)):
             raise TypeError(f"random_state must be an int or None, got {self.random_state!r}")
-        X, pandas_nominal, names, nominal_values = check_features(X)
+        X, pandas_nominal, names, nominal_values = check_features(X, keep_sparse=True)
         Y, self.classes_, self._one_d = check_labels(y, X.shape[0])
         self._label_dtype = np.asarray(y).dtype if not hasattr(y, 'toarray') else y.dtype
         weight = check_sample_weight(sample_weight, X.shape[0])
@@ -116,8 +119,8 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         self._threads = threads
         backend = CpuBackend(threads["search"], threads["update"])
         rng = np.random.default_rng(self.random_state)
-        builder = BoostingLearner(config, backend, rng).fit(
-            presort_dense(X, nominal_mask), Y, weight)
+        features = self._feature_representation(X, nominal_mask, sparse_feature_value)
+        builder = BoostingLearner(config, backend, rng).fit(features, Y, weight)
         self.model_ = builder.build(feature_names=names, nominal_values=nominal_values or None)
         self._loss = config.loss
         self.n_features_in_ = A
@@ -125,6 +128,22 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         return self
+
+    def _feature_representation(self, X, nominal_mask, sparse_value):
+        """Pre-sorted dense or sparse features, as ``feature_format`` asks ('auto': the
+        smaller in memory, as mlrl-boomer decides)."""
+        fmt, _ = parse("feature_format", self.feature_format)
+        if not np.isfinite(sparse_value):
+            raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
+        use_sparse = fmt == "sparse" or (fmt == "auto" and sparse_is_smaller(X))
+        if use_sparse:
+            self.feature_format_ = "sparse"
+            return presort_sparse(X, nominal_mask, sparse_value)
+        self.feature_format_ = "dense"
+        dense = X.toarray() if sp.issparse(X) else X
+        if sp.issparse(X) and sparse_value != 0:
+            raise ValueError("sparse_feature_value != 0 needs a dense X")
+        return presort_dense(np.asarray(dense, dtype=np.float32), nominal_mask)
 
     def decision_function(self, X):
         """Summed rule scores: float64 (n, K), or (n,) for a model fitted on a 1-D y."""

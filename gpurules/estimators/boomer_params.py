@@ -28,7 +28,7 @@ SUPPORTED = {
         "none": {},
         "with-replacement": {"sample_size": 1.0},
         "without-replacement": {"sample_size": 0.66}},
-    "feature_format": {"auto": {}, "dense": {}},
+    "feature_format": {"auto": {}, "dense": {}, "sparse": {}},
     "output_format": {"auto": {}, "dense": {}, "sparse": {}},
     "prediction_format": {"auto": {}, "dense": {}, "sparse": {}},
     "statistic_format": {"auto": {}, "dense": {}},

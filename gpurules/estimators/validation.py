@@ -40,11 +40,12 @@ def _dataframe_to_array(X):
     return X_arr, nominal, [str(c) for c in X.columns], values
 
 
-def check_features(X, num_features=None, estimator_name="the model"):
+def check_features(X, num_features=None, estimator_name="the model", keep_sparse=False):
     """Validate a feature matrix (scikit-learn's ``check_array`` does the conversion).
 
     Returns:
-        (X float32 C-contiguous ndarray (n, A) with NaN = missing,
+        (X float32 C-contiguous ndarray (n, A) with NaN = missing — or a float32 CSC
+         matrix if ``keep_sparse`` and X is sparse —
          nominal column indices from pandas categoricals, feature names or None,
          {column: category strings} of those categoricals).
     """
@@ -55,6 +56,8 @@ def check_features(X, num_features=None, estimator_name="the model"):
                     ensure_all_finite="allow-nan", ensure_min_samples=1, ensure_min_features=1,
                     input_name="X")
     if sp.issparse(X):
+        if keep_sparse:
+            return sp.csc_matrix(X, dtype=np.float32), nominal, names, values
         X = X.toarray()
     if num_features is not None and X.shape[1] != num_features:
         raise ValueError(f"X has {X.shape[1]} features, but {estimator_name} is expecting "

@@ -3,8 +3,9 @@
 import numpy as np
 
 from gpurules.backends.base import Refinement
-from gpurules.backends.cpu import exact_search, statistics
+from gpurules.backends.cpu import exact_search, sparse_search, statistics
 from gpurules.backends.cpu.threads import thread_limit
+from gpurules.data.sparse import SparseSortedFeatures
 
 
 class CpuBackend:
@@ -58,16 +59,23 @@ class CpuBackend:
         out_label = np.full(S, -1, dtype=np.int32)
         out_g = np.zeros((S, K), dtype=np.int64)
         out_h = np.zeros((S, K), dtype=np.int64)
+        common = (self.mask, self.indicator, weights, self.g, self.h, totals[0], totals[1],
+                  totals[2], labels, search.head_mode, search.l1, search.l2, self.inv_scale,
+                  search.min_coverage, search.min_quality, out_q, out_op, out_thr, out_cnt,
+                  out_label, out_g, out_h)
         fs = self.features
-        args = (features, fs.sorted_index, fs.sorted_value, fs.n_present, fs.nominal, self.mask,
-                self.indicator, weights, self.g, self.h, totals[0], totals[1], totals[2], labels,
-                search.head_mode, search.l1, search.l2, self.inv_scale, search.min_coverage,
-                search.min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+        if isinstance(fs, SparseSortedFeatures):
+            module = sparse_search
+            args = (features, fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
+                    fs.nominal, fs.sparse_value) + common
+        else:
+            module = exact_search
+            args = (features, fs.sorted_index, fs.sorted_value, fs.n_present, fs.nominal) + common
         if self.n_threads_search > 1 and S > 1:
             with thread_limit(self.n_threads_search):
-                exact_search.search_parallel(*args)
+                module.search_parallel(*args)
         else:
-            exact_search.search_serial(*args)
+            module.search_serial(*args)
         found = out_op >= 0
         if not found.any():
             return None
@@ -77,11 +85,16 @@ class CpuBackend:
                           int(out_cnt[j]), int(out_label[j]), out_g[j].copy(), out_h[j].copy())
 
     def apply_refinement(self, refinement):
-        fs = self.features
-        exact_search.apply_condition(refinement.feature, refinement.op, refinement.threshold,
-                                     fs.sorted_index, fs.sorted_value, fs.n_present, self.mask,
-                                     self.indicator)
-        self.indicator += 1
+        fs, r = self.features, refinement
+        if isinstance(fs, SparseSortedFeatures):
+            self.indicator = sparse_search.apply_condition(
+                r.feature, r.op, r.threshold, fs.indptr, fs.index, fs.value, fs.sparse_value,
+                self.mask, self.indicator)
+        else:
+            exact_search.apply_condition(r.feature, r.op, r.threshold, fs.sorted_index,
+                                         fs.sorted_value, fs.n_present, self.mask,
+                                         self.indicator)
+            self.indicator += 1
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):
