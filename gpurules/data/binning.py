@@ -7,6 +7,7 @@ bins splits the examples exactly as it splits the bins.
 
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 
@@ -45,3 +46,263 @@ class BinnedFeatures:
     @property
     def total_bins(self):
         return int(self.bin_offset[-1])
+
+
+METHODS = ("equal-width", "equal-frequency")
+_EQUAL_WIDTH, _EQUAL_FREQUENCY, _NOMINAL = 0, 1, 2
+_CHUNK_ELEMENTS = 1 << 23  # values sorted at a time (bounds the scratch memory)
+_RADIX_BITS = 11
+_RADIX_MASK = (1 << _RADIX_BITS) - 1
+_NAN_KEY = 0xFFFFFFFF
+_SIGN = 0x80000000
+
+
+def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0):
+    """Map every feature of a dense matrix to bins (mlrl-boomer 0.15 ``feature_binning``).
+
+    A numerical feature with ``d`` distinct non-missing values gets
+    :func:`bin_count` ``(d)`` bins:
+
+    - ``"equal-width"``: bins of equal width ``(max - min) / num_bins``; value ``x`` goes to
+      ``min(floor((x - min) * num_bins / (max - min)), num_bins - 1)``, in float64 (the same
+      as ``floor((x - min) / width)``, but exact where ``x`` lies on a bin edge).
+    - ``"equal-frequency"``: bins by rank; a value whose first occurrence in sorted order
+      has rank ``r`` goes to ``floor(r * num_bins / n_present)``, so equal values share a bin
+      and every bin holds about ``n_present / num_bins`` examples.
+
+    A nominal feature gets one bin per distinct value, in ascending order. Missing values
+    get bin -1. Bins may be empty (NaN ``bin_min``/``bin_max``); the search skips them.
+
+    Args:
+        X: float32-convertible array (n, A); NaN marks a missing value; numerical features
+            must be finite for ``"equal-width"``.
+        nominal_mask: bool array (A,).
+        method: ``"equal-width"`` or ``"equal-frequency"``.
+        bin_ratio: float in (0, 1], bins per distinct value.
+        min_bins: int >= 1, the minimum number of bins (never more than ``d``).
+        max_bins: int >= 0, the maximum number of bins, 0 for no maximum.
+
+    Returns:
+        BinnedFeatures.
+    """
+    code = _check_arguments(method, bin_ratio, min_bins, max_bins)
+    X = np.asarray(X, dtype=np.float32)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array, got shape {X.shape}")
+    n, A = X.shape
+    nominal = np.asarray(nominal_mask, dtype=np.bool_).copy()
+    if nominal.shape != (A,):
+        raise ValueError(f"nominal_mask must have shape ({A},), got {nominal.shape}")
+    bin_index = np.empty((A, n), dtype=np.int32)
+    num_bins = np.zeros(A, dtype=np.int32)
+    modes = np.where(nominal, _NOMINAL, code).astype(np.int8)
+    step = max(1, _CHUNK_ELEMENTS // max(n, 1))
+    mins, maxs = [np.empty(0, np.float32)], [np.empty(0, np.float32)]
+    for start in range(0, A, step):
+        stop = min(A, start + step)
+        lo, hi = _bin_chunk(X, start, modes[start:stop], (bin_ratio, min_bins, max_bins),
+                            bin_index[start:stop], num_bins[start:stop])
+        mins.append(lo)
+        maxs.append(hi)
+    bin_offset = np.zeros(A + 1, dtype=np.int64)
+    np.cumsum(num_bins, out=bin_offset[1:])
+    return BinnedFeatures(bin_index=bin_index, num_bins=num_bins, bin_offset=bin_offset,
+                          bin_min=np.concatenate(mins), bin_max=np.concatenate(maxs),
+                          nominal=nominal)
+
+
+def bin_count(n_distinct, bin_ratio, min_bins, max_bins):
+    """Bins of a numerical feature: ``clip(ceil(bin_ratio * d), min_bins, max_bins)``,
+    at most ``d``, and 0 for an entirely missing feature.
+
+    Args:
+        n_distinct: int or int array, distinct non-missing values ``d`` per feature.
+        max_bins: 0 for no maximum.
+
+    Returns:
+        int64 array shaped like ``n_distinct``.
+    """
+    d = np.asarray(n_distinct, dtype=np.int64)
+    bins = np.maximum(np.ceil(bin_ratio * d).astype(np.int64), min_bins)
+    if max_bins > 0:
+        bins = np.minimum(bins, max_bins)
+    return np.minimum(bins, d)
+
+
+def _check_arguments(method, bin_ratio, min_bins, max_bins):
+    """Validate the binning options; returns the method's code."""
+    if method not in METHODS:
+        raise ValueError(f"unknown feature binning method {method!r}; supported: "
+                         + ", ".join(repr(m) for m in METHODS))
+    if not (isinstance(bin_ratio, (int, float, np.number)) and 0.0 < bin_ratio <= 1.0):
+        raise ValueError(f"bin_ratio must be in (0, 1], got {bin_ratio!r}")
+    for name, value in (("min_bins", min_bins), ("max_bins", max_bins)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if min_bins < 1:
+        raise ValueError(f"min_bins must be at least 1, got {min_bins}")
+    if max_bins < 0 or 0 < max_bins < min_bins:
+        raise ValueError(f"max_bins must be 0 (no maximum) or at least min_bins={min_bins}, "
+                         f"got {max_bins}")
+    return _EQUAL_WIDTH if method == "equal-width" else _EQUAL_FREQUENCY
+
+
+def _bin_chunk(X, start, modes, options, bin_index, num_bins):
+    """Bin the columns ``start .. start + len(modes) - 1`` of ``X``.
+
+    Fills ``bin_index`` (C, n) and ``num_bins`` (C,); returns this chunk's (bin_min, bin_max)
+    float32 (sum(num_bins),)."""
+    C, n = bin_index.shape
+    values = np.empty((C, n), dtype=np.float32)
+    order = np.empty((C, n), dtype=np.int32)
+    _gather_columns(X, start, values)
+    n_present, n_distinct = _sort_columns(values, order)
+    bins = np.where(modes == _NOMINAL, n_distinct, bin_count(n_distinct, *options))
+    _check_finite(values, n_present, modes)
+    num_bins[:] = bins
+    offsets = np.zeros(C + 1, dtype=np.int64)
+    np.cumsum(bins, out=offsets[1:])
+    bin_min = np.full(offsets[-1], np.nan, dtype=np.float32)
+    bin_max = np.full(offsets[-1], np.nan, dtype=np.float32)
+    _assign_bins(values, order, n_present, num_bins, offsets, modes, bin_index, bin_min,
+                 bin_max)
+    return bin_min, bin_max
+
+
+def _check_finite(sorted_values, n_present, modes):
+    for c in np.flatnonzero((modes == _EQUAL_WIDTH) & (n_present > 0)):
+        lo, hi = sorted_values[c, 0], sorted_values[c, n_present[c] - 1]
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError("equal-width binning needs finite feature values (NaN marks a "
+                             f"missing value); a feature has values in [{lo}, {hi}]")
+
+
+@nb.njit(cache=True, parallel=True)
+def _gather_columns(X, start, values):
+    """values[c, i] = X[i, start + c] (a transposed copy of a block of columns)."""
+    C, n = values.shape
+    block = 1024
+    for first in nb.prange((n + block - 1) // block):
+        stop = min(n, (first + 1) * block)
+        for c in range(C):
+            for i in range(first * block, stop):
+                values[c, i] = X[i, start + c]
+
+
+@nb.njit(cache=True, parallel=True)
+def _sort_columns(values, order):
+    """Sort every row of ``values`` (C, n) in place, NaN last; ``order`` (C, n) int32 gets
+    the permutation. Returns (n_present int64 (C,), n_distinct int64 (C,))."""
+    C, n = values.shape
+    n_present = np.zeros(C, dtype=np.int64)
+    n_distinct = np.zeros(C, dtype=np.int64)
+    for c in nb.prange(C):
+        keys = values[c].view(np.uint32)
+        _to_keys(keys)
+        _radix_argsort(keys, order[c])
+        _from_keys(keys)
+        row = values[c]
+        p = 0
+        while p < n and row[p] == row[p]:
+            if p == 0 or row[p] != row[p - 1]:
+                n_distinct[c] += 1
+            p += 1
+        n_present[c] = p
+    return n_present, n_distinct
+
+
+@nb.njit(inline="always")
+def _to_keys(keys):
+    """float32 bit patterns -> uint32 keys in the order of the values; -0.0 becomes +0.0
+    and every NaN the largest key."""
+    for i in range(keys.shape[0]):
+        b = keys[i]
+        if (b & 0x7FFFFFFF) > 0x7F800000:
+            keys[i] = _NAN_KEY
+        elif b == _SIGN:
+            keys[i] = _SIGN
+        elif b & _SIGN:
+            keys[i] = b ^ 0xFFFFFFFF
+        else:
+            keys[i] = b | _SIGN
+
+
+@nb.njit(inline="always")
+def _from_keys(keys):
+    """Inverse of :func:`_to_keys` (NaN keys become a NaN)."""
+    for i in range(keys.shape[0]):
+        b = keys[i]
+        keys[i] = b ^ _SIGN if b & _SIGN else b ^ 0xFFFFFFFF
+
+
+@nb.njit
+def _radix_argsort(keys, order):
+    """Stable LSD radix sort of uint32 ``keys`` (n,) in place; ``order`` (n,) int32 gets
+    the permutation (``order[p]`` = original position of the p-th smallest key)."""
+    n = keys.shape[0]
+    for i in range(n):
+        order[i] = i
+    src_k, src_o = keys, order
+    dst_k, dst_o = np.empty_like(keys), np.empty_like(order)
+    count = np.empty(_RADIX_MASK + 1, dtype=np.int64)
+    swapped = False
+    for shift in range(0, 32, _RADIX_BITS):
+        count[:] = 0
+        for i in range(n):
+            count[(src_k[i] >> shift) & _RADIX_MASK] += 1
+        if n == 0 or count.max() == n:
+            continue  # every key has the same digit: the pass would not move anything
+        total = 0
+        for d in range(_RADIX_MASK + 1):
+            total, count[d] = total + count[d], total
+        for i in range(n):
+            d = (src_k[i] >> shift) & _RADIX_MASK
+            dst_k[count[d]] = src_k[i]
+            dst_o[count[d]] = src_o[i]
+            count[d] += 1
+        src_k, dst_k = dst_k, src_k
+        src_o, dst_o = dst_o, src_o
+        swapped = not swapped
+    if swapped:
+        keys[:] = src_k
+        order[:] = src_o
+
+
+@nb.njit(cache=True, parallel=True)
+def _assign_bins(values, order, n_present, num_bins, offsets, modes, bin_index, bin_min,
+                 bin_max):
+    """Walk each sorted row once: set ``bin_index`` (C, n) of every example and the
+    smallest/largest value of every bin (``bin_min``/``bin_max`` rows ``offsets[c] ..``)."""
+    C, n = values.shape
+    for c in nb.prange(C):
+        row, perm, out = values[c], order[c], bin_index[c]
+        present = n_present[c]
+        for p in range(present, n):
+            out[perm[p]] = -1
+        if present == 0:
+            continue
+        lo, hi = np.float64(row[0]), np.float64(row[present - 1])
+        distinct = -1
+        b = 0
+        for p in range(present):
+            v = row[p]
+            if p == 0 or v != row[p - 1]:
+                distinct += 1
+                b = _bin_of(modes[c], v, p, distinct, lo, hi, num_bins[c], present)
+                if bin_min[offsets[c] + b] != bin_min[offsets[c] + b]:
+                    bin_min[offsets[c] + b] = v
+            bin_max[offsets[c] + b] = v
+            out[perm[p]] = b
+
+
+@nb.njit(inline="always")
+def _bin_of(mode, value, first_rank, distinct_rank, lo, hi, num_bins, present):
+    """Bin of a distinct value (see :func:`bin_features`)."""
+    if mode == _NOMINAL:
+        return distinct_rank
+    if mode == _EQUAL_FREQUENCY:
+        return np.int64(first_rank) * num_bins // present
+    if num_bins <= 1 or hi <= lo:
+        return 0
+    b = np.int64(np.floor((np.float64(value) - lo) * num_bins / (hi - lo)))
+    return min(b, num_bins - 1)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurules.backends.base import SearchSettings
+from gpurules.backends.cpu.kernels import head_scores as compiled_head_scores
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point, heads
@@ -38,8 +39,8 @@ class BoostingConfig:
 
 def head_scores(g_sum, h_sum, labels, inv_scale, l1, l2):
     """Optimal scores (float64 (m,)) of ``labels`` for fixed-point sums g_sum, h_sum (K,)."""
-    return np.array([heads.label_score(g_sum[k] * inv_scale, h_sum[k] * inv_scale, l1, l2)
-                     for k in labels], dtype=np.float64)
+    out = np.empty(labels.shape[0], dtype=np.float64)
+    return compiled_head_scores(g_sum, h_sum, labels, inv_scale, l1, l2, out)
 
 
 class BoostingLearner:

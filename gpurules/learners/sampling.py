@@ -6,6 +6,15 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def floyd_sample(rng, n, m):
+    """m distinct integers from range(n), sorted (Floyd's algorithm, one vectorised draw)."""
+    draws = (rng.random(m) * np.arange(n - m + 1, n + 1)).astype(np.int64)
+    chosen = set()
+    for j, t in zip(range(n - m, n), draws.tolist()):
+        chosen.add(j if t in chosen else t)
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class FeatureSampling:
     """``without-replacement{sample_size,min_samples,max_samples}`` or ``none``.
@@ -31,11 +40,11 @@ class FeatureSampling:
         return min(m, num_features)
 
     def sample(self, rng, num_features):
-        """Sorted int64 (m,) feature indices."""
+        """Sorted int64 (m,) distinct feature indices, uniformly at random."""
         m = self.num_samples(num_features)
         if m >= num_features:
             return np.arange(num_features, dtype=np.int64)
-        return np.sort(rng.choice(num_features, size=m, replace=False)).astype(np.int64)
+        return floyd_sample(rng, num_features, m)
 
 
 @dataclass(frozen=True)

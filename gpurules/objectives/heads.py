@@ -11,13 +11,17 @@ and the objective's improvement over ``p = 0`` (the *gain*, larger is better) is
 
 A complete head sums the gains of all labels; a single-label head takes the label with
 the largest gain. Sums arrive as fixed-point integers; ``inv_scale`` converts them back.
-These functions are compiled for both backends (see ``gpurules.objectives``).
+These functions are compiled for both backends (see ``gpurules.objectives``);
+``register_jitable`` lets compiled code call them from each other.
 """
+
+from numba.extending import register_jitable
 
 HEAD_COMPLETE = 0
 HEAD_SINGLE = 1
 
 
+@register_jitable
 def label_score(g_sum, h_sum, l1, l2):
     """Optimal score of one label. g_sum, h_sum: float64 sums. Returns float64."""
     a = abs(g_sum) - l1
@@ -29,6 +33,7 @@ def label_score(g_sum, h_sum, l1, l2):
     return -a / denom if g_sum > 0.0 else a / denom
 
 
+@register_jitable
 def label_gain(g_sum, h_sum, l1, l2):
     """Improvement of the objective by the optimal score of one label (>= 0)."""
     a = abs(g_sum) - l1
@@ -38,3 +43,12 @@ def label_gain(g_sum, h_sum, l1, l2):
     if denom <= 0.0:
         return 0.0
     return 0.5 * a * a / denom
+
+
+def head_scores(g_sum, h_sum, labels, inv_scale, l1, l2, out):
+    """Optimal scores of ``labels`` (int32 (m,)) from fixed-point sums g_sum, h_sum
+    (int64 (K,)); written to ``out`` (float64 (m,))."""
+    for idx in range(labels.shape[0]):
+        k = labels[idx]
+        out[idx] = label_score(g_sum[k] * inv_scale, h_sum[k] * inv_scale, l1, l2)
+    return out

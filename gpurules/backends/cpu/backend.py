@@ -8,6 +8,16 @@ from gpurules.backends.cpu.threads import thread_limit
 from gpurules.data.sparse import SparseSortedFeatures
 
 
+def _first_best(out_q, out_op):
+    """Slot of the best result, the first in sampled order among equals (-1 if none), so
+    the choice does not depend on the number of threads."""
+    best = -1
+    for j in range(out_q.shape[0]):
+        if out_op[j] >= 0 and (best < 0 or out_q[j] > out_q[best]):
+            best = j
+    return best
+
+
 class CpuBackend:
     """Exact pre-sorted search and statistics on the CPU.
 
@@ -33,6 +43,7 @@ class CpuBackend:
         self.g = np.empty((n, K), dtype=np.int64)
         self.h = np.empty((n, K), dtype=np.int64)
         self.mask = np.zeros(n, dtype=np.int32)
+        self._buffers = None
         self.indicator = 0
         self.set_scale(scale)
 
@@ -51,18 +62,13 @@ class CpuBackend:
 
     # -- search ----------------------------------------------------------------------
     def find_best_refinement(self, features, labels, weights, totals, search):
-        S, K = features.shape[0], self.g.shape[1]
-        out_q = np.full(S, -np.inf)
-        out_op = np.full(S, -1, dtype=np.int8)
-        out_thr = np.zeros(S, dtype=np.float32)
-        out_cnt = np.zeros(S, dtype=np.int64)
-        out_label = np.full(S, -1, dtype=np.int32)
-        out_g = np.zeros((S, K), dtype=np.int64)
-        out_h = np.zeros((S, K), dtype=np.int64)
+        S = features.shape[0]
+        scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = \
+            self._result_buffers(S)
         common = (self.mask, self.indicator, weights, self.g, self.h, totals[0], totals[1],
                   totals[2], labels, search.head_mode, search.l1, search.l2, self.inv_scale,
-                  search.min_coverage, search.min_quality, out_q, out_op, out_thr, out_cnt,
-                  out_label, out_g, out_h)
+                  search.min_coverage, search.min_quality, scratch, out_q, out_op, out_thr,
+                  out_cnt, out_label, out_g, out_h)
         fs = self.features
         if isinstance(fs, SparseSortedFeatures):
             module = sparse_search
@@ -76,13 +82,23 @@ class CpuBackend:
                 module.search_parallel(*args)
         else:
             module.search_serial(*args)
-        found = out_op >= 0
-        if not found.any():
+        j = _first_best(out_q, out_op)
+        if j < 0:
             return None
-        # the first of the best in sampled order: deterministic whatever the threads
-        j = int(np.argmax(np.where(found, out_q, -np.inf)))
         return Refinement(int(features[j]), int(out_op[j]), out_thr[j], float(out_q[j]),
                           int(out_cnt[j]), int(out_label[j]), out_g[j].copy(), out_h[j].copy())
+
+    def _result_buffers(self, S):
+        """Per-feature scratch sums and result slots (see exact_search), reused across
+        refinements."""
+        buffers = getattr(self, "_buffers", None)
+        if buffers is None or buffers[0].shape[0] < S:
+            K = self.g.shape[1]
+            buffers = (np.empty((S, 8, K), np.int64), np.empty(S), np.empty(S, np.int8), np.empty(S, np.float32),
+                       np.empty(S, np.int64), np.empty(S, np.int32), np.empty((S, K), np.int64),
+                       np.empty((S, K), np.int64))
+            self._buffers = buffers
+        return tuple(b[:S] for b in buffers)
 
     def apply_refinement(self, refinement):
         fs, r = self.features, refinement

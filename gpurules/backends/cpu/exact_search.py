@@ -75,31 +75,35 @@ def _add(run_g, run_h, g, h, i, w):
 
 
 @nb.njit
-def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h):
-    K = g.shape[1]
-    tot_g = np.zeros(K, np.int64)
-    tot_h = np.zeros(K, np.int64)
+def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h, tot_g, tot_h):
+    """Sums over the covered examples not missing feature ``f`` into tot_*; returns their count."""
+    tot_g[:] = 0
+    tot_h[:] = 0
     count = 0
     for pos in range(n_present[f]):
         i = sorted_index[f, pos]
         if mask[i] == indicator and weights[i] != 0:
             _add(tot_g, tot_h, g, h, i, weights[i])
             count += 1
-    return tot_g, tot_h, count
+    return count
 
 
 @nb.njit
 def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, indicator,
                     weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, l1, l2,
-                    inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
-                    out_label, out_g, out_h):
-    """Best condition on feature ``f``; writes slot ``j`` of the ``out_*`` arrays."""
-    K = g.shape[1]
+                    inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
+                    out_cnt, out_label, out_g, out_h):
+    """Best condition on feature ``f``; writes slot ``j`` of the ``out_*`` arrays.
+
+    ``scratch[j]`` (int64 (>= 4, K)) holds the running sums and the feature totals."""
+    sums = scratch[j]
+    run_g, run_h = sums[0], sums[1]
+    run_g[:] = 0
+    run_h[:] = 0
     if n_present[f] < mask.shape[0]:
-        tot_g, tot_h, tot_count = _feature_totals(
-            f, sorted_index, n_present, mask, indicator, weights, g, h)
-    run_g = np.zeros(K, np.int64)
-    run_h = np.zeros(K, np.int64)
+        tot_count = _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h,
+                                    sums[2], sums[3])
+        tot_g, tot_h = sums[2], sums[3]
     best_q = min_quality
     out_op[j] = -1
     cnt = 0
@@ -154,13 +158,13 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
 
 def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, mask, indicator,
                    weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, l1, l2, inv_scale,
-                   min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-                   out_h):
+                   min_coverage, min_quality, scratch, out_q, out_op, out_thr, out_cnt,
+                   out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _search_feature(j, features[j], sorted_index, sorted_value, n_present, nominal, mask,
                         indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode,
-                        l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr,
-                        out_cnt, out_label, out_g, out_h)
+                        l1, l2, inv_scale, min_coverage, min_quality, scratch, out_q, out_op,
+                        out_thr, out_cnt, out_label, out_g, out_h)
 
 
 search_serial = nb.njit(cache=True)(_search_all_py)

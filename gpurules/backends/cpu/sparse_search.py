@@ -44,85 +44,103 @@ def _evaluate(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels,
 
 def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal, z, mask,
                            indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
-                           head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q,
-                           out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    K = g.shape[1]
+                           head_mode, l1, l2, inv_scale, min_coverage, min_quality, scratch,
+                           out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    """Best condition on sparse feature ``f``; writes slot ``j`` of the ``out_*`` arrays.
+
+    ``scratch[j]`` (int64 (8, K)) holds the phase sums, the current value group and the
+    feature totals, so that no memory is allocated per feature."""
     start, end = indptr[f], indptr[f + 1]
     pos_end = start + n_present[f]
+    sums = scratch[j]
+    sums[:] = 0
+    neg_g, neg_h, pos_g, pos_h = sums[0], sums[1], sums[2], sums[3]
+    grp_g, grp_h = sums[4], sums[5]
     if pos_end < end:  # covered examples missing this feature leave its totals
-        tot_g = tot_g.copy()
-        tot_h = tot_h.copy()
+        ftot_g, ftot_h = sums[6], sums[7]
+        ftot_g[:] = tot_g
+        ftot_h[:] = tot_h
         for p in range(pos_end, end):
             i = index[p]
             w = weights[i]
             if mask[i] == indicator and w != 0:
-                for k in range(K):
-                    tot_g[k] -= w * g[i, k]
-                    tot_h[k] -= w * h[i, k]
+                _add(ftot_g, ftot_h, g, h, i, -w)
                 tot_count -= 1
+        tot_g, tot_h = ftot_g, ftot_h
     out_op[j] = -1
     is_nominal = nominal[f]
     args = (labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op,
             out_thr, out_cnt, out_label, out_g, out_h)
-    neg_g = np.zeros(K, np.int64)
-    neg_h = np.zeros(K, np.int64)
-    pos_g = np.zeros(K, np.int64)
-    pos_h = np.zeros(K, np.int64)
-    grp_g = np.zeros(K, np.int64)
-    grp_h = np.zeros(K, np.int64)
+    n_below = start + n_neg[f]
     # phase I: below z, ascending; phase II: above z, descending
-    extreme = np.zeros(2, np.float32)
-    counts = np.zeros(2, np.int64)
-    for phase in range(2):
-        acc_g, acc_h = (neg_g, neg_h) if phase == 0 else (pos_g, pos_h)
-        lo, hi, step = (start, start + n_neg[f], 1) if phase == 0 else \
-            (pos_end - 1, start + n_neg[f] - 1, -1)
-        cnt = 0
-        gcnt = 0
-        prev = z
-        for p in range(lo, hi + step, step):
-            at_end = p == hi
-            if not at_end:
-                i = index[p]
-                w = weights[i]
-                if mask[i] != indicator or w == 0:
-                    continue
-                v = value[p]
-            if cnt > 0 and (at_end or v != prev):
-                if is_nominal:
-                    _evaluate(j, OP_EQ, prev, gcnt, False, grp_g, grp_h, tot_g, tot_h, *args)
-                    _evaluate(j, OP_NEQ, prev, tot_count - gcnt, True, grp_g, grp_h, tot_g,
-                              tot_h, *args)
-                    grp_g[:] = 0
-                    grp_h[:] = 0
-                    gcnt = 0
-                elif not at_end and phase == 0:
-                    thr = _midpoint(prev, v)
-                    _evaluate(j, OP_LEQ, thr, cnt, False, acc_g, acc_h, tot_g, tot_h, *args)
-                    _evaluate(j, OP_GR, thr, tot_count - cnt, True, acc_g, acc_h, tot_g,
-                              tot_h, *args)
-                elif not at_end:
-                    thr = _midpoint(v, prev)
-                    _evaluate(j, OP_LEQ, thr, tot_count - cnt, True, acc_g, acc_h, tot_g,
-                              tot_h, *args)
-                    _evaluate(j, OP_GR, thr, cnt, False, acc_g, acc_h, tot_g, tot_h, *args)
-            if at_end:
-                break
-            _add(acc_g, acc_h, g, h, i, w)
+    neg_max, n_lo = _phase(j, start, n_below, 1, is_nominal, index, value, z, mask, indicator,
+                           weights, g, h, tot_g, tot_h, tot_count, neg_g, neg_h, grp_g, grp_h,
+                           *args)
+    pos_min, n_hi = _phase(j, pos_end - 1, n_below - 1, -1, is_nominal, index, value, z, mask,
+                           indicator, weights, g, h, tot_g, tot_h, tot_count, pos_g, pos_h,
+                           grp_g, grp_h, *args)
+    _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_lo, n_hi, neg_max, pos_min,
+                 tot_g, tot_h, tot_count, grp_g, grp_h, *args)
+
+
+@nb.njit
+def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weights, g, h, tot_g,
+           tot_h, tot_count, acc_g, acc_h, grp_g, grp_h, labels, head_mode, l1, l2, inv_scale,
+           min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``.
+
+    Ascending (step 1): ``<=`` is the running sum; descending (step -1): ``>`` is. Nominal
+    features accumulate each value group in ``grp`` and fold it into ``acc`` at its end.
+    Returns (the last value visited, the number of covered entries)."""
+    args = (labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op,
+            out_thr, out_cnt, out_label, out_g, out_h)
+    cnt = 0
+    gcnt = 0
+    prev = z
+    v = z
+    i = 0
+    w = weights[0]
+    for p in range(lo, hi + step, step):
+        at_end = p == hi
+        if not at_end:
+            i = index[p]
+            w = weights[i]
+            if mask[i] != indicator or w == 0:
+                continue
+            v = value[p]
+        if cnt > 0 and (at_end or v != prev):
             if is_nominal:
-                _add(grp_g, grp_h, g, h, i, w)
-                gcnt += 1
-            cnt += 1
-            prev = v
-        counts[phase] = cnt
-        extreme[phase] = prev
-    _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, counts[0], counts[1],
-                 extreme[0], extreme[1], tot_g, tot_h, tot_count, *args)
+                _evaluate(j, OP_EQ, prev, gcnt, False, grp_g, grp_h, tot_g, tot_h, *args)
+                _evaluate(j, OP_NEQ, prev, tot_count - gcnt, True, grp_g, grp_h, tot_g, tot_h,
+                          *args)
+                for k in range(acc_g.shape[0]):
+                    acc_g[k] += grp_g[k]
+                    acc_h[k] += grp_h[k]
+                grp_g[:] = 0
+                grp_h[:] = 0
+                gcnt = 0
+            elif not at_end:
+                thr = _midpoint(prev, v) if step == 1 else _midpoint(v, prev)
+                below = step == 1  # whether the running sums are the ``<=`` side
+                _evaluate(j, OP_LEQ, thr, cnt if below else tot_count - cnt, not below, acc_g,
+                          acc_h, tot_g, tot_h, *args)
+                _evaluate(j, OP_GR, thr, tot_count - cnt if below else cnt, below, acc_g, acc_h,
+                          tot_g, tot_h, *args)
+        if at_end:
+            break
+        if is_nominal:
+            _add(grp_g, grp_h, g, h, i, w)
+            gcnt += 1
+        else:
+            _add(acc_g, acc_h, g, h, i, w)
+        cnt += 1
+        prev = v
+    return prev, cnt
 
 
 @nb.njit
 def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg_max,
-                 pos_min, tot_g, tot_h, tot_count, labels, head_mode, l1, l2, inv_scale,
+                 pos_min, tot_g, tot_h, tot_count, exp_g, exp_h, labels, head_mode, l1, l2, inv_scale,
                  min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g,
                  out_h):
     """Candidates next to the implicit value, scored from ``totals - phase sums``."""
@@ -130,9 +148,10 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
             out_thr, out_cnt, out_label, out_g, out_h)
     n_zero = tot_count - n_neg - n_pos
     if is_nominal:
-        if n_zero > 0:
-            exp_g = neg_g + pos_g
-            exp_h = neg_h + pos_h
+        if n_zero > 0:  # exp_*: the explicit entries' sums (scratch)
+            for k in range(exp_g.shape[0]):
+                exp_g[k] = neg_g[k] + pos_g[k]
+                exp_h[k] = neg_h[k] + pos_h[k]
             _evaluate(j, OP_EQ, z, n_zero, True, exp_g, exp_h, tot_g, tot_h, *args)
             _evaluate(j, OP_NEQ, z, n_neg + n_pos, False, exp_g, exp_h, tot_g, tot_h, *args)
         return
@@ -158,13 +177,13 @@ _search_sparse_feature = nb.njit(_search_sparse_feature)
 
 def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z, mask,
                    indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, l1,
-                   l2, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
-                   out_label, out_g, out_h):
+                   l2, inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
+                   out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _search_sparse_feature(j, features[j], indptr, index, value, n_neg, n_present, nominal,
                                z, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
                                labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality,
-                               out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                               scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 search_serial = nb.njit(cache=True)(_search_all_py)
