@@ -72,7 +72,7 @@ class BoostingLearner:
         start = time.perf_counter()
         if cfg.default_rule:
             backend.reset_coverage()
-            g, h, _ = backend.covered_totals(np.ones(n, dtype=np.int32))
+            g, h, _ = backend.covered_totals(None)
             scores = head_scores(g, h, all_labels, backend.inv_scale, cfg.l1, cfg.l2)
             self._apply(all_labels, scores)
             builder.set_default_rule(scores)
@@ -127,8 +127,8 @@ class BoostingLearner:
             return None
         head_labels = self._head_labels(best, labels)
         g_sum, h_sum = best.g_sum, best.h_sum
-        if cfg.recalculate_predictions and (weights == 0).any():
-            g_sum, h_sum, _ = backend.covered_totals(np.ones(n, dtype=np.int32))
+        if cfg.recalculate_predictions and weights is not None and (weights == 0).any():
+            g_sum, h_sum, _ = backend.covered_totals(None)
         scores = head_scores(g_sum, h_sum, head_labels, backend.inv_scale, cfg.l1, cfg.l2)
         return conditions, head_labels, scores
 

@@ -55,9 +55,10 @@ class InstanceSampling:
     sample_size: float = 1.0
 
     def sample(self, rng, num_examples):
-        """int32 (n,) weights: how often each example is drawn (all 1 for ``none``)."""
+        """int32 (n,) weights: how often each example is drawn; None (unit weights) for
+        ``none``."""
         if self.kind == "none":
-            return np.ones(num_examples, dtype=np.int32)
+            return None
         m = max(1, int(round(self.sample_size * num_examples)))
         if self.kind == "with-replacement":
             drawn = rng.integers(0, num_examples, size=m)

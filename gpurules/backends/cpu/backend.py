@@ -43,6 +43,7 @@ class CpuBackend:
         self.g = np.empty((n, K), dtype=np.int64)
         self.h = np.empty((n, K), dtype=np.int64)
         self.mask = np.zeros(n, dtype=np.int32)
+        self._ones = np.ones(n, dtype=np.int32)
         self._buffers = None
         self.indicator = 0
         self.set_scale(scale)
@@ -52,20 +53,32 @@ class CpuBackend:
         self.inv_scale = 1.0 / self.scale
         statistics.compute_all(self.loss, self.Y, self.P, self.base_weight, self.scale,
                                self.g, self.h)
+        self.reset_coverage()
+        # sums over all examples with unit weights, kept up to date by update_statistics
+        self._all_totals = statistics.covered_totals(self.mask, 0, self._ones, self.g, self.h)
 
     def reset_coverage(self):
         self.mask[:] = 0
         self.indicator = 0
+        self._full_coverage = True
 
     def covered_totals(self, weights):
-        return statistics.covered_totals(self.mask, self.indicator, weights, self.g, self.h)
+        """Sums over the covered examples; ``weights=None`` means unit weights."""
+        if weights is None and self._full_coverage:
+            g_tot, h_tot, count = self._all_totals
+            return g_tot.copy(), h_tot.copy(), count
+        return statistics.covered_totals(self.mask, self.indicator, self._weights(weights),
+                                         self.g, self.h)
+
+    def _weights(self, weights):
+        return self._ones if weights is None else weights
 
     # -- search ----------------------------------------------------------------------
     def find_best_refinement(self, features, labels, weights, totals, search):
         S = features.shape[0]
         scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = \
             self._result_buffers(S)
-        common = (self.mask, self.indicator, weights, self.g, self.h, totals[0], totals[1],
+        common = (self.mask, self.indicator, self._weights(weights), self.g, self.h, totals[0], totals[1],
                   totals[2], labels, search.head_mode, search.l1, search.l2, self.inv_scale,
                   search.min_coverage, search.min_quality, scratch, out_q, out_op, out_thr,
                   out_cnt, out_label, out_g, out_h)
@@ -101,6 +114,7 @@ class CpuBackend:
         return tuple(b[:S] for b in buffers)
 
     def apply_refinement(self, refinement):
+        self._full_coverage = False
         fs, r = self.features, refinement
         if isinstance(fs, SparseSortedFeatures):
             self.indicator = sparse_search.apply_condition(
@@ -114,14 +128,20 @@ class CpuBackend:
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):
+        chunks = self.n_threads_update
+        K = self.g.shape[1]
+        delta_g = np.zeros((chunks, K), np.int64)
+        delta_h = np.zeros((chunks, K), np.int64)
         args = (self.loss, self.Y, self.P, self.base_weight, self.scale, self.g, self.h,
                 self.mask, self.indicator, np.asarray(labels, np.int32),
-                np.asarray(scores, np.float64))
-        if self.n_threads_update > 1:
-            with thread_limit(self.n_threads_update):
+                np.asarray(scores, np.float64), delta_g, delta_h)
+        if chunks > 1:
+            with thread_limit(chunks):
                 statistics.update_covered_parallel(*args)
         else:
             statistics.update_covered_serial(*args)
+        g_tot, h_tot, count = self._all_totals
+        self._all_totals = (g_tot + delta_g.sum(0), h_tot + delta_h.sum(0), count)
 
     def training_scores(self):
         """float64 (n, K): the current scores of the training examples."""

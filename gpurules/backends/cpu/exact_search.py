@@ -69,9 +69,16 @@ def _midpoint(lower, upper):
 
 @nb.njit(inline="always")
 def _add(run_g, run_h, g, h, i, w):
-    for k in range(run_g.shape[0]):
-        run_g[k] += w * g[i, k]
-        run_h[k] += w * h[i, k]
+    """run += w * row i of (g, h). Unit weights skip the int64 multiply (which has no
+    AVX2 vector form), so the common case vectorises."""
+    if w == 1:
+        for k in range(run_g.shape[0]):
+            run_g[k] += g[i, k]
+            run_h[k] += h[i, k]
+    else:
+        for k in range(run_g.shape[0]):
+            run_g[k] += w * g[i, k]
+            run_h[k] += w * h[i, k]
 
 
 @nb.njit

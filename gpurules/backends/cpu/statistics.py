@@ -27,13 +27,26 @@ def compute_all(loss, Y, P, base_weight, scale, g, h):
             g[i, k], h[i, k] = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
 
 
-def _update_covered_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels, scores):
-    for i in nb.prange(Y.shape[0]):
-        if mask[i] == indicator:
-            for idx in range(labels.shape[0]):
-                k = labels[idx]
-                P[i, k] += scores[idx]
-                g[i, k], h[i, k] = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+def _update_covered_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels, scores,
+                       delta_g, delta_h):
+    """Add ``scores`` to the covered examples' ``labels`` and re-encode their statistics.
+
+    The changes of the statistics are summed into ``delta_g``, ``delta_h`` (int64 (C, K),
+    zeroed by the caller): chunk ``c`` of the examples writes row ``c``, so the parallel
+    variant needs no atomics and the row sums are exact."""
+    n = Y.shape[0]
+    chunks = delta_g.shape[0]
+    for c in nb.prange(chunks):
+        for i in range(c * n // chunks, (c + 1) * n // chunks):
+            if mask[i] == indicator:
+                for idx in range(labels.shape[0]):
+                    k = labels[idx]
+                    P[i, k] += scores[idx]
+                    new_g, new_h = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+                    delta_g[c, k] += new_g - g[i, k]
+                    delta_h[c, k] += new_h - h[i, k]
+                    g[i, k] = new_g
+                    h[i, k] = new_h
 
 
 update_covered_serial = nb.njit(cache=True)(_update_covered_py)
