@@ -1,0 +1,217 @@
+"""Histogram search for the best condition (CPU, Numba; DESIGN §1 "Histogram search").
+
+Features are binned once per fit (:func:`gpurules.data.binning.bin_features`). Per
+refinement, :func:`build_histograms` sums the covered examples' weighted fixed-point
+statistics per (sampled feature, bin), and :func:`scan_histograms` walks each feature's
+bins in ascending order, skipping empty ones:
+
+- numerical: at the boundary between consecutive non-empty bins ``b < b2``, ``<=`` is scored
+  from the running sums and ``>`` from ``totals - running sums``, with the threshold
+  ``_midpoint(bin_max[b'], bin_min[b2])`` where ``b'`` is the last bin below ``b2`` that
+  holds any training example (``b' >= b``), so a threshold never falls inside a bin;
+- nominal: ``==`` from a bin's sums and ``!=`` from ``totals - bin``, threshold = the bin's
+  value.
+
+Totals are the sums over a feature's bins, so examples missing the feature are excluded.
+The calling convention and output contract are those of
+:mod:`gpurules.backends.cpu.exact_search`: one slot ``j`` of the ``out_*`` arrays per
+sampled feature, ``out_op[j] = -1`` when no candidate beats ``min_quality``, and ties keep
+the first candidate (bins ascending, ``<=`` before ``>``, ``==`` before ``!=``).
+
+Histograms: ``hist_g``, ``hist_h`` int64 (B, K) and ``hist_count`` int64 (B,), one row per bin
+of the flat layout of :class:`~gpurules.data.binning.BinnedFeatures` (``B = bin_offset[-1]``);
+the CUDA backend fills the same arrays with the same meaning.
+"""
+
+import numba as nb
+import numpy as np
+
+from gpurules.backends.cpu.exact_search import _add, _midpoint, _side_quality, _store
+from gpurules.backends.cpu.prediction import satisfies
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+
+
+def _build_py(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
+              hist_count):
+    for j in nb.prange(features.shape[0]):
+        _build_feature(features[j], bin_index, bin_offset, mask, indicator, weights, g, h,
+                       hist_g, hist_h, hist_count)
+
+
+@nb.njit
+def _build_feature(f, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
+                   hist_count):
+    """Zero and fill the histogram rows of feature ``f``."""
+    first = bin_offset[f]
+    for r in range(first, bin_offset[f + 1]):
+        hist_g[r, :] = 0
+        hist_h[r, :] = 0
+        hist_count[r] = 0
+    row = bin_index[f]
+    for i in range(row.shape[0]):
+        b = row[i]
+        if b < 0 or mask[i] != indicator or weights[i] == 0:
+            continue
+        r = first + b
+        _add(hist_g[r], hist_h[r], g, h, i, weights[i])
+        hist_count[r] += 1
+
+
+build_serial = nb.njit(cache=True)(_build_py)
+build_parallel = nb.njit(cache=True, parallel=True)(_build_py)
+
+
+def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g,
+                     hist_h, hist_count, parallel=False):
+    """Histograms of the covered examples' statistics for the sampled features.
+
+    Zeroes and fills the rows of the sampled features only: for every example ``i`` with
+    ``mask[i] == indicator``, ``weights[i] != 0`` and a bin ``b >= 0``, adds
+    ``weights[i] * g[i]`` and ``weights[i] * h[i]`` to row ``bin_offset[f] + b`` and 1 to its
+    count.
+
+    Args:
+        features: int64 (S,), distinct sampled feature indices.
+        bin_index: int32 (A, n); bin_offset: int64 (A + 1,) (see ``BinnedFeatures``).
+        mask: int32 (n,) coverage mask; indicator: int, the value marking covered examples.
+        weights: int32 (n,).
+        g, h: int64 (n, K) fixed-point statistics.
+        hist_g, hist_h: int64 (B, K), hist_count: int64 (B,), written in place.
+        parallel: run the features on Numba's threads (``prange``).
+    """
+    kernel = build_parallel if parallel else build_serial
+    kernel(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
+           hist_count)
+
+
+@nb.njit
+def _feature_totals(first, stop, hist_g, hist_h, hist_count):
+    """Sums over the bins ``first .. stop - 1``: (g int64 (K,), h int64 (K,), count)."""
+    tot_g = np.zeros(hist_g.shape[1], np.int64)
+    tot_h = np.zeros(hist_g.shape[1], np.int64)
+    count = 0
+    for r in range(first, stop):
+        if hist_count[r] > 0:
+            _add(tot_g, tot_h, hist_g, hist_h, r, 1)
+            count += hist_count[r]
+    return tot_g, tot_h, count
+
+
+@nb.njit(inline="always")
+def _consider(j, op, thr, side_cnt, run_g, run_h, tot_g, tot_h, complement, best_q, labels,
+              head_mode, l1, l2, inv_scale, min_coverage, out):
+    """Score one candidate; store it in slot ``j`` of the ``out`` tuple of arrays (in the
+    order of :func:`scan_histograms`) if it beats ``best_q``. Returns the new best quality."""
+    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
+    if side_cnt < min_coverage or side_cnt == 0:
+        return best_q
+    q, lab = _side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                           inv_scale, l1, l2)
+    if not q > best_q:  # as in the exact search: strictly better only
+        return best_q
+    out_q[j] = q
+    out_op[j] = op
+    out_thr[j] = thr
+    out_cnt[j] = side_cnt
+    out_label[j] = lab
+    _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
+    return q
+
+
+@nb.njit
+def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
+                  labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q,
+                  out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    """Best condition on feature ``f`` from its histogram; writes slot ``j``."""
+    first, stop = bin_offset[f], bin_offset[f + 1]
+    tot_g, tot_h, tot_count = _feature_totals(first, stop, hist_g, hist_h, hist_count)
+    out = (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+    best_q = min_quality
+    out_op[j] = -1
+    if nominal[f]:
+        for r in range(first, stop):
+            cnt = hist_count[r]
+            if cnt == 0:
+                continue
+            for op, side_cnt in ((OP_EQ, cnt), (OP_NEQ, tot_count - cnt)):
+                best_q = _consider(j, op, bin_min[r], side_cnt, hist_g[r], hist_h[r], tot_g,
+                                   tot_h, op == OP_NEQ, best_q, labels, head_mode, l1, l2,
+                                   inv_scale, min_coverage, out)
+        return
+    run_g = np.zeros(hist_g.shape[1], np.int64)
+    run_h = np.zeros(hist_g.shape[1], np.int64)
+    cnt = 0
+    prev = -1
+    for r in range(first, stop):
+        if hist_count[r] == 0:
+            continue
+        if prev >= 0:
+            # between r and the nearest bin below it that holds any training example, so
+            # the threshold never falls inside a bin (e.g. of a zero-weight example)
+            lower = r - 1
+            while bin_max[lower] != bin_max[lower]:
+                lower -= 1
+            thr = _midpoint(bin_max[lower], bin_min[r])
+            for op, side_cnt in ((OP_LEQ, cnt), (OP_GR, tot_count - cnt)):
+                best_q = _consider(j, op, thr, side_cnt, run_g, run_h, tot_g, tot_h,
+                                   op == OP_GR, best_q, labels, head_mode, l1, l2, inv_scale,
+                                   min_coverage, out)
+        _add(run_g, run_h, hist_g, hist_h, r, 1)
+        cnt += hist_count[r]
+        prev = r
+
+
+def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
+             labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op,
+             out_thr, out_cnt, out_label, out_g, out_h):
+    for j in nb.prange(features.shape[0]):
+        _scan_feature(j, features[j], bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+                      hist_count, labels, head_mode, l1, l2, inv_scale, min_coverage,
+                      min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+
+
+scan_serial = nb.njit(cache=True)(_scan_py)
+scan_parallel = nb.njit(cache=True, parallel=True)(_scan_py)
+
+
+def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+                    hist_count, labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality,
+                    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h, parallel=False):
+    """Best condition per sampled feature from the histograms of :func:`build_histograms`.
+
+    Args:
+        features: int64 (S,).
+        bin_offset: int64 (A + 1,); bin_min, bin_max: float32 (B,); nominal: bool (A,).
+        hist_g, hist_h: int64 (B, K); hist_count: int64 (B,).
+        labels: int32, the head's candidate labels; head_mode: ``HEAD_*``.
+        l1, l2, inv_scale: float; min_coverage: int; min_quality: float.
+        out_q float64 (S,), out_op int8 (S,), out_thr float32 (S,), out_cnt int64 (S,),
+        out_label int32 (S,), out_g, out_h int64 (S, K): slot ``j`` receives feature
+            ``features[j]``'s best candidate; ``out_op[j] = -1`` if none beats min_quality.
+        parallel: run the features on Numba's threads (``prange``).
+    """
+    kernel = scan_parallel if parallel else scan_serial
+    kernel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
+           head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr,
+           out_cnt, out_label, out_g, out_h)
+
+
+@nb.njit(cache=True)
+def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator):
+    """Move the covered examples whose bin satisfies ``x_f op threshold`` to ``indicator + 1``.
+
+    A bin satisfies the condition iff its ``bin_min`` does (thresholds from
+    :func:`scan_histograms` lie between bins); missing values (bin -1) never do.
+
+    This agrees with the raw values of every example, whatever its weight.
+
+    Args:
+        f, op: int; threshold: float32; bin_index: int32 (A, n); bin_offset: int64 (A + 1,);
+        bin_min: float32 (B,); mask: int32 (n,), updated in place; indicator: int.
+    """
+    row = bin_index[f]
+    first = bin_offset[f]
+    for i in range(row.shape[0]):
+        b = row[i]
+        if mask[i] == indicator and b >= 0 and satisfies(op, bin_min[first + b], threshold):
+            mask[i] = indicator + 1

@@ -1,0 +1,180 @@
+"""Feature binning (equal-width, equal-frequency, nominal) against hand-computed cases."""
+
+import numpy as np
+import pytest
+
+import gpurules.data.binning as binning
+from gpurules.data.binning import bin_count, bin_features
+
+NAN = np.nan
+
+
+def bin_one(values, method, nominal=False, **options):
+    X = np.asarray(values, np.float32)[:, None]
+    b = bin_features(X, np.array([nominal]), method, **options)
+    return b.bin_index[0], int(b.num_bins[0]), b.bin_min, b.bin_max
+
+
+def test_equal_width_hand_computed():
+    # 11 distinct values, ceil(0.33 * 11) = 4 bins of width 2.5
+    index, num, lo, hi = bin_one(np.arange(11), "equal-width")
+    assert num == 4
+    np.testing.assert_array_equal(index, [0, 0, 0, 1, 1, 2, 2, 2, 3, 3, 3])
+    np.testing.assert_array_equal(lo, [0, 3, 5, 8])
+    np.testing.assert_array_equal(hi, [2, 4, 7, 10])
+
+
+def test_equal_width_empty_bin_and_missing():
+    index, num, lo, hi = bin_one([0, 0.5, 9, 10, NAN, 1], "equal-width", bin_ratio=0.8)
+    assert num == 4  # width 2.5: bins [0, 2.5), [2.5, 5), [5, 7.5), [7.5, 10]
+    np.testing.assert_array_equal(index, [0, 0, 3, 3, -1, 0])
+    np.testing.assert_array_equal(lo, [0, NAN, NAN, 9])
+    np.testing.assert_array_equal(hi, [1, NAN, NAN, 10])
+
+
+def test_equal_frequency_with_ties():
+    # n_present = 8, 5 distinct values, ceil(0.5 * 5) = 3 bins; first ranks 0, 4, 5, 6, 7
+    index, num, lo, hi = bin_one([3, 1, 5, 1, 2, 1, 4, 1, NAN], "equal-frequency", bin_ratio=0.5)
+    assert num == 3
+    np.testing.assert_array_equal(index, [1, 0, 2, 0, 1, 0, 2, 0, -1])
+    np.testing.assert_array_equal(lo, [1, 2, 4])
+    np.testing.assert_array_equal(hi, [1, 3, 5])
+
+
+def test_equal_frequency_heavy_tie_leaves_a_bin_empty():
+    # first ranks 0, 6, 7 of 8 with 3 bins -> bins 0, 2, 2
+    index, num, lo, hi = bin_one([5] * 6 + [7, 9], "equal-frequency", bin_ratio=1.0)
+    assert num == 3
+    np.testing.assert_array_equal(index, [0] * 6 + [2, 2])
+    np.testing.assert_array_equal(lo, [5, NAN, 7])
+    np.testing.assert_array_equal(hi, [5, NAN, 9])
+
+
+def test_equal_frequency_balances_distinct_values():
+    rng = np.random.default_rng(0)
+    index, num, _, _ = bin_one(rng.normal(size=1000), "equal-frequency", bin_ratio=0.01)
+    assert num == 10
+    np.testing.assert_array_equal(np.bincount(index), np.full(10, 100))
+
+
+@pytest.mark.parametrize("method", ["equal-width", "equal-frequency"])
+def test_constant_and_missing_columns(method):
+    X = np.array([[2, NAN, 1], [2, NAN, -0.0], [2, NAN, 0.0], [NAN, NAN, 1]], np.float32)
+    b = bin_features(X, np.zeros(3, bool), method, min_bins=2)
+    np.testing.assert_array_equal(b.num_bins, [1, 0, 2])  # never more bins than values
+    np.testing.assert_array_equal(b.bin_offset, [0, 1, 1, 3])
+    np.testing.assert_array_equal(b.bin_index, [[0, 0, 0, -1], [-1] * 4, [1, 0, 0, 1]])
+    np.testing.assert_array_equal(b.bin_min, [2, 0, 1])  # -0.0 and 0.0 share a bin
+    np.testing.assert_array_equal(b.bin_max, [2, 0, 1])
+
+
+@pytest.mark.parametrize("method", ["equal-width", "equal-frequency"])
+def test_nominal_one_bin_per_value(method):
+    index, num, lo, hi = bin_one([3, 1, 3, NAN, 2, 7], method, nominal=True, bin_ratio=0.1,
+                                 max_bins=2)
+    assert num == 4
+    np.testing.assert_array_equal(index, [2, 0, 2, -1, 1, 3])
+    np.testing.assert_array_equal(lo, [1, 2, 3, 7])
+    np.testing.assert_array_equal(hi, lo)
+
+
+@pytest.mark.parametrize("d, ratio, lo, hi, want", [
+    (100, 0.33, 2, 0, 33), (11, 0.33, 2, 0, 4), (10, 0.1, 2, 0, 2), (1000, 0.5, 2, 64, 64),
+    (3, 1.0, 5, 0, 3), (1, 0.33, 2, 0, 1), (0, 0.33, 2, 0, 0), (7, 1.0, 1, 0, 7),
+])
+def test_bin_count(d, ratio, lo, hi, want):
+    assert bin_count(d, ratio, lo, hi) == want
+
+
+@pytest.mark.parametrize("method", ["equal-width", "equal-frequency"])
+def test_layout_invariants(method):
+    rng = np.random.default_rng(1)
+    X = np.round(rng.normal(size=(500, 6)) * rng.integers(1, 30, size=6)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = NAN
+    nominal = np.array([0, 0, 1, 0, 0, 1], bool)
+    X[:, nominal] = np.abs(X[:, nominal])
+    b = bin_features(X, nominal, method, bin_ratio=0.4, max_bins=8)
+    assert b.bin_index.dtype == np.int32 and b.bin_index.shape == (6, 500)
+    assert b.num_bins.dtype == np.int32 and b.bin_offset.dtype == np.int64
+    assert b.bin_min.dtype == b.bin_max.dtype == np.float32
+    assert b.bin_min.shape == b.bin_max.shape == (b.total_bins,)
+    np.testing.assert_array_equal(b.bin_offset, np.r_[0, np.cumsum(b.num_bins)])
+    for f in range(6):
+        x, bins = X[:, f], b.bin_index[f]
+        distinct = np.unique(x[~np.isnan(x)]).size
+        assert b.num_bins[f] == (distinct if nominal[f] else bin_count(distinct, 0.4, 2, 8))
+        np.testing.assert_array_equal(bins < 0, np.isnan(x))
+        rows = b.bin_offset[f] + bins[bins >= 0]
+        present = x[bins >= 0]
+        np.testing.assert_array_equal(b.bin_min[rows], [present[rows == r].min() for r in rows])
+        np.testing.assert_array_equal(b.bin_max[rows], [present[rows == r].max() for r in rows])
+        lo = b.bin_min[b.bin_offset[f]:b.bin_offset[f + 1]]
+        hi = b.bin_max[b.bin_offset[f]:b.bin_offset[f + 1]]
+        full = ~np.isnan(lo)
+        assert (lo[full] <= hi[full]).all() and (hi[full][:-1] < lo[full][1:]).all()
+        assert np.isnan(hi[~full]).all()
+
+
+def test_equal_width_matches_the_width_formula():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=2000).astype(np.float32)
+    index, num, _, _ = bin_one(x, "equal-width", bin_ratio=0.02)
+    lo, hi = np.float64(x.min()), np.float64(x.max())
+    width = (hi - lo) / num
+    want = np.minimum(np.floor((x.astype(np.float64) - lo) / width), num - 1)
+    np.testing.assert_array_equal(index, want)
+
+
+def test_any_layout_and_dtype_and_chunking(monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.integers(-5, 40, size=(300, 7)).astype(np.float64)
+    X[rng.random(X.shape) < 0.1] = NAN
+    nominal = np.arange(7) % 3 == 0
+    want = bin_features(X.astype(np.float32), nominal, "equal-frequency")
+    monkeypatch.setattr(binning, "_CHUNK_ELEMENTS", 600)  # two columns at a time
+    for other in (X, np.asfortranarray(X), X.astype(np.float32)[:, ::-1][:, ::-1]):
+        got = bin_features(other, nominal, "equal-frequency")
+        for name in ("bin_index", "num_bins", "bin_offset", "bin_min", "bin_max", "nominal"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+
+
+def test_sort_matches_numpy_with_signed_zeros_infinities_and_nans():
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.normal(size=3000) * 1e30, rng.integers(-3, 3, 3000), [np.inf,
+                        -np.inf, -0.0, 0.0, NAN, -NAN, 1e-45, -1e-45]]).astype(np.float32)
+    values = rng.permutation(x)[None, :].copy()
+    order = np.empty(values.shape, np.int32)
+    original = values[0].copy()
+    n_present, n_distinct = binning._sort_columns(values, order)
+    finite = original[~np.isnan(original)]
+    assert n_present[0] == finite.size and n_distinct[0] == np.unique(finite).size
+    np.testing.assert_array_equal(values[0, :n_present[0]], np.sort(finite))
+    np.testing.assert_array_equal(original[order[0]][:n_present[0]], np.sort(finite))
+    assert np.isnan(original[order[0][n_present[0]:]]).all()
+    assert sorted(order[0]) == list(range(x.size))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(method="equal-depth"), "unknown feature binning method 'equal-depth'"),
+    (dict(bin_ratio=0.0), r"bin_ratio must be in \(0, 1\]"),
+    (dict(bin_ratio=1.5), r"bin_ratio must be in \(0, 1\]"),
+    (dict(min_bins=0), "min_bins must be at least 1"),
+    (dict(min_bins=2.5), "min_bins must be an integer"),
+    (dict(max_bins=-1), "max_bins must be 0"),
+    (dict(min_bins=4, max_bins=3), "at least min_bins=4"),
+])
+def test_invalid_arguments(kwargs, message):
+    args = dict(method="equal-width", bin_ratio=0.33, min_bins=2, max_bins=0) | kwargs
+    with pytest.raises(ValueError, match=message):
+        bin_features(np.zeros((3, 2), np.float32), np.zeros(2, bool), **args)
+
+
+def test_invalid_data():
+    with pytest.raises(ValueError, match="2-D"):
+        bin_features(np.zeros(3), np.zeros(1, bool), "equal-width")
+    with pytest.raises(ValueError, match=r"nominal_mask must have shape \(2,\)"):
+        bin_features(np.zeros((3, 2)), np.zeros(3, bool), "equal-width")
+    with pytest.raises(ValueError, match="finite"):
+        bin_features(np.array([[0.0], [np.inf]]), np.zeros(1, bool), "equal-width")
+    b = bin_features(np.array([[0.0], [np.inf]]), np.zeros(1, bool), "equal-frequency")
+    np.testing.assert_array_equal(b.bin_index, [[0, 1]])

@@ -1,0 +1,269 @@
+"""The CPU histogram search against the reference in tests/reference/histogram.py and
+against the exact search (with one bin per distinct value both must agree)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gpurules.backends.base import SearchSettings
+from gpurules.backends.cpu import CpuBackend
+from gpurules.backends.cpu.histogram_search import (
+    apply_binned_condition, build_histograms, scan_histograms)
+from gpurules.data.binning import bin_features
+from gpurules.data.presorted import presort_dense
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from tests.reference import histogram as ref
+from tests.reference.search import satisfied
+
+INV_SCALE = 2.0 ** -20
+METHODS = ["equal-width", "equal-frequency"]
+
+
+def random_problem(rng, n, A, K, n_distinct, nan_frac=0.0, nominal_frac=0.0):
+    """X float32 (n, A) with duplicates, NaNs and nominal columns; g, h int64 (n, K)."""
+    X = (rng.integers(0, n_distinct, size=(n, A)) * 0.37 - 1.0).astype(np.float32)
+    X[rng.random((n, A)) < nan_frac] = np.nan
+    nominal = rng.random(A) < nominal_frac
+    X[:, nominal] = np.floor(np.abs(X[:, nominal]) * 3)
+    g = rng.integers(-2 ** 20, 2 ** 20, size=(n, K))
+    h = rng.integers(0, 2 ** 19, size=(n, K))
+    return X, nominal, g, h
+
+
+def search(binned, mask, indicator, weights, g, h, features, labels, s, parallel=False):
+    """Histograms plus the best refinement over the sampled features, picked as
+    ``CpuBackend.find_best_refinement`` does. Returns (best tuple or None, histograms, outs)."""
+    S, K, B = features.shape[0], g.shape[1], binned.total_bins
+    hists = (np.full((B, K), -7, np.int64), np.full((B, K), -7, np.int64),
+             np.full(B, -7, np.int64))
+    build_histograms(features, binned.bin_index, binned.bin_offset, mask, indicator, weights,
+                     g, h, *hists, parallel=parallel)
+    outs = (np.full(S, -np.inf), np.full(S, -1, np.int8), np.zeros(S, np.float32),
+            np.zeros(S, np.int64), np.full(S, -1, np.int32), np.zeros((S, K), np.int64),
+            np.zeros((S, K), np.int64))
+    scan_histograms(features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal,
+                    *hists, labels, s.head_mode, s.l1, s.l2, INV_SCALE, s.min_coverage,
+                    s.min_quality, *outs, parallel=parallel)
+    q, op, thr, cnt, label, out_g, out_h = outs
+    if not (op >= 0).any():
+        return None, hists, outs
+    j = int(np.argmax(np.where(op >= 0, q, -np.inf)))
+    best = (q[j], int(features[j]), int(op[j]), thr[j], int(cnt[j]), int(label[j]), out_g[j],
+            out_h[j])
+    return best, hists, outs
+
+
+def check_against_reference(X, nominal, g, h, rng, single, method="equal-frequency",
+                            bin_ratio=0.5, weights=None, min_coverage=1, refine_first=False,
+                            parallel=False):
+    n, A = X.shape
+    K = g.shape[1]
+    binned = bin_features(X, nominal, method, bin_ratio=bin_ratio)
+    weights = np.ones(n, np.int32) if weights is None else weights
+    features = rng.permutation(A)[:min(A, 3)].astype(np.int64)
+    labels = np.arange(K, dtype=np.int32)
+    head = HEAD_SINGLE if single else HEAD_COMPLETE
+    mask = np.zeros(n, np.int32)
+    if refine_first:  # search below an existing condition to exercise the coverage mask
+        first, _, _ = search(binned, mask, 0, weights, g, h, np.arange(A, dtype=np.int64),
+                             labels, SearchSettings(head, 0.0, 1.0, min_coverage, -np.inf))
+        if first is None:
+            return None
+        _, f, op, t = first[:4]
+        apply_binned_condition(f, op, t, binned.bin_index, binned.bin_offset, binned.bin_min,
+                               mask, 0)
+        active = weights != 0
+        np.testing.assert_array_equal((mask == 1)[active], satisfied(X[:, f], op, t)[active])
+    covered = mask == int(refine_first)
+    s = SearchSettings(head, 0.1, 1.0, min_coverage, -np.inf)
+    got, hists, _ = search(binned, mask, int(refine_first), weights, g, h, features, labels, s,
+                           parallel)
+    want_hists = ref.histograms(binned, features, covered, weights, g, h)
+    rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
+                           for f in features])
+    others = np.setdiff1d(np.arange(binned.total_bins), rows)
+    for have, want in zip(hists, want_hists):
+        np.testing.assert_array_equal(have[rows], want[rows])
+        assert (have[others] == -7).all()  # rows of other features are left alone
+    want = ref.best_refinement(binned, covered, weights, g, h, features, labels, single, 0.1,
+                               1.0, INV_SCALE, min_coverage, -np.inf)
+    if want is None:
+        assert got is None
+        return None
+    assert got is not None
+    assert got[0] == pytest.approx(want[0], rel=1e-12)
+    # the chosen condition is one of the optimal ones, and its sums are those of the examples
+    # it selects by their raw values
+    sel = covered & (weights != 0) & satisfied(X[:, got[1]], got[2], got[3])
+    assert got[4] == sel.sum()
+    np.testing.assert_array_equal(got[6], (weights[sel, None] * g[sel]).sum(0))
+    np.testing.assert_array_equal(got[7], (weights[sel, None] * h[sel]).sum(0))
+    if want[1:4] == got[1:4]:  # else an equally good condition (a tie) was chosen
+        assert got[4:6] == want[4:6]
+    return got
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("single", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_search_matches_reference(seed, single, method):
+    rng = np.random.default_rng(seed)
+    X, nominal, g, h = random_problem(rng, n=80, A=5, K=3, n_distinct=15)
+    check_against_reference(X, nominal, g, h, rng, single, method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("seed", range(4))
+def test_missing_nominal_weights_and_coverage(seed, method):
+    rng = np.random.default_rng(100 + seed)
+    X, nominal, g, h = random_problem(rng, n=90, A=6, K=4, n_distinct=9, nan_frac=0.2,
+                                      nominal_frac=0.5)
+    weights = rng.integers(0, 3, size=90).astype(np.int32)
+    check_against_reference(X, nominal, g, h, rng, single=seed % 2 == 0, method=method,
+                            weights=weights, refine_first=True, min_coverage=3)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_parallel_equals_serial_bit_for_bit(method):
+    rng = np.random.default_rng(7)
+    X, nominal, g, h = random_problem(rng, n=400, A=12, K=5, n_distinct=40, nan_frac=0.05,
+                                      nominal_frac=0.3)
+    binned = bin_features(X, nominal, method, bin_ratio=0.3)
+    weights = rng.integers(0, 3, size=400).astype(np.int32)
+    mask = rng.integers(0, 2, size=400).astype(np.int32)
+    args = (binned, mask, 1, weights, g, h, np.arange(12, dtype=np.int64),
+            np.arange(5, dtype=np.int32), SearchSettings(HEAD_SINGLE, 0.0, 1.0, 2, -np.inf))
+    _, hists_s, outs_s = search(*args, parallel=False)
+    _, hists_p, outs_p = search(*args, parallel=True)
+    for a, b in zip(hists_s + outs_s, hists_p + outs_p):
+        np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 25), n_distinct=st.integers(1, 6),
+       nan_frac=st.sampled_from([0.0, 0.3]), single=st.booleans(),
+       method=st.sampled_from(METHODS), bin_ratio=st.sampled_from([0.2, 0.5, 1.0]),
+       refine_first=st.booleans(), zero_weights=st.booleans())
+def test_search_property(seed, n, n_distinct, nan_frac, single, method, bin_ratio, refine_first,
+                         zero_weights):
+    rng = np.random.default_rng(seed)
+    X, nominal, g, h = random_problem(rng, n=n, A=3, K=2, n_distinct=n_distinct,
+                                      nan_frac=nan_frac, nominal_frac=0.3)
+    weights = rng.integers(0 if zero_weights else 1, 3, size=n).astype(np.int32)
+    check_against_reference(X, nominal, g, h, rng, single, method, bin_ratio, weights,
+                            refine_first=refine_first)
+
+
+def equal_count_problem(rng, n_values, copies, A, K, n_missing):
+    """Columns holding ``n_values`` distinct values ``copies`` times each (so equal-frequency
+    with bin_ratio=1 gives one bin per value) plus ``n_missing`` NaNs, shuffled."""
+    n = n_values * copies + n_missing
+    X = np.empty((n, A), np.float32)
+    for a in range(A):
+        values = np.sort(rng.normal(size=n_values)).astype(np.float32)
+        X[:, a] = rng.permutation(np.concatenate([np.repeat(values, copies),
+                                                  np.full(n_missing, np.nan)]))
+    nominal = np.arange(A) % 4 == 3
+    X[:, nominal] = np.where(np.isnan(X[:, nominal]), np.nan,
+                             np.floor(np.abs(X[:, nominal]) * 4))
+    g = rng.integers(-2 ** 20, 2 ** 20, size=(n, K))
+    h = rng.integers(0, 2 ** 19, size=(n, K))
+    return X, nominal, g, h
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_bin_per_value_agrees_with_exact_search(seed):
+    rng = np.random.default_rng(300 + seed)
+    X, nominal, g, h = equal_count_problem(rng, n_values=12, copies=1 + seed, A=8, K=3,
+                                           n_missing=5)
+    n, A = X.shape
+    binned = bin_features(X, nominal, "equal-frequency", bin_ratio=1.0)
+    distinct = [np.unique(X[~np.isnan(X[:, a]), a]).size for a in range(A)]
+    np.testing.assert_array_equal(binned.num_bins, distinct)
+    assert not np.isnan(binned.bin_min).any()  # no empty bin
+    exact = CpuBackend()
+    exact.start_fit(presort_dense(X, nominal), np.zeros((n, 3), np.uint8),
+                    DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20)
+    exact.g[:], exact.h[:] = g, h
+    weights = rng.integers(0, 3, size=n).astype(np.int32)
+    labels = np.arange(3, dtype=np.int32)
+    s = SearchSettings(HEAD_SINGLE if seed % 2 else HEAD_COMPLETE, 0.1, 1.0, 2, -np.inf)
+    mask = np.zeros(n, np.int32)
+    for depth in range(3):  # a rule of three conditions: both searches agree at each step
+        features = rng.permutation(A)[:4].astype(np.int64)
+        want = exact.find_best_refinement(features, labels, weights,
+                                          exact.covered_totals(weights), s)
+        got, _, _ = search(binned, mask, depth, weights, g, h, features, labels, s)
+        if want is None:
+            assert got is None
+            return
+        # same candidate; the threshold may differ where examples that are uncovered or of
+        # weight 0 lie between (the histogram's sits between globally adjacent bins)
+        assert (got[0], got[1], got[2], got[4], got[5]) == (
+            want.quality, want.feature, want.op, want.count, want.label)
+        np.testing.assert_array_equal(got[6], want.g_sum)
+        np.testing.assert_array_equal(got[7], want.h_sum)
+        covered = mask == depth
+        exact.apply_refinement(want)
+        apply_binned_condition(got[1], got[2], got[3], binned.bin_index, binned.bin_offset,
+                               binned.bin_min, mask, depth)
+        active = weights > 0
+        np.testing.assert_array_equal((mask == depth + 1)[active],
+                                      (exact.mask == exact.indicator)[active])
+        # the binned coverage is exactly the raw values' coverage, zero weights included
+        np.testing.assert_array_equal(mask == depth + 1,
+                                      covered & satisfied(X[:, got[1]], got[2], got[3]))
+
+
+def tiny_search(x, g, nominal=False, min_coverage=1, min_quality=-np.inf):
+    X = np.asarray(x, np.float32)[:, None]
+    binned = bin_features(X, np.array([nominal]), "equal-width", bin_ratio=1.0)
+    g = np.asarray(g, np.int64)[:, None]
+    h = np.full_like(g, 100)
+    n = X.shape[0]
+    best, _, _ = search(binned, np.zeros(n, np.int32), 0, np.ones(n, np.int32), g, h,
+                        np.array([0]), np.array([0], np.int32),
+                        SearchSettings(HEAD_COMPLETE, 0.0, 1.0, min_coverage, min_quality))
+    return binned, best
+
+
+def test_ties_keep_the_first_candidate():
+    # <= 0.5 and > 0.5 are equally good: <= comes first
+    _, best = tiny_search([0, 0, 1, 1], [1000, 1000, -1000, -1000])
+    assert (best[2], best[3]) == (OP_LEQ, np.float32(0.5))
+    # == 0 and != 0 (i.e. == 1) are equally good: == on the first bin comes first
+    _, best = tiny_search([0, 0, 1, 1], [1000, 1000, -1000, -1000], nominal=True)
+    assert (best[2], best[3]) == (OP_EQ, np.float32(0.0))
+
+
+def test_threshold_between_non_empty_bins_and_missing_excluded():
+    # value 2 is missing from the covered examples: the boundary lies between bins 1 and 3
+    binned, best = tiny_search([1, 1, 3, 3, np.nan], [900, 900, -900, -900, 5000])
+    assert (best[2], best[3], best[4]) == (OP_LEQ, np.float32(2.0), 2)
+    np.testing.assert_array_equal(best[6], [1800])
+    assert binned.bin_index[0, 4] == -1
+
+
+def test_nominal_not_equal_and_apply():
+    x = [0, 1, 2, 2, np.nan, 1]
+    binned, best = tiny_search(x, [50, -1000, 1200, 1200, 7000, -1000], nominal=True)
+    assert (best[2], best[3], best[4]) == (OP_NEQ, np.float32(1.0), 3)
+    mask = np.zeros(6, np.int32)
+    apply_binned_condition(0, OP_NEQ, best[3], binned.bin_index, binned.bin_offset,
+                           binned.bin_min, mask, 0)
+    np.testing.assert_array_equal(mask, [1, 0, 1, 1, 0, 0])  # missing never satisfies
+    apply_binned_condition(0, OP_GR, np.float32(0.5), binned.bin_index, binned.bin_offset,
+                           binned.bin_min, mask, 1)
+    np.testing.assert_array_equal(mask, [1, 0, 2, 2, 0, 0])  # only covered examples move
+
+
+def test_min_coverage_and_min_quality():
+    x, g = [0, 0, 1, 1, 2], [1000, 1000, -1000, -1000, 0]
+    _, best = tiny_search(x, g, min_coverage=3)
+    assert best[4] >= 3
+    assert tiny_search(x, g, min_coverage=6)[1] is None
+    _, best = tiny_search(x, g)
+    assert tiny_search(x, g, min_quality=best[0])[1] is None  # must be strictly better
+    assert tiny_search([4, 4], [10, 20])[1] is None  # a single bin has no boundary
