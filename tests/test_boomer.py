@@ -292,3 +292,48 @@ def test_nominal_and_missing_rules_read_eq_and_neq():
     assert "x0 <=" not in text and "x0 >" not in text
     # missing values never satisfy a condition, also at prediction
     assert (clf.predict(X) == y).mean() > 0.95
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "equal-frequency{bin_ratio=0.5}"])
+def test_feature_binning(data, binning):
+    X, Y = data
+    a = fit(X, Y, feature_binning=binning)
+    b = fit(X, Y, feature_binning=binning, parallel_rule_refinement="true")
+    assert a.feature_binning_ == binning.split("{")[0]
+    assert_same_model(a.model_, b.model_)
+    majority = (Y.mean(0) > 0.5).astype(np.uint8)
+    assert (a.predict(X) != Y).mean() < (majority != Y).mean()
+
+
+@pytest.mark.parametrize("representation", ["dense", "sparse", "binned"])
+def test_training_coverage_agrees_with_the_model(representation):
+    """The scores the learner accumulated for the training examples are the model's
+    predictions for them: every applied condition covers exactly what the stored rule
+    covers — also examples of weight 0 under instance sampling, and missing values."""
+    from gpurules.backends.cpu import CpuBackend
+    from gpurules.data.binning import bin_features
+    from gpurules.data.presorted import presort_dense
+    from gpurules.data.sparse import presort_sparse
+    from gpurules.estimators.boomer_params import resolve_config
+    from gpurules.learners.boosting import BoostingLearner
+
+    X, Y = sparse_problem(3)
+    nominal = np.zeros(X.shape[1], bool)
+    nominal[:3] = True
+    features = {"dense": lambda: presort_dense(X, nominal),
+                "sparse": lambda: presort_sparse(X, nominal),
+                "binned": lambda: bin_features(X, nominal, "equal-width", bin_ratio=0.3)}
+    est = BoomerClassifier(max_rules=25,
+                           instance_sampling="without-replacement{sample_size=0.4}")
+    config, _ = resolve_config(est)
+    backend = CpuBackend()
+    model = BoostingLearner(config, backend, np.random.default_rng(0)).fit(
+        features[representation](), Y, np.ones(len(X))).build()
+    np.testing.assert_allclose(model.predict_scores(X), backend.training_scores(), rtol=0,
+                               atol=1e-12)
+
+
+def test_feature_binning_validation(data):
+    X, Y = data
+    with pytest.raises(ValueError, match="bin_ratio"):
+        fit(X, Y, feature_binning="equal-width{bin_ratio=0}")

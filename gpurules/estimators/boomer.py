@@ -6,6 +6,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.cpu import CpuBackend
+from gpurules.backends.cpu.threads import thread_limit
+from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import resolve_device
@@ -130,11 +132,22 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _feature_representation(self, X, nominal_mask, sparse_value):
-        """Pre-sorted dense or sparse features, as ``feature_format`` asks ('auto': the
-        smaller in memory, as mlrl-boomer decides)."""
+        """Binned features if ``feature_binning`` asks for them ('auto': equal-width for dense
+        input with more than 200,000 examples, as mlrl-boomer decides), else pre-sorted
+        dense or sparse features as ``feature_format`` asks ('auto': the smaller in
+        memory)."""
         fmt, _ = parse("feature_format", self.feature_format)
         if not np.isfinite(sparse_value):
             raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
+        binning, options = parse("feature_binning", self.feature_binning)
+        if binning == "auto":
+            binning = "equal-width" if not sp.issparse(X) and X.shape[0] > 200_000 else "none"
+        self.feature_binning_ = binning
+        if binning != "none":
+            self.feature_format_ = "dense"
+            dense = X.toarray() if sp.issparse(X) else X
+            with thread_limit(self._threads["search"]):
+                return bin_features(dense, nominal_mask, binning, **options)
         use_sparse = fmt == "sparse" or (fmt == "auto" and sparse_is_smaller(X))
         if use_sparse:
             self.feature_format_ = "sparse"

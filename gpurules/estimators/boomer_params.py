@@ -41,7 +41,10 @@ SUPPORTED = {
     "probability_predictor": {"auto": {}, "output-wise": {}},
     "output_sampling": {"none": {}},
     "holdout": {"auto": {}, "none": {}},
-    "feature_binning": {"auto": {}, "none": {}},
+    "feature_binning": {
+        "auto": {}, "none": {},
+        "equal-width": {"bin_ratio": 0.33, "min_bins": 2, "max_bins": 0},
+        "equal-frequency": {"bin_ratio": 0.33, "min_bins": 2, "max_bins": 0}},
     "label_binning": {"auto": {}, "none": {}},
     "rule_pruning": {"none": {}},
 }

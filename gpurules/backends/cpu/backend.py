@@ -1,10 +1,13 @@
 """CpuBackend: the backend protocol implemented with Numba on the host."""
 
+import contextlib
+
 import numpy as np
 
 from gpurules.backends.base import Refinement
-from gpurules.backends.cpu import exact_search, sparse_search, statistics
+from gpurules.backends.cpu import exact_search, histogram_search, sparse_search, statistics
 from gpurules.backends.cpu.threads import thread_limit
+from gpurules.data.binning import BinnedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
 
 
@@ -45,6 +48,11 @@ class CpuBackend:
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
         self._buffers = None
+        if isinstance(features, BinnedFeatures):  # histograms of the sampled features
+            B = features.total_bins
+            self.hist_g = np.zeros((B, K), np.int64)
+            self.hist_h = np.zeros((B, K), np.int64)
+            self.hist_count = np.zeros(B, np.int64)
         self.indicator = 0
         self.set_scale(scale)
 
@@ -76,30 +84,41 @@ class CpuBackend:
     # -- search ----------------------------------------------------------------------
     def find_best_refinement(self, features, labels, weights, totals, search):
         S = features.shape[0]
-        scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = \
-            self._result_buffers(S)
-        common = (self.mask, self.indicator, self._weights(weights), self.g, self.h, totals[0], totals[1],
-                  totals[2], labels, search.head_mode, search.l1, search.l2, self.inv_scale,
-                  search.min_coverage, search.min_quality, scratch, out_q, out_op, out_thr,
-                  out_cnt, out_label, out_g, out_h)
-        fs = self.features
-        if isinstance(fs, SparseSortedFeatures):
-            module = sparse_search
-            args = (features, fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
-                    fs.nominal, fs.sparse_value) + common
-        else:
-            module = exact_search
-            args = (features, fs.sorted_index, fs.sorted_value, fs.n_present, fs.nominal) + common
-        if self.n_threads_search > 1 and S > 1:
-            with thread_limit(self.n_threads_search):
-                module.search_parallel(*args)
-        else:
-            module.search_serial(*args)
+        scratch, *outs = self._result_buffers(S)
+        settings = (labels, search.head_mode, search.l1, search.l2, self.inv_scale,
+                    search.min_coverage, search.min_quality)
+        parallel = self.n_threads_search > 1 and S > 1
+        with thread_limit(self.n_threads_search) if parallel else contextlib.nullcontext():
+            self._search(features, self._weights(weights), totals, settings, scratch, outs,
+                         parallel)
+        out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = outs
         j = _first_best(out_q, out_op)
         if j < 0:
             return None
         return Refinement(int(features[j]), int(out_op[j]), out_thr[j], float(out_q[j]),
                           int(out_cnt[j]), int(out_label[j]), out_g[j].copy(), out_h[j].copy())
+
+    def _search(self, features, weights, totals, settings, scratch, outs, parallel):
+        """Run the search kernel of the feature representation; results land in ``outs``."""
+        fs = self.features
+        if isinstance(fs, BinnedFeatures):
+            histogram_search.build_histograms(
+                features, fs.bin_index, fs.bin_offset, self.mask, self.indicator, weights,
+                self.g, self.h, self.hist_g, self.hist_h, self.hist_count, parallel=parallel)
+            histogram_search.scan_histograms(
+                features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, self.hist_g,
+                self.hist_h, self.hist_count, *settings, *outs, parallel=parallel)
+            return
+        if isinstance(fs, SparseSortedFeatures):
+            module = sparse_search
+            data = (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present, fs.nominal,
+                    fs.sparse_value)
+        else:
+            module = exact_search
+            data = (fs.sorted_index, fs.sorted_value, fs.n_present, fs.nominal)
+        kernel = module.search_parallel if parallel else module.search_serial
+        kernel(features, *data, self.mask, self.indicator, weights, self.g, self.h, *totals,
+               *settings, scratch, *outs)
 
     def _result_buffers(self, S):
         """Per-feature scratch sums and result slots (see exact_search), reused across
@@ -116,7 +135,12 @@ class CpuBackend:
     def apply_refinement(self, refinement):
         self._full_coverage = False
         fs, r = self.features, refinement
-        if isinstance(fs, SparseSortedFeatures):
+        if isinstance(fs, BinnedFeatures):
+            histogram_search.apply_binned_condition(r.feature, r.op, r.threshold, fs.bin_index,
+                                                    fs.bin_offset, fs.bin_min, self.mask,
+                                                    self.indicator)
+            self.indicator += 1
+        elif isinstance(fs, SparseSortedFeatures):
             self.indicator = sparse_search.apply_condition(
                 r.feature, r.op, r.threshold, fs.indptr, fs.index, fs.value, fs.sparse_value,
                 self.mask, self.indicator)
