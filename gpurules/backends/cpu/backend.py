@@ -2,6 +2,7 @@
 
 import contextlib
 
+import numba as nb
 import numpy as np
 
 from gpurules.backends.base import Refinement
@@ -11,6 +12,7 @@ from gpurules.data.binning import BinnedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
 
 
+@nb.njit(cache=True)
 def _first_best(out_q, out_op):
     """Slot of the best result, the first in sampled order among equals (-1 if none), so
     the choice does not depend on the number of threads."""
@@ -123,14 +125,14 @@ class CpuBackend:
     def _result_buffers(self, S):
         """Per-feature scratch sums and result slots (see exact_search), reused across
         refinements."""
-        buffers = getattr(self, "_buffers", None)
-        if buffers is None or buffers[0].shape[0] < S:
+        buffers = self._buffers
+        if buffers is None or buffers[0].shape[0] != S:  # S is fixed per fit in practice
             K = self.g.shape[1]
-            buffers = (np.empty((S, 8, K), np.int64), np.empty(S), np.empty(S, np.int8), np.empty(S, np.float32),
-                       np.empty(S, np.int64), np.empty(S, np.int32), np.empty((S, K), np.int64),
-                       np.empty((S, K), np.int64))
+            buffers = (np.empty((S, 8, K), np.int64), np.empty(S), np.empty(S, np.int8),
+                       np.empty(S, np.float32), np.empty(S, np.int64), np.empty(S, np.int32),
+                       np.empty((S, K), np.int64), np.empty((S, K), np.int64))
             self._buffers = buffers
-        return tuple(b[:S] for b in buffers)
+        return buffers
 
     def apply_refinement(self, refinement):
         self._full_coverage = False

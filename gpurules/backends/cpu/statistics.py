@@ -37,16 +37,20 @@ def _update_covered_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, la
     n = Y.shape[0]
     chunks = delta_g.shape[0]
     for c in nb.prange(chunks):
+        sum_g = np.zeros(delta_g.shape[1], np.int64)
+        sum_h = np.zeros(delta_g.shape[1], np.int64)
         for i in range(c * n // chunks, (c + 1) * n // chunks):
             if mask[i] == indicator:
                 for idx in range(labels.shape[0]):
                     k = labels[idx]
                     P[i, k] += scores[idx]
                     new_g, new_h = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
-                    delta_g[c, k] += new_g - g[i, k]
-                    delta_h[c, k] += new_h - h[i, k]
+                    sum_g[k] += new_g - g[i, k]
+                    sum_h[k] += new_h - h[i, k]
                     g[i, k] = new_g
                     h[i, k] = new_h
+        delta_g[c] = sum_g
+        delta_h[c] = sum_h
 
 
 update_covered_serial = nb.njit(cache=True)(_update_covered_py)
