@@ -10,9 +10,8 @@ logger = logging.getLogger("gpurules")
 
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda)(?::(\d+))?$")
 
-# Whether this build contains a CUDA backend for the learners. The kernels arrive with
-# the GPU backend; until then "cuda" is refused with a clear message.
-CUDA_BACKEND_AVAILABLE = False
+# Whether this build contains a CUDA backend for the learners (BOOMER's histogram search).
+CUDA_BACKEND_AVAILABLE = True
 
 
 def parse_device(device):

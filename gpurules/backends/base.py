@@ -81,3 +81,19 @@ class Backend(Protocol):
     def update_statistics(self, labels, scores):
         """Add ``scores`` (float64) to the covered examples' scores of ``labels`` and
         recompute their statistics."""
+
+
+def select_refinement(features, out):
+    """The first of the best slots of a search (deterministic), as a :class:`Refinement`.
+
+    Args:
+        features: int64 (S,) sampled features.
+        out: host arrays (q, op, thr, cnt, label, g, h) as in ``cpu/exact_search.py``.
+    """
+    q, op, thr, cnt, label, g, h = out
+    found = op >= 0
+    if not found.any():
+        return None
+    j = int(np.argmax(np.where(found, q, -np.inf)))
+    return Refinement(int(features[j]), int(op[j]), thr[j], float(q[j]), int(cnt[j]),
+                      int(label[j]), g[j].copy(), h[j].copy())

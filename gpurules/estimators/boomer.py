@@ -119,7 +119,7 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         nominal_mask = np.zeros(A, dtype=bool)
         nominal_mask[list(nominal)] = True
         self._threads = threads
-        backend = CpuBackend(threads["search"], threads["update"])
+        backend = self._make_backend(threads)
         rng = np.random.default_rng(self.random_state)
         features = self._feature_representation(X, nominal_mask, sparse_feature_value)
         builder = BoostingLearner(config, backend, rng).fit(features, Y, weight)
@@ -131,6 +131,14 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         return self
 
+    def _make_backend(self, threads):
+        """The backend of ``device_``: CUDA (histogram search) or the CPU."""
+        if self.device_.startswith("cuda"):
+            from gpurules.backends.cuda import CudaBackend
+
+            return CudaBackend(int(self.device_.split(":")[1]))
+        return CpuBackend(threads["search"], threads["update"])
+
     def _feature_representation(self, X, nominal_mask, sparse_value):
         """Binned features if ``feature_binning`` asks for them ('auto': equal-width for dense
         input with more than 200,000 examples, as mlrl-boomer decides), else pre-sorted
@@ -140,8 +148,14 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         if not np.isfinite(sparse_value):
             raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
         binning, options = parse("feature_binning", self.feature_binning)
+        on_gpu = self.device_.startswith("cuda")
         if binning == "auto":
-            binning = "equal-width" if not sp.issparse(X) and X.shape[0] > 200_000 else "none"
+            big_dense = not sp.issparse(X) and X.shape[0] > 200_000
+            binning = "equal-width" if big_dense or on_gpu else "none"
+        if on_gpu and binning == "none":
+            raise ValueError(f"device={self.device!r} runs the histogram search: use "
+                             f"feature_binning='auto', 'equal-width' or 'equal-frequency' "
+                             f"(or device='cpu' for the exact search)")
         self.feature_binning_ = binning
         if binning != "none":
             self.feature_format_ = "dense"

@@ -2,25 +2,13 @@
 
 import contextlib
 
-import numba as nb
 import numpy as np
 
-from gpurules.backends.base import Refinement
+from gpurules.backends.base import select_refinement
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search, statistics
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
-
-
-@nb.njit(cache=True)
-def _first_best(out_q, out_op):
-    """Slot of the best result, the first in sampled order among equals (-1 if none), so
-    the choice does not depend on the number of threads."""
-    best = -1
-    for j in range(out_q.shape[0]):
-        if out_op[j] >= 0 and (best < 0 or out_q[j] > out_q[best]):
-            best = j
-    return best
 
 
 class CpuBackend:
@@ -93,12 +81,7 @@ class CpuBackend:
         with thread_limit(self.n_threads_search) if parallel else contextlib.nullcontext():
             self._search(features, self._weights(weights), totals, settings, scratch, outs,
                          parallel)
-        out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = outs
-        j = _first_best(out_q, out_op)
-        if j < 0:
-            return None
-        return Refinement(int(features[j]), int(out_op[j]), out_thr[j], float(out_q[j]),
-                          int(out_cnt[j]), int(out_label[j]), out_g[j].copy(), out_h[j].copy())
+        return select_refinement(features, outs)
 
     def _search(self, features, weights, totals, settings, scratch, outs, parallel):
         """Run the search kernel of the feature representation; results land in ``outs``."""

@@ -1,0 +1,275 @@
+"""Numba CUDA kernels of the CUDA backend: threshold scan, statistics, coverage.
+
+The histograms themselves are built by the CUDA C kernels in ``kernels/histogram.cu``. The
+math comes from ``device_math`` (compiled once from ``gpurules.objectives``). Every kernel
+is a plain Python function compiled lazily by ``cuda.jit``; ``SIGNATURES`` lists the explicit
+signatures that ``numba.cuda.compile_ptx`` type-checks in the tests.
+
+Shapes and dtypes (n examples, K labels, A features, B histogram rows, S sampled features,
+m head labels):
+    features int64 (S,); bin_index int32 (A, n); bin_offset int64 (A + 1,);
+    bin_min, bin_max float32 (B,); nominal bool (A,);
+    hist_g, hist_h int64 (B, K); hist_count int64 (B,); labels int32 (m,);
+    Y uint8 (n, K); P float64 (n, K); base_weight float64 (n,); g, h int64 (n, K);
+    mask int32 (n,); weights int32 (n,);
+    out_q float64 (S,), out_op int8 (S,), out_thr float32 (S,), out_cnt int64 (S,),
+    out_label int32 (S,), out_g, out_h int64 (S, K): as in ``cpu/exact_search.py``.
+"""
+
+from numba import cuda, types
+
+from gpurules.backends.cuda.device_math import encode, label_gain, midpoint, satisfies
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.objectives.heads import HEAD_COMPLETE
+
+# planes of the scan's int64 work array (4, S, K)
+TOT_G, TOT_H, RUN_G, RUN_H = 0, 1, 2, 3
+
+
+# -- threshold scan: one block per sampled feature, threads over labels ------------------
+@cuda.jit(device=True)
+def _feature_totals(j, lo, hi, hist_g, hist_h, hist_count, work):
+    """Sums of feature slot ``j``'s bins ``lo..hi-1`` into ``work``; clears the running sums.
+    Each thread owns the labels ``k = tid, tid + T, ...``. Returns the total count (int64)."""
+    for k in range(cuda.threadIdx.x, hist_g.shape[1], cuda.blockDim.x):
+        sg = 0
+        sh = 0
+        for b in range(lo, hi):
+            sg += hist_g[b, k]
+            sh += hist_h[b, k]
+        work[TOT_G, j, k] = sg
+        work[TOT_H, j, k] = sh
+        work[RUN_G, j, k] = 0
+        work[RUN_H, j, k] = 0
+    count = 0
+    for b in range(lo, hi):
+        count += hist_count[b]
+    return count
+
+
+@cuda.jit(device=True)
+def _side_quality(j, complement, labels, head_mode, l1, l2, inv_scale, work, gains):
+    """Gain of the head over ``labels`` for the running sums (or totals minus them).
+
+    Gains are computed in parallel into ``gains[j]``; every thread then reduces them in label
+    order exactly as the CPU does, so all threads hold the same (quality, label)."""
+    m = labels.shape[0]
+    for idx in range(cuda.threadIdx.x, m, cuda.blockDim.x):
+        k = labels[idx]
+        gk = work[RUN_G, j, k]
+        hk = work[RUN_H, j, k]
+        if complement:
+            gk = work[TOT_G, j, k] - gk
+            hk = work[TOT_H, j, k] - hk
+        gains[j, idx] = label_gain(gk * inv_scale, hk * inv_scale, l1, l2)
+    cuda.syncthreads()
+    best = 0.0
+    best_label = -1
+    total = 0.0
+    for idx in range(m):
+        gain = gains[j, idx]
+        if head_mode == HEAD_COMPLETE:
+            total += gain
+        elif best_label < 0 or gain > best:
+            best = gain
+            best_label = labels[idx]
+    cuda.syncthreads()  # gains[j] is overwritten by the next candidate
+    if head_mode == HEAD_COMPLETE:
+        return total, -1
+    return best, best_label
+
+
+@cuda.jit(device=True)
+def _store(j, complement, q, op, thr, cnt, label, work, out_q, out_op, out_thr, out_cnt,
+           out_label, out_g, out_h):
+    """Write candidate (q, op, thr, cnt, label) and its sums into slot ``j``."""
+    if cuda.threadIdx.x == 0:
+        out_q[j] = q
+        out_op[j] = op
+        out_thr[j] = thr
+        out_cnt[j] = cnt
+        out_label[j] = label
+    for k in range(cuda.threadIdx.x, out_g.shape[1], cuda.blockDim.x):
+        gk = work[RUN_G, j, k]
+        hk = work[RUN_H, j, k]
+        if complement:
+            gk = work[TOT_G, j, k] - gk
+            hk = work[TOT_H, j, k] - hk
+        out_g[j, k] = gk
+        out_h[j, k] = hk
+
+
+@cuda.jit(device=True)
+def _add_bin(j, b, hist_g, hist_h, work, reset):
+    """Running sums of slot ``j`` += bin ``b`` (after clearing them if ``reset``)."""
+    for k in range(cuda.threadIdx.x, hist_g.shape[1], cuda.blockDim.x):
+        if reset:
+            work[RUN_G, j, k] = 0
+            work[RUN_H, j, k] = 0
+        work[RUN_G, j, k] += hist_g[b, k]
+        work[RUN_H, j, k] += hist_h[b, k]
+
+
+def _scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+                     hist_count, labels, head_mode, l1, l2, inv_scale, min_coverage,
+                     min_quality, work, gains, out_q, out_op, out_thr, out_cnt, out_label,
+                     out_g, out_h):
+    """Best condition per sampled feature, one block per feature (grid = S blocks).
+
+    Bins with count 0 are skipped. Between consecutive non-empty bins ``a < b`` of a numerical
+    feature, ``<=``/``>`` are scored with threshold ``midpoint(bin_max[a], bin_min[b])``; every
+    non-empty bin of a nominal feature gives ``==``/``!=`` its value. Candidates are visited in
+    the CPU's order and a later one must be strictly better, so ties keep the first.
+
+    Scratch: work int64 (4, S, K), gains float64 (S, m). Control flow depends only on
+    block-uniform values, so every thread reaches every ``syncthreads``.
+    """
+    j = cuda.blockIdx.x
+    if j >= features.shape[0]:
+        return
+    f = features[j]
+    lo = bin_offset[f]
+    hi = bin_offset[f + 1]
+    is_nominal = nominal[f]
+    tot_count = _feature_totals(j, lo, hi, hist_g, hist_h, hist_count, work)
+    if cuda.threadIdx.x == 0:
+        out_op[j] = -1
+    cuda.syncthreads()
+    best_q = min_quality
+    cnt = 0
+    prev = -1  # the last non-empty bin
+    for b in range(lo, hi + 1):
+        at_end = b == hi
+        if not at_end and hist_count[b] == 0:
+            continue
+        if prev >= 0:
+            if is_nominal:
+                thr = bin_min[prev]
+                first_op, second_op = OP_EQ, OP_NEQ
+            elif at_end:
+                break  # ``<= max`` covers everything, ``> max`` nothing
+            else:
+                thr = midpoint(bin_max[prev], bin_min[b])
+                first_op, second_op = OP_LEQ, OP_GR
+            for side in range(2):
+                complement = side == 1
+                side_cnt = tot_count - cnt if complement else cnt
+                if side_cnt < min_coverage or side_cnt == 0:
+                    continue
+                q, lab = _side_quality(j, complement, labels, head_mode, l1, l2, inv_scale,
+                                       work, gains)
+                if q > best_q:
+                    best_q = q
+                    op = second_op if complement else first_op
+                    _store(j, complement, q, op, thr, side_cnt, lab, work, out_q, out_op,
+                           out_thr, out_cnt, out_label, out_g, out_h)
+        if at_end:
+            break
+        _add_bin(j, b, hist_g, hist_h, work, is_nominal)
+        cnt = hist_count[b] if is_nominal else cnt + hist_count[b]
+        prev = b
+        cuda.syncthreads()  # the running sums are read by other threads
+
+
+# -- statistics --------------------------------------------------------------------------
+def _compute_all_statistics(loss, Y, P, base_weight, scale, g, h):
+    """g, h of every (example, label) from the scores P; threads over the n*K entries."""
+    n, K = Y.shape
+    for e in range(cuda.grid(1), n * K, cuda.gridsize(1)):
+        i = e // K
+        k = e - i * K
+        g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+
+
+def _update_statistics(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels,
+                       scores):
+    """Covered examples: P[i, labels] += scores (float64 (m,)); recompute their g, h.
+    Threads over the n*m (example, head label) pairs."""
+    m = labels.shape[0]
+    for e in range(cuda.grid(1), Y.shape[0] * m, cuda.gridsize(1)):
+        i = e // m
+        if mask[i] == indicator:
+            idx = e - i * m
+            k = labels[idx]
+            P[i, k] += scores[idx]
+            g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+
+
+def _covered_totals(mask, indicator, weights, g, h, tot_g, tot_h, count):
+    """tot_g, tot_h int64 (K,) and count int64 (1,) += the weighted sums over the covered
+    examples with non-zero weight (outputs zeroed by the caller).
+
+    The T threads form ``rows = T // cols`` rows of ``cols = min(K, T)`` columns; a thread sums
+    its labels over every ``rows``-th example locally and adds the result with one atomic."""
+    n, K = g.shape
+    t = cuda.grid(1)
+    T = cuda.gridsize(1)
+    cols = min(K, T)
+    rows = T // cols
+    col = t % cols
+    row = t // cols
+    if row >= rows:
+        return
+    for k in range(col, K, cols):
+        sg = 0
+        sh = 0
+        c = 0
+        for i in range(row, n, rows):
+            w = weights[i]
+            if mask[i] == indicator and w != 0:
+                sg += w * g[i, k]
+                sh += w * h[i, k]
+                c += 1
+        cuda.atomic.add(tot_g, k, sg)
+        cuda.atomic.add(tot_h, k, sh)
+        if k == 0:
+            cuda.atomic.add(count, 0, c)
+
+
+# -- coverage ----------------------------------------------------------------------------
+def _apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask,
+                            indicator):
+    """mask[i] = indicator + 1 for the covered examples whose bin of feature ``f`` satisfies
+    ``op threshold`` (judged by the bin's ``bin_min``; missing never does)."""
+    lo = bin_offset[f]
+    for i in range(cuda.grid(1), mask.shape[0], cuda.gridsize(1)):
+        if mask[i] == indicator:
+            b = bin_index[f, i]
+            if b >= 0 and satisfies(op, bin_min[lo + b], threshold):
+                mask[i] = indicator + 1
+
+
+scan_histograms = cuda.jit(_scan_histograms)
+compute_all_statistics = cuda.jit(_compute_all_statistics)
+update_statistics = cuda.jit(_update_statistics)
+covered_totals = cuda.jit(_covered_totals)
+apply_binned_condition = cuda.jit(_apply_binned_condition)
+
+
+def _signatures():
+    i8, i32, i64, f32, f64 = types.int8, types.int32, types.int64, types.float32, types.float64
+    vec = {t: t[::1] for t in (i8, i32, i64, f32, f64, types.boolean)}
+    mat = {t: t[:, ::1] for t in (types.uint8, i32, i64, f64)}
+    stats = (i64, mat[types.uint8], mat[f64], vec[f64], f64, mat[i64], mat[i64])
+    return {
+        "scan_histograms": (
+            vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean], mat[i64], mat[i64],
+            vec[i64], vec[i32], i64, f64, f64, f64, i64, f64, i64[:, :, ::1], mat[f64],
+            vec[f64], vec[i8], vec[f32], vec[i64], vec[i32], mat[i64], mat[i64]),
+        "compute_all_statistics": stats,
+        "update_statistics": stats + (vec[i32], i64, vec[i32], vec[f64]),
+        "covered_totals": (vec[i32], i64, vec[i32], mat[i64], mat[i64], vec[i64], vec[i64],
+                           vec[i64]),
+        "apply_binned_condition": (i64, i64, f32, mat[i32], vec[i64], vec[f32], vec[i32], i64),
+    }
+
+
+# kernel name -> argument types (``void`` return), for ``numba.cuda.compile_ptx``
+SIGNATURES = _signatures()
+KERNELS = {
+    "scan_histograms": scan_histograms,
+    "compute_all_statistics": compute_all_statistics,
+    "update_statistics": update_statistics,
+    "covered_totals": covered_totals,
+    "apply_binned_condition": apply_binned_condition,
+}

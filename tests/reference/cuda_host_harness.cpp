@@ -1,0 +1,89 @@
+// Runs the CUDA C kernels of kernels/histogram.cu on the host, for tests without a GPU.
+//
+// Built by tests/test_cuda_simulator.py as a shared library (g++ -std=c++20 -pthread
+// -DKERNEL_SOURCE='"<path>/histogram.cu"') and called through ctypes. The CUDA built-ins are
+// emulated: every block of a grid runs after the other, the threads of a block run
+// concurrently as std::threads, __syncthreads is a std::barrier, atomicAdd is a
+// std::atomic_ref fetch_add, and the block's dynamic shared memory is one buffer whose bytes
+// past the launch's shared_mem are checked to be untouched. Like the Numba simulator, this
+// cannot find races between blocks; it does run the threads of a block truly in parallel.
+
+#include <atomic>
+#include <barrier>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+struct uint3 { unsigned x, y, z; };
+struct dim3 { unsigned x, y, z; };
+
+static thread_local uint3 threadIdx, blockIdx;
+static thread_local dim3 blockDim, gridDim;
+static std::barrier<>* block_barrier = nullptr;
+
+static void __syncthreads() { block_barrier->arrive_and_wait(); }
+
+static unsigned long long atomicAdd(unsigned long long* target, unsigned long long value) {
+    return std::atomic_ref<unsigned long long>(*target).fetch_add(value);
+}
+
+constexpr std::size_t SHARED_WORDS = 1 << 16;
+constexpr long long SENTINEL = 0x5a5a5a5a5a5a5a5aLL;
+extern "C" {
+alignas(16) long long shared[SHARED_WORDS];  // the kernels' `extern __shared__` buffer
+}
+
+#define __global__
+#define __device__
+#define __shared__
+#define __forceinline__ inline
+
+#include KERNEL_SOURCE
+
+template <class Body>
+static int launch(unsigned gx, unsigned gy, unsigned bx, std::size_t shared_bytes, Body body) {
+    if (shared_bytes > sizeof(shared)) return -2;
+    const std::size_t used = (shared_bytes + 7) / 8;
+    for (unsigned by_ = 0; by_ < gy; ++by_) {
+        for (unsigned bx_ = 0; bx_ < gx; ++bx_) {
+            for (std::size_t w = 0; w < SHARED_WORDS; ++w) shared[w] = SENTINEL;
+            std::barrier<> barrier(bx);
+            block_barrier = &barrier;
+            std::vector<std::thread> threads;
+            for (unsigned tx = 0; tx < bx; ++tx) {
+                threads.emplace_back([=] {
+                    threadIdx = {tx, 0, 0};
+                    blockIdx = {bx_, by_, 0};
+                    blockDim = {bx, 1, 1};
+                    gridDim = {gx, gy, 1};
+                    body();
+                });
+            }
+            for (auto& t : threads) t.join();
+            for (std::size_t w = used; w < SHARED_WORDS; ++w) {
+                if (shared[w] != SENTINEL) return -1;  // wrote past its shared memory
+            }
+        }
+    }
+    return 0;
+}
+
+extern "C" int run_zero_histograms(unsigned gx, unsigned gy, unsigned bx, const i64* features,
+                                   int S, const i64* bin_offset, int K, i64* hist_g,
+                                   i64* hist_h, i64* hist_count) {
+    return launch(gx, gy, bx, 0, [=] {
+        zero_histograms(features, S, bin_offset, K, hist_g, hist_h, hist_count);
+    });
+}
+
+extern "C" int run_histogram(int use_shared, unsigned gx, unsigned gy, unsigned bx,
+                             std::size_t shared_bytes, const i64* features, int S,
+                             const int* bin_index, const i64* bin_offset, const int* mask,
+                             int indicator, const int* weights, const i64* g, const i64* h,
+                             int K, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
+    auto kernel = use_shared ? histogram_shared : histogram_global;
+    return launch(gx, gy, bx, use_shared ? shared_bytes : 0, [=] {
+        kernel(features, S, bin_index, bin_offset, mask, indicator, weights, g, h, K, n, A,
+               hist_g, hist_h, hist_count);
+    });
+}

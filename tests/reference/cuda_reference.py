@@ -1,0 +1,180 @@
+"""References and tiny problems for the CUDA backend's tests (host only, no CUDA imports).
+
+``exact_bins`` maps every distinct value to its own bin, so a histogram search over these
+bins must choose exactly what the pre-sorted exact search chooses. The CPU side is reached
+through the public ``CpuBackend`` protocol and the NumPy oracle of
+``tests/reference/histogram.py``, one feature at a time, so that every slot of the CUDA
+scan's ``out_*`` arrays is compared.
+"""
+
+import numpy as np
+
+from gpurules.backends.base import Refinement, SearchSettings
+from gpurules.backends.cpu import CpuBackend
+from gpurules.backends.cuda.backend import select_refinement
+from gpurules.data.binning import BinnedFeatures
+from gpurules.data.presorted import presort_dense
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from tests.reference import histogram as ref_histogram
+
+LOGISTIC = DECOMPOSABLE_LOSSES["logistic-decomposable"]
+
+
+def exact_bins(X, nominal):
+    """BinnedFeatures with one bin per distinct non-missing value of each column.
+
+    Args:
+        X: float32 (n, A), NaN = missing; nominal: bool (A,).
+    """
+    n, A = X.shape
+    bin_index = np.full((A, n), -1, np.int32)
+    values = []
+    for f in range(A):
+        present = ~np.isnan(X[:, f])
+        distinct, inverse = np.unique(X[present, f], return_inverse=True)
+        bin_index[f, present] = inverse
+        values.append(distinct.astype(np.float32))
+    num_bins = np.array([v.size for v in values], np.int32)
+    bin_offset = np.concatenate([[0], np.cumsum(num_bins)]).astype(np.int64)
+    flat = np.concatenate(values)
+    return BinnedFeatures(bin_index, num_bins, bin_offset, flat.copy(), flat.copy(),
+                          np.asarray(nominal, bool))
+
+
+def random_problem(rng, n, A, K, n_distinct=5, nan_frac=0.1, nominal=(0,)):
+    """A tiny search problem.
+
+    Returns:
+        X float32 (n, A) with duplicates and NaNs, nominal bool (A,), g int64 (n, K),
+        h int64 (n, K) >= 0, weights int32 (n,) in {0, 1, 2}, mask int32 (n,) in {0, 1}
+        (covered: indicator 1, about 3/4 of the examples).
+    """
+    X = (rng.integers(0, n_distinct, size=(n, A)) * 0.37 - 0.5).astype(np.float32)
+    X[rng.random((n, A)) < nan_frac] = np.nan
+    is_nominal = np.zeros(A, bool)
+    is_nominal[list(nominal)] = True
+    X[:, is_nominal] = np.floor(np.abs(X[:, is_nominal]) * 3)
+    g = rng.integers(-2 ** 20, 2 ** 20, size=(n, K)).astype(np.int64)
+    h = rng.integers(0, 2 ** 19, size=(n, K)).astype(np.int64)
+    weights = rng.choice(np.array([0, 1, 1, 2], np.int32), size=n)
+    mask = (rng.random(n) < 0.75).astype(np.int32)
+    return X, is_nominal, g, h, weights, mask
+
+
+def histograms(binned, features, mask, indicator, weights, g, h):
+    """The histogram contract (NumPy): (hist_g int64 (B, K), hist_h int64 (B, K),
+    hist_count int64 (B,)); rows of features that were not sampled are 0."""
+    return ref_histogram.histograms(binned, features, mask == indicator, weights, g, h)
+
+
+def empty_outputs(S, K):
+    """Fresh ``out_*`` arrays (q, op, thr, cnt, label, g, h), initialised as the backends do."""
+    return (np.full(S, -np.inf), np.full(S, -1, np.int8), np.zeros(S, np.float32),
+            np.zeros(S, np.int64), np.full(S, -1, np.int32), np.zeros((S, K), np.int64),
+            np.zeros((S, K), np.int64))
+
+
+def slot_refinements(features, out):
+    """One Refinement (or None) per slot of a search's ``out_*`` arrays."""
+    return [select_refinement(features[j:j + 1], tuple(a[j:j + 1] for a in out))
+            for j in range(features.shape[0])]
+
+
+def cpu_backend(X, nominal, g, h, mask, indicator):
+    """A CpuBackend (pre-sorted exact search) holding the given statistics and coverage."""
+    n, K = g.shape
+    backend = CpuBackend()
+    backend.start_fit(presort_dense(X, nominal), np.zeros((n, K), np.uint8), LOGISTIC,
+                      np.ones(n), 2.0 ** 20)
+    backend.g[:], backend.h[:], backend.mask[:] = g, h, mask
+    backend.indicator = indicator
+    return backend
+
+
+def exact_per_feature(X, nominal, features, mask, indicator, weights, g, h, labels, search):
+    """The CPU exact search's best refinement of each feature alone (scale 2**20)."""
+    backend = cpu_backend(X, nominal, g, h, mask, indicator)
+    totals = backend.covered_totals(weights)
+    return [backend.find_best_refinement(np.array([f], np.int64), labels, weights, totals,
+                                         search) for f in features]
+
+
+def reference_per_feature(binned, features, mask, indicator, weights, g, h, labels, search):
+    """The NumPy histogram reference's best refinement of each feature alone, as
+    Refinements (scale 2**20)."""
+    out = []
+    for f in features:
+        best = ref_histogram.best_refinement(
+            binned, mask == indicator, weights, g, h, [f], labels,
+            search.head_mode == HEAD_SINGLE, search.l1, search.l2, 2.0 ** -20,
+            search.min_coverage, search.min_quality)
+        out.append(None if best is None else Refinement(
+            best[1], best[2], np.float32(best[3]), float(best[0]), best[4], best[5], best[6],
+            best[7]))
+    return out
+
+
+def assert_same_refinements(got, want, exact_quality=True):
+    """Per-slot equality of two lists of Refinement-or-None; sums and conditions exactly,
+    qualities bit for bit (or to 1e-12 relative for the NumPy reference)."""
+    assert len(got) == len(want)
+    for j, (a, b) in enumerate(zip(got, want)):
+        assert (a is None) == (b is None), f"slot {j}: {a} != {b}"
+        if a is None:
+            continue
+        assert (a.feature, a.op, a.threshold, a.count, a.label) == \
+            (b.feature, b.op, b.threshold, b.count, b.label), f"slot {j}: {a} != {b}"
+        np.testing.assert_array_equal(a.g_sum, b.g_sum, err_msg=f"slot {j}: g_sum")
+        np.testing.assert_array_equal(a.h_sum, b.h_sum, err_msg=f"slot {j}: h_sum")
+        if exact_quality:
+            assert a.quality == b.quality, f"slot {j}: {a.quality!r} != {b.quality!r}"
+        else:
+            assert abs(a.quality - b.quality) <= 1e-12 * abs(b.quality), f"slot {j}"
+
+
+def assert_same_totals(got, want):
+    np.testing.assert_array_equal(got[0], want[0], err_msg="g totals")
+    np.testing.assert_array_equal(got[1], want[1], err_msg="h totals")
+    assert got[2] == want[2], f"count {got[2]} != {want[2]}"
+
+
+def assert_same_statistics(cpu, gpu):
+    """Scores, g and h of a CpuBackend and a CudaBackend, bit for bit."""
+    np.testing.assert_array_equal(gpu.training_scores(), cpu.training_scores(), "scores")
+    np.testing.assert_array_equal(gpu.cp.asnumpy(gpu.g), cpu.g, err_msg="g")
+    np.testing.assert_array_equal(gpu.cp.asnumpy(gpu.h), cpu.h, err_msg="h")
+
+
+def compare_backends(cpu, gpu, rng, rules=2, conditions=2):
+    """Drive a CpuBackend and a CudaBackend (after ``start_fit`` on the same data; the CPU
+    one pre-sorted, the CUDA one with :func:`exact_bins`) through the learner's phases:
+    per rule reset, totals, refinements over all features (unit weights for the first rule,
+    drawn weights after), coverage, a head update; then a new scale. Every result must be
+    equal, so the loss must be one whose statistics involve no ``exp``."""
+    n, K = cpu.g.shape
+    features = np.arange(gpu.features.num_features, dtype=np.int64)
+    labels = np.arange(K, dtype=np.int32)
+    for rule in range(rules):
+        weights = None if rule == 0 else rng.choice(np.array([0, 1, 2], np.int32), size=n)
+        search = SearchSettings(HEAD_SINGLE if rule % 2 else HEAD_COMPLETE, 0.0, 1.0, 2,
+                                -np.inf)
+        for backend in (cpu, gpu):
+            backend.reset_coverage()
+        for _ in range(conditions):
+            totals = cpu.covered_totals(weights)
+            assert_same_totals(gpu.covered_totals(weights), totals)
+            want = cpu.find_best_refinement(features, labels, weights, totals, search)
+            got = gpu.find_best_refinement(features, labels, weights, totals, search)
+            assert_same_refinements([got], [want])
+            if want is None:
+                break
+            cpu.apply_refinement(want)
+            gpu.apply_refinement(got)
+        scores = rng.normal(0.0, 0.5, size=K)
+        cpu.update_statistics(labels, scores)
+        gpu.update_statistics(labels, scores)
+        assert_same_statistics(cpu, gpu)
+    cpu.set_scale(cpu.scale / 2)
+    gpu.set_scale(gpu.scale / 2)
+    assert_same_statistics(cpu, gpu)

@@ -1,0 +1,108 @@
+"""Plumbing shared by the CUDA test modules: package checks, isolated subprocess runs, GPU
+detection. Nothing here imports CuPy or ``numba.cuda`` at import time.
+
+Checks that need a particular ``numba.cuda`` (the simulator, or compilation with a stand-in
+compute capability) run in a fresh interpreter: ``python -m tests.<module>`` runs the
+module's registered checks and prints one JSON line ``{name: None | traceback}`` after
+``RESULTS_MARKER``, so the pytest process keeps its own ``numba.cuda`` untouched whatever
+order the test modules run in.
+"""
+
+import functools
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS_MARKER = "GPURULES-CHECK-RESULTS "
+
+# import name -> pip requirement of the packages the no-GPU CUDA tests need
+PACKAGES = {
+    "numba_cuda": "numba-cuda",
+    "cuda.bindings": "cuda-bindings",
+    "nvidia.cuda_nvrtc": "nvidia-cuda-nvrtc-cu12",
+}
+
+
+def missing_packages(names=PACKAGES):
+    """The pip names of the packages in ``names`` that cannot be imported."""
+    missing = []
+    for module, pip_name in names.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            missing.append(pip_name)
+    return missing
+
+
+def require(*modules):
+    """Fail (not skip) the calling test when one of ``modules`` is not installed."""
+    missing = missing_packages({m: PACKAGES[m] for m in modules})
+    if missing:
+        pytest.fail(f"the CUDA tests need {', '.join(missing)}: pip install "
+                    f"{' '.join(missing)} (listed in the 'test' extra)", pytrace=False)
+
+
+def run_checks(checks):
+    """Run ``{name: function}``; print ``{name: None or traceback}`` after the marker."""
+    results = {}
+    for name, check in checks.items():
+        try:
+            check()
+            results[name] = None
+        except Exception:  # reported to the parent test, which fails with the traceback
+            results[name] = traceback.format_exc()
+    print(RESULTS_MARKER + json.dumps(results), flush=True)
+
+
+def run_isolated(module, env_updates, timeout=600):
+    """Run ``python -m <module>`` from the repository root with ``env_updates`` (None
+    removes a variable). Returns its results dict; fails the test if there is none."""
+    env = dict(os.environ)
+    for key, value in env_updates.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    proc = subprocess.run([sys.executable, "-m", module], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    for line in proc.stdout.splitlines():
+        if line.startswith(RESULTS_MARKER):
+            return json.loads(line[len(RESULTS_MARKER):])
+    pytest.fail(f"`python -m {module}` produced no results (exit {proc.returncode}):\n"
+                f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}", pytrace=False)
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_reason():
+    """None if CUDA device 0 is usable with CuPy and Numba, else why not (checked lazily)."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return "NUMBA_ENABLE_CUDASIM=1 is set"
+    from gpurules.device import cuda_status
+
+    usable, reason = cuda_status(0)
+    if not usable:
+        return reason
+    try:
+        from numba import cuda
+
+        if not cuda.is_available():
+            return "numba.cuda sees no usable GPU"
+    except Exception as exc:  # numba-cuda missing or its driver bindings failing
+        return f"numba.cuda is not usable ({exc.__class__.__name__}: {exc})"
+    return None
+
+
+def skip_without_gpu():
+    """Skip the calling test unless a real GPU is usable."""
+    reason = gpu_reason()
+    if reason is not None:
+        pytest.skip(f"no usable GPU: {reason}")

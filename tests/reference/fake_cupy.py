@@ -1,0 +1,106 @@
+"""A NumPy stand-in for the parts of CuPy that ``CudaBackend`` uses, so that the backend's
+plumbing runs under the Numba CUDA simulator on a machine without a GPU.
+
+``RawModule`` reads the ``extern "C" __global__`` signatures of the real CUDA source. A
+launch checks every argument against its C parameter (pointer element type or scalar type),
+the launch shape, and, for ``histogram_shared``, that the dynamic shared memory covers every
+launched feature and was opted in above 48 KiB; then it runs the kernel's documented
+contract in NumPy (the histogram reference). The CUDA C code itself is checked by NVRTC and
+on a real GPU, not here.
+"""
+
+import contextlib
+import re
+import types
+
+import numpy as np
+
+from gpurules.backends.cuda.backend import shared_histogram_bytes
+from tests.reference.histogram import histograms
+
+SM_COUNT = 2
+SHARED_OPTIN = 2048  # small, so that wide features take the global-atomics kernel
+_C_TYPES = {"i64": np.int64, "long long": np.int64, "int": np.int32}
+launches = []  # (kernel name, grid, block, shared_mem) of every launch, for the tests
+
+
+def asarray(a, dtype=None):
+    return np.array(a, dtype=dtype, copy=True)  # a device copy, never a view of the host
+
+
+def asnumpy(a):
+    return np.array(a, copy=True)
+
+
+zeros, empty, full, ones = np.zeros, np.empty, np.full, np.ones
+
+cuda = types.SimpleNamespace(
+    Device=lambda index=0: contextlib.nullcontext(),
+    runtime=types.SimpleNamespace(
+        cudaDevAttrMultiProcessorCount=16, cudaDevAttrMaxSharedMemoryPerBlockOptin=97,
+        deviceGetAttribute=lambda attr, dev: {16: SM_COUNT, 97: SHARED_OPTIN}[attr]))
+
+
+def _parameters(source):
+    """kernel name -> [(C type, is_pointer, name)] from the source's signatures."""
+    out = {}
+    for name, params in re.findall(r'extern "C" __global__ void (\w+)\(([^)]*)\)', source):
+        parsed = []
+        for param in params.split(","):
+            m = re.fullmatch(r"\s*(?:const\s+)?([\w ]+?)\s*(\*?)\s*(\w+)\s*", param)
+            parsed.append((m.group(1), m.group(2) == "*", m.group(3)))
+        out[name] = parsed
+    return out
+
+
+class RawModule:
+    def __init__(self, code, options=()):
+        assert "--std=c++17" in options
+        self._params = _parameters(code)
+
+    def get_function(self, name):
+        return RawKernel(name, self._params[name])
+
+
+class RawKernel:
+    def __init__(self, name, params):
+        self.name, self.params = name, params
+        self.max_dynamic_shared_size_bytes = 48 * 1024
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        assert len(args) == len(self.params), f"{self.name}: {len(args)} arguments"
+        for (ctype, pointer, pname), arg in zip(self.params, args):
+            want = np.dtype(_C_TYPES[ctype])
+            if pointer:
+                ok = isinstance(arg, np.ndarray) and arg.flags.c_contiguous
+            else:
+                ok = isinstance(arg, np.generic)
+            assert ok and arg.dtype == want, \
+                f"{self.name}({pname}): got {type(arg).__name__} {arg.dtype}, C type {ctype}"
+        assert len(grid) == 2 and 1 <= grid[1] <= 65535 and grid[0] >= 1
+        assert len(block) == 1 and block[0] % 32 == 0 and block[0] <= 1024
+        launches.append((self.name, grid, block, shared_mem))
+        named = {pname: arg for (_, _, pname), arg in zip(self.params, args)}
+        getattr(self, "_" + self.name)(shared_mem=shared_mem, **named)
+
+    def _zero_histograms(self, features, S, bin_offset, K, hist_g, hist_h, hist_count,
+                         shared_mem):
+        for f in features[:S]:
+            rows = slice(bin_offset[f], bin_offset[f + 1])
+            hist_g[rows], hist_h[rows], hist_count[rows] = 0, 0, 0
+
+    def _histogram_global(self, features, S, bin_index, bin_offset, mask, indicator, weights,
+                          g, h, K, n, A, hist_g, hist_h, hist_count, shared_mem):
+        assert shared_mem == 0
+        binned = types.SimpleNamespace(total_bins=int(bin_offset[-1]), bin_index=bin_index,
+                                       bin_offset=bin_offset)
+        add = histograms(binned, features[:S], mask == indicator, weights, g, h)
+        for total, part in zip((hist_g, hist_h, hist_count), add):
+            total += part
+
+    def _histogram_shared(self, shared_mem, **args):
+        num_bins = np.diff(args["bin_offset"])[args["features"][:args["S"]]]
+        need = int(shared_histogram_bytes(num_bins, int(args["K"])).max())
+        assert need <= shared_mem <= max(self.max_dynamic_shared_size_bytes, 48 * 1024)
+        assert shared_mem <= SHARED_OPTIN
+        self._histogram_global(shared_mem=0, **args)

@@ -1,0 +1,68 @@
+"""ctypes front end of ``cuda_host_harness.cpp``: the CUDA C histogram kernels run on the host.
+
+``HostKernels.build(directory)`` compiles the harness around ``kernels/histogram.cu`` with the
+host C++ compiler; the methods take NumPy arrays and launch shapes like the CUDA backend.
+"""
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from tests.reference.cuda_support import ROOT
+
+HARNESS = Path(__file__).with_name("cuda_host_harness.cpp")
+SOURCE = ROOT / "kernels" / "histogram.cu"
+
+
+def compiler():
+    """The host C++ compiler (g++ or c++), or None."""
+    return shutil.which("g++") or shutil.which("c++")
+
+
+def _ptr(a, dtype):
+    assert a.dtype == dtype and a.flags.c_contiguous, (a.dtype, dtype)
+    return a.ctypes.data_as(ctypes.c_void_p)
+
+
+class HostKernels:
+    def __init__(self, library):
+        self._lib = ctypes.CDLL(str(library))
+        self._lib.run_zero_histograms.restype = ctypes.c_int
+        self._lib.run_histogram.restype = ctypes.c_int
+
+    @classmethod
+    def build(cls, directory):
+        """Compile the harness into ``directory``; raises CalledProcessError with the log."""
+        library = Path(directory) / "histogram_host.so"
+        subprocess.run([compiler(), "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread",
+                        "-Wall", "-Werror", f'-DKERNEL_SOURCE="{SOURCE}"', str(HARNESS),
+                        "-o", str(library)], check=True, capture_output=True, text=True)
+        return cls(library)
+
+    def zero_histograms(self, grid, block, features, bin_offset, K, hists):
+        """``zero_histograms`` on grid (x, y) x block threads; hists = (g, h, count)."""
+        rc = self._lib.run_zero_histograms(
+            ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]), ctypes.c_uint(block),
+            _ptr(features, np.int64), ctypes.c_int(features.shape[0]),
+            _ptr(bin_offset, np.int64), ctypes.c_int(K), *self._hists(hists))
+        assert rc == 0, f"zero_histograms: harness error {rc}"
+
+    def histogram(self, use_shared, grid, block, shared_bytes, features, binned, mask,
+                  indicator, weights, g, h, hists):
+        """``histogram_shared`` or ``histogram_global``. Returns the harness status: 0, or -1
+        if a block wrote past its ``shared_bytes`` of dynamic shared memory."""
+        n, K = g.shape
+        return self._lib.run_histogram(
+            ctypes.c_int(int(use_shared)), ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]),
+            ctypes.c_uint(block), ctypes.c_size_t(shared_bytes), _ptr(features, np.int64),
+            ctypes.c_int(features.shape[0]), _ptr(binned.bin_index, np.int32),
+            _ptr(binned.bin_offset, np.int64), _ptr(mask, np.int32), ctypes.c_int(indicator),
+            _ptr(weights, np.int32), _ptr(g, np.int64), _ptr(h, np.int64), ctypes.c_int(K),
+            ctypes.c_int(n), ctypes.c_int(binned.bin_index.shape[0]), *self._hists(hists))
+
+    @staticmethod
+    def _hists(hists):
+        return tuple(_ptr(a, np.int64) for a in hists)

@@ -1,0 +1,207 @@
+"""The CUDA backend on a real GPU (marked ``gpu``: skipped unless a GPU is usable).
+
+Histograms equal the NumPy contract bit for bit with the shared-memory kernel, the
+global-atomics kernel and the opt-in shared memory of wide features; the two kernels and
+repeated runs give identical histograms; the scan equals the CPU exact search with one bin
+per distinct value; whole refinements, coverage, statistics and a short boosting fit equal
+the CPU backend's. Run with ``pytest -m gpu tests/test_cuda_gpu.py`` on a GPU machine.
+"""
+
+import numpy as np
+import pytest
+
+from gpurules.backends.base import SearchSettings
+from gpurules.backends.cpu import CpuBackend
+from gpurules.data.binning import bin_features
+from gpurules.data.presorted import presort_dense
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from tests.reference.cuda_reference import (
+    assert_same_refinements, compare_backends, exact_bins, exact_per_feature, histograms,
+    random_problem)
+from tests.reference.cuda_support import skip_without_gpu
+
+pytestmark = pytest.mark.gpu
+SCALE = 2.0 ** 20  # the scale of the reference searches
+SQUARED_ERROR = DECOMPOSABLE_LOSSES["squared-error-decomposable"]
+LOGISTIC = DECOMPOSABLE_LOSSES["logistic-decomposable"]
+
+
+@pytest.fixture(autouse=True)
+def _needs_gpu():
+    skip_without_gpu()
+
+
+def cuda_backend(binned, g, h, mask, indicator, **options):
+    """A CudaBackend after start_fit, holding the given statistics and coverage."""
+    import cupy as cp
+
+    from gpurules.backends.cuda import CudaBackend
+
+    n, K = g.shape
+    backend = CudaBackend(0, **options)
+    backend.start_fit(binned, np.zeros((n, K), np.uint8), LOGISTIC, np.ones(n), SCALE)
+    backend.g[...], backend.h[...] = cp.asarray(g), cp.asarray(h)
+    backend.mask[...] = cp.asarray(mask)
+    backend.indicator = indicator
+    return backend
+
+
+def gpu_histograms(backend, features, weights):
+    backend.build_histograms(features, weights)
+    return tuple(backend.cp.asnumpy(a) for a in (backend.hist_g, backend.hist_h,
+                                                 backend.hist_count))
+
+
+def sampled_rows(binned, features):
+    return np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
+                           for f in features])
+
+
+def big_problem(seed, n, A, K, bins):
+    """Large signed statistics (sums near 2**52) so that any lost or torn atomic shows."""
+    rng = np.random.default_rng(seed)
+    X, nominal, _, _, weights, mask = random_problem(rng, n, A, 1, n_distinct=bins)
+    g = rng.integers(-2 ** 40, 2 ** 40, size=(n, K))
+    h = rng.integers(0, 2 ** 40, size=(n, K))
+    return X, nominal, g, h, weights, mask
+
+
+@pytest.mark.parametrize("force_global", [False, True], ids=["shared", "global"])
+@pytest.mark.parametrize("binning", ["exact", "equal-frequency"])
+def test_histograms_equal_reference(force_global, binning):
+    X, nominal, g, h, weights, mask = big_problem(1, 20000, 6, 5, bins=40)
+    binned = exact_bins(X, nominal) if binning == "exact" else \
+        bin_features(X, nominal, "equal-frequency", bin_ratio=0.3)
+    features = np.array([4, 0, 2, 5], np.int64)
+    backend = cuda_backend(binned, g, h, mask, 1, force_global_atomics=force_global)
+    got = gpu_histograms(backend, features, weights)
+    want = histograms(binned, features, mask, 1, weights, g, h)
+    rows = sampled_rows(binned, features)
+    for a, b, name in zip(got, want, ("g", "h", "count")):
+        np.testing.assert_array_equal(a[rows], b[rows], err_msg=f"hist_{name}")
+
+
+def test_shared_equals_global_and_runs_repeat_exactly():
+    """200k examples on 16 bins (heavy contention): two backends per kernel, each run with
+    drawn and with unit weights; all runs give identical histograms, equal to NumPy."""
+    X, nominal, g, h, weights, mask = big_problem(2, 200000, 4, 3, bins=16)
+    binned = exact_bins(X, nominal)
+    features = np.arange(4, dtype=np.int64)
+    runs = []
+    for force_global in (False, False, True, True):
+        backend = cuda_backend(binned, g, h, mask, 1, force_global_atomics=force_global)
+        runs.append(gpu_histograms(backend, features, weights) +
+                    gpu_histograms(backend, features, None))
+    ones = np.ones_like(weights)
+    want = histograms(binned, features, mask, 1, weights, g, h) + \
+        histograms(binned, features, mask, 1, ones, g, h)
+    for i, run in enumerate(runs):
+        for a, b in zip(run, want):
+            np.testing.assert_array_equal(a, b, err_msg=f"run {i}")
+
+
+def test_wide_features_use_opt_in_shared_memory_or_global_atomics():
+    """K = 100 labels: 10 bins fit the default 48 KiB, 100 bins need opt-in shared memory
+    (about 160 KiB), 400 bins do not fit and use global atomics; all equal the reference."""
+    rng = np.random.default_rng(3)
+    n, K = 4000, 100
+    X = np.stack([rng.integers(0, b, n) for b in (10, 100, 400)], axis=1).astype(np.float32)
+    nominal = np.zeros(3, bool)
+    g = rng.integers(-2 ** 30, 2 ** 30, size=(n, K))
+    h = rng.integers(0, 2 ** 30, size=(n, K))
+    weights = rng.integers(0, 3, n).astype(np.int32)
+    mask = np.ones(n, np.int32)
+    binned = exact_bins(X, nominal)
+    features = np.arange(3, dtype=np.int64)
+    backend = cuda_backend(binned, g, h, mask, 1)
+    got = gpu_histograms(backend, features, weights)
+    want = histograms(binned, features, mask, 1, weights, g, h)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    labels = np.arange(K, dtype=np.int32)
+    search = SearchSettings(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
+    _compare_per_feature(backend, X, nominal, features, mask, weights, g, h, labels, search)
+
+
+def _compare_per_feature(backend, X, nominal, features, mask, weights, g, h, labels, search):
+    got = [backend.find_best_refinement(np.array([f]), labels, weights, None, search)
+           for f in features]
+    want = exact_per_feature(X, nominal, features, mask, 1, weights, g, h, labels, search)
+    assert_same_refinements(got, want)
+
+
+@pytest.mark.parametrize("head", [HEAD_COMPLETE, HEAD_SINGLE])
+def test_scan_equals_exact_search(head):
+    """One bin per distinct value (nominal, missing values, weights 0/1/2, a covered
+    subset): per feature, the GPU finds exactly the CPU exact search's refinement."""
+    rng = np.random.default_rng(4)
+    X, nominal, g, h, weights, mask = random_problem(rng, 3000, 6, 4, n_distinct=30,
+                                                     nominal=(0, 3))
+    binned = exact_bins(X, nominal)
+    backend = cuda_backend(binned, g, h, mask, 1)
+    features = np.array([5, 0, 3, 1, 2, 4], np.int64)
+    for labels, min_coverage in ((np.arange(4, dtype=np.int32), 1),
+                                 (np.array([3, 1], np.int32), 50)):
+        search = SearchSettings(head, 0.05, 1.0, min_coverage, -np.inf)
+        _compare_per_feature(backend, X, nominal, features, mask, weights, g, h, labels,
+                             search)
+
+
+def _backends(loss, seed, n=2000, A=5, K=4, **options):
+    from gpurules.backends.cuda import CudaBackend
+
+    rng = np.random.default_rng(seed)
+    X, nominal, *_ = random_problem(rng, n, A, 1, n_distinct=25, nominal=(1,))
+    Y = (rng.random((n, K)) < 0.4).astype(np.uint8)
+    base_weight = rng.uniform(0.5, 2.0, size=n)
+    cpu = CpuBackend()
+    cpu.start_fit(presort_dense(X, nominal), Y, loss, base_weight, 2.0 ** 40)
+    gpu = CudaBackend(0, **options)
+    gpu.start_fit(exact_bins(X, nominal), Y, loss, base_weight, 2.0 ** 40)
+    return cpu, gpu, rng
+
+
+@pytest.mark.parametrize("force_global", [False, True], ids=["shared", "global"])
+def test_backend_equals_cpu_backend(force_global):
+    """Totals, refinements, coverage, score updates and re-scaling, bit for bit."""
+    cpu, gpu, rng = _backends(SQUARED_ERROR, 5, force_global_atomics=force_global)
+    compare_backends(cpu, gpu, rng, rules=3, conditions=3)
+
+
+def test_logistic_statistics_within_one_unit():
+    """The GPU's exp may differ from the host's by an ulp, so a re-encoded logistic
+    statistic may differ by one fixed-point unit; the scores themselves are identical."""
+    cpu, gpu, rng = _backends(LOGISTIC, 6)
+    for backend in (cpu, gpu):
+        backend.reset_coverage()
+        backend.update_statistics(np.array([0, 2], np.int32), np.array([0.4, -1.3]))
+    np.testing.assert_array_equal(gpu.training_scores(), cpu.training_scores())
+    for a, b in ((gpu.g, cpu.g), (gpu.h, cpu.h)):
+        assert np.abs(gpu.cp.asnumpy(a) - b).max() <= 1
+
+
+def test_boosting_fit_equals_cpu():
+    """A short BOOMER fit (squared-error loss, feature sampling) with the CUDA backend on
+    one bin per distinct value learns the CPU backend's rules."""
+    from gpurules import BoomerClassifier
+    from gpurules.backends.cuda import CudaBackend
+    from gpurules.estimators.boomer_params import resolve_config
+    from gpurules.learners.boosting import BoostingLearner
+
+    rng = np.random.default_rng(7)
+    X, nominal, *_ = random_problem(rng, 1500, 8, 1, n_distinct=20, nominal=(2,))
+    Y = (rng.random((1500, 3)) < 0.3).astype(np.uint8)
+    config, _ = resolve_config(BoomerClassifier(loss="squared-error-decomposable",
+                                                max_rules=12, random_state=1))
+    models = []
+    for backend, features in ((CpuBackend(), presort_dense(X, nominal)),
+                              (CudaBackend(0), exact_bins(X, nominal))):
+        learner = BoostingLearner(config, backend, np.random.default_rng(1))
+        models.append(learner.fit(features, Y, np.ones(X.shape[0])).build())
+    cpu_model, gpu_model = models
+    assert len(cpu_model) == len(gpu_model) > 2
+    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
+                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
+        np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
+                                      err_msg=name)

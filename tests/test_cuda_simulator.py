@@ -1,0 +1,317 @@
+"""CUDA code executed without a GPU, against the CPU backend and NumPy.
+
+1. The Numba CUDA kernels under the CUDA simulator. The simulator must be on before
+   ``numba.cuda`` is first imported, so these checks run in one fresh interpreter
+   (``python -m tests.test_cuda_simulator`` with ``NUMBA_ENABLE_CUDASIM=1``) and each test
+   reads its check's result; the pytest process never imports ``numba.cuda`` here. The
+   scan must equal the CPU searches bit for bit (qualities included). One check runs the
+   whole ``CudaBackend`` with ``tests/reference/fake_cupy.py`` standing in for CuPy.
+2. The CUDA C kernels of ``kernels/histogram.cu`` compiled for the host by
+   ``tests/reference/cuda_host_harness.cpp`` (threads of a block as real threads).
+
+Neither runs blocks concurrently, so neither can find races between blocks. The simulator
+costs about 1 ms per simulated thread: grids and inputs are tiny.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+from gpurules.backends.base import SearchSettings
+from gpurules.backends.cpu import CpuBackend
+from gpurules.backends.cpu.exact_search import _midpoint
+from gpurules.backends.cuda.backend import shared_histogram_bytes
+from gpurules.data.binning import bin_features
+from gpurules.data.presorted import presort_dense
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from tests.reference.cuda_reference import (
+    assert_same_refinements, compare_backends, cpu_backend, empty_outputs, exact_bins,
+    exact_per_feature, histograms, random_problem, reference_per_feature, slot_refinements)
+from tests.reference.cuda_support import require, run_checks, run_isolated
+from tests.reference.host_kernels import HostKernels, compiler
+from tests.reference.search import satisfied
+
+INV_SCALE = 2.0 ** -20  # the scale of the reference searches
+SCALE = 2.0 ** 30
+GRID = (2, 32)  # blocks, threads per block of the element-wise kernels
+CHECKS = {}
+
+
+def check(fn):
+    CHECKS[fn.__name__] = fn
+    return fn
+
+
+def _kernels():
+    from gpurules.backends.cuda import kernels  # imports numba.cuda: the simulator here
+
+    return kernels
+
+
+# -- threshold scan ----------------------------------------------------------------------
+def _simulate_scan(binned, features, mask, weights, g, h, labels, search, threads):
+    """``scan_histograms`` on the reference histograms (indicator 1); one Refinement or None
+    per sampled feature."""
+    S, K = features.shape[0], g.shape[1]
+    out = empty_outputs(S, K)
+    work = np.full((4, S, K), -7, np.int64)
+    gains = np.full((S, labels.shape[0]), np.nan)
+    hists = histograms(binned, features, mask, 1, weights, g, h)
+    _kernels().scan_histograms[S, threads](
+        features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal, *hists,
+        labels, search.head_mode, search.l1, search.l2, INV_SCALE, search.min_coverage,
+        search.min_quality, work, gains, *out)
+    return slot_refinements(features, out)
+
+
+def _compare_scan(reference, binned, features, labels, threads, min_coverage, seed,
+                  exact_quality=True):
+    """Complete and single heads, without and with a min_quality that some features miss.
+    ``reference(features, mask, weights, g, h, labels, search)``: per-feature results."""
+    K = int(labels.max()) + 1
+    n = binned.bin_index.shape[1]
+    _, _, g, h, weights, mask = random_problem(np.random.default_rng(seed), n, 1, K)
+    problem = (features, mask, weights, g, h, labels)
+    for head in (HEAD_COMPLETE, HEAD_SINGLE):
+        search = SearchSettings(head, 0.1, 1.0, min_coverage, -np.inf)
+        want = reference(*problem, search)
+        assert all(w is not None for w in want)
+        got = _simulate_scan(binned, *problem, search, threads)
+        assert_same_refinements(got, want, exact_quality)
+        median = float(np.median([w.quality for w in want]))
+        search = SearchSettings(head, 0.1, 1.0, min_coverage, median)
+        want = reference(*problem, search)
+        assert any(w is None for w in want)
+        got = _simulate_scan(binned, *problem, search, threads)
+        assert_same_refinements(got, want, exact_quality)
+
+
+def _numpy_reference(binned):
+    def reference(features, mask, weights, g, h, labels, search):
+        return reference_per_feature(binned, features, mask, 1, weights, g, h, labels, search)
+    return reference
+
+
+@check
+def scan_exact_bins_equals_exact_search():
+    """One bin per distinct value: per feature, the scan finds what the CPU's pre-sorted
+    exact search finds, quality bit for bit (nominal and numerical, with missing values)."""
+    X, nominal, *_ = random_problem(np.random.default_rng(1), 40, 3, 1)
+    X[:, 2] = np.nan_to_num(X[:, 2], nan=0.25)
+
+    def exact(features, mask, weights, g, h, labels, search):
+        return exact_per_feature(X, nominal, features, mask, 1, weights, g, h, labels, search)
+
+    _compare_scan(exact, exact_bins(X, nominal), np.array([0, 1, 2], np.int64),
+                  np.arange(3, dtype=np.int32), 32, 1, seed=2)
+
+
+@check
+def scan_coarse_bins_equals_numpy_reference():
+    """Equal-width bins with empty bins, more labels than threads, a head over a label
+    subset, min_coverage > 1, features out of order: the NumPy histogram reference."""
+    X, nominal, *_ = random_problem(np.random.default_rng(3), 40, 3, 1, n_distinct=9)
+    X[:, 1:] = np.nan_to_num(X[:, 1:], nan=0.0)
+    X[X[:, 2] > 0.5, 2] += 4.0  # a gap of empty bins
+    binned = bin_features(X, nominal, "equal-width", bin_ratio=1.0)
+    assert np.isnan(binned.bin_min).any()
+    _compare_scan(_numpy_reference(binned), binned, np.array([2, 0, 1], np.int64),
+                  np.array([4, 0, 2], np.int32), 2, 3, seed=4, exact_quality=False)
+
+
+# -- statistics: the CPU backend, through its protocol, is the reference -------------------
+def _statistics_problem(loss_name, n=30, K=3):
+    """A CpuBackend after start_fit (P = 0), and the simulated arrays Y, P, base_weight."""
+    rng = np.random.default_rng(len(loss_name))
+    Y = (rng.random((n, K)) < 0.4).astype(np.uint8)
+    base_weight = rng.uniform(0.5, 2.0, size=n)
+    cpu = CpuBackend()
+    cpu.start_fit(presort_dense(np.zeros((n, 1), np.float32), np.zeros(1, bool)), Y,
+                  DECOMPOSABLE_LOSSES[loss_name], base_weight, SCALE)
+    return cpu, Y, np.zeros((n, K)), base_weight
+
+
+@check
+def statistics_equal_cpu():
+    """compute_all_statistics, then update_statistics twice (different coverage and heads),
+    for every loss: P, g and h equal the CPU backend's exactly."""
+    k = _kernels()
+    for loss_name, loss in DECOMPOSABLE_LOSSES.items():
+        cpu, Y, P, base_weight = _statistics_problem(loss_name)
+        g, h = np.zeros(Y.shape, np.int64), np.zeros(Y.shape, np.int64)
+        k.compute_all_statistics[GRID](loss.code, Y, P, base_weight, SCALE, g, h)
+        np.testing.assert_array_equal(g, cpu.g, err_msg=f"compute_all g, {loss_name}")
+        np.testing.assert_array_equal(h, cpu.h, err_msg=f"compute_all h, {loss_name}")
+        for step, (labels, scores) in enumerate((([2, 0], [0.3, -0.7]), ([1], [1.1]))):
+            mask = (np.arange(Y.shape[0]) % (3 + step) != 0).astype(np.int32) * 4
+            labels, scores = np.array(labels, np.int32), np.array(scores)
+            cpu.mask[:], cpu.indicator = mask, 4
+            cpu.update_statistics(labels, scores)
+            k.update_statistics[GRID](loss.code, Y, P, base_weight, SCALE, g, h, mask, 4,
+                                      labels, scores)
+            for name, a, b in (("P", P, cpu.P), ("g", g, cpu.g), ("h", h, cpu.h)):
+                np.testing.assert_array_equal(a, b, err_msg=f"{name}, {loss_name}, {step}")
+        assert (P != 0).sum() > Y.shape[0]
+
+
+@check
+def covered_totals_equal_cpu():
+    """Both thread layouts: more threads than labels, and more labels than threads."""
+    for (blocks, threads), K in ((GRID, 3), ((1, 2), 5)):
+        X, nominal, g, h, weights, mask = random_problem(np.random.default_rng(K), 50, 1, K)
+        want = cpu_backend(X, nominal, g, h, mask, 1).covered_totals(weights)
+        got = (np.zeros(K, np.int64), np.zeros(K, np.int64), np.zeros(1, np.int64))
+        _kernels().covered_totals[blocks, threads](mask, 1, weights, g, h, *got)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert got[2][0] == want[2]
+
+
+# -- coverage ----------------------------------------------------------------------------
+@check
+def apply_binned_condition_equals_raw_values():
+    """Every operator, on exact and coarse bins, with missing values: the covered examples
+    that satisfy the condition on their raw value move to indicator + 1."""
+    X, nominal, _, _, _, mask = random_problem(np.random.default_rng(5), 40, 2, 1,
+                                               n_distinct=7, nan_frac=0.2)
+    for binned in (exact_bins(X, nominal), bin_features(X, nominal, "equal-frequency",
+                                                         bin_ratio=0.5)):
+        lo = binned.bin_offset
+        cases = [(0, op, binned.bin_min[lo[0] + 1]) for op in (OP_EQ, OP_NEQ)]
+        cut = _midpoint(binned.bin_max[lo[1]], binned.bin_min[lo[1] + 1])
+        cases += [(1, op, cut) for op in (OP_LEQ, OP_GR)]
+        for f, op, threshold in cases:
+            want = np.where((mask == 1) & satisfied(X[:, f], op, threshold), 2, mask)
+            got = mask.copy()
+            _kernels().apply_binned_condition[GRID](f, op, np.float32(threshold),
+                                                    binned.bin_index, binned.bin_offset,
+                                                    binned.bin_min, got, 1)
+            np.testing.assert_array_equal(got, want, err_msg=f"feature {f}, op {op}")
+            assert 0 < (want == 2).sum() < (mask == 1).sum()
+
+
+# -- the backend's plumbing -----------------------------------------------------------------
+def _simulated_backend_class():
+    """CudaBackend with tests/reference/fake_cupy.py as CuPy (this interpreter only); the
+    simulator has no ``as_cuda_array``, and its kernels take NumPy arrays as they are."""
+    import sys
+
+    from numba import cuda
+
+    from tests.reference import fake_cupy
+
+    sys.modules["cupy"] = fake_cupy
+    cuda.as_cuda_array = lambda array, sync=True: array
+    from gpurules.backends.cuda import CudaBackend
+
+    return CudaBackend, fake_cupy
+
+
+@check
+def backend_equals_cpu_backend():
+    """CudaBackend's uploads, launches, kernel argument types (checked against the CUDA C
+    signatures), shared/global split, coverage and statistics: refinements, totals, scores
+    and statistics equal the CpuBackend's exactly (squared-error loss, one bin per value)."""
+    backend_class, fake_cupy = _simulated_backend_class()
+    rng = np.random.default_rng(7)
+    n, K = 40, 3
+    X, nominal, *_ = random_problem(rng, n, 4, 1)
+    X[:, 3] = rng.permutation(n).astype(np.float32) * 0.1  # 40 bins: too wide for shared
+    Y = (rng.random((n, K)) < 0.5).astype(np.uint8)
+    base_weight = rng.uniform(0.5, 2.0, size=n)
+    loss = DECOMPOSABLE_LOSSES["squared-error-decomposable"]
+    for force_global in (False, True):
+        cpu = CpuBackend()
+        cpu.start_fit(presort_dense(X, nominal), Y, loss, base_weight, SCALE)
+        gpu = backend_class(0, force_global_atomics=force_global, block_size=32)
+        gpu.start_fit(exact_bins(X, nominal), Y, loss, base_weight, SCALE)
+        fake_cupy.launches.clear()
+        compare_backends(cpu, gpu, np.random.default_rng(8))
+        used = {name for name, *_ in fake_cupy.launches}
+        assert used == ({"zero_histograms", "histogram_global"} if force_global else
+                        {"zero_histograms", "histogram_global", "histogram_shared"}), used
+
+
+# -- the CUDA C kernels of kernels/histogram.cu, run on the host (in this process) ------------
+@pytest.fixture(scope="module")
+def host_kernels(tmp_path_factory):
+    if compiler() is None:
+        pytest.fail("the host runs of the CUDA C kernels need a C++20 compiler (g++)",
+                    pytrace=False)
+    return HostKernels.build(tmp_path_factory.mktemp("cuda_host"))
+
+
+def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, mask,
+                     shared_slack=0):
+    """zero_histograms then a histogram kernel on a grid with fewer y-blocks than features;
+    histograms start as -7. Returns (status, (hist_g, hist_h, hist_count))."""
+    K = g.shape[1]
+    hists = (np.full((binned.total_bins, K), -7, np.int64),
+             np.full((binned.total_bins, K), -7, np.int64),
+             np.full(binned.total_bins, -7, np.int64))
+    host_kernels.zero_histograms((2, 2), 32, features, binned.bin_offset, K, hists)
+    need = int(shared_histogram_bytes(np.diff(binned.bin_offset)[features], K).max())
+    status = host_kernels.histogram(use_shared, (3, 2), 32, need - shared_slack, features,
+                                    binned, mask, 1, weights, g, h, hists)
+    return status, hists
+
+
+@pytest.mark.parametrize("use_shared", [True, False], ids=["shared", "global"])
+@pytest.mark.parametrize("binning", ["exact", "equal-frequency"])
+def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, binning):
+    """The CUDA C kernels (32 concurrent threads per block, 6 blocks, 3 sampled features on
+    2 grid rows) give the NumPy histograms of the sampled features bit for bit, with signed
+    sums beyond 32 bits; the rows of other features are left alone."""
+    rng = np.random.default_rng(9)
+    X, nominal, g, h, weights, mask = random_problem(rng, 300, 5, 3, n_distinct=12)
+    g, h = g * 2 ** 20, h * 2 ** 20
+    binned = exact_bins(X, nominal) if binning == "exact" else \
+        bin_features(X, nominal, "equal-frequency", bin_ratio=0.5)
+    features = np.array([3, 0, 4], np.int64)
+    status, got = _host_histograms(host_kernels, use_shared, binned, features, g, h, weights,
+                                   mask)
+    assert status == 0
+    want = histograms(binned, features, mask, 1, weights, g, h)
+    sampled = np.zeros(binned.total_bins, bool)
+    for f in features:
+        sampled[binned.bin_offset[f]:binned.bin_offset[f + 1]] = True
+    for a, b, name in zip(got, want, ("g", "h", "count")):
+        np.testing.assert_array_equal(a[sampled], b[sampled], err_msg=f"hist_{name}")
+        assert (a[~sampled] == -7).all(), f"hist_{name}: rows of other features changed"
+
+
+def test_host_harness_catches_short_shared_memory(host_kernels):
+    """The harness notices a kernel using more shared memory than the launch gave it."""
+    X, nominal, g, h, weights, mask = random_problem(np.random.default_rng(10), 100, 2, 3)
+    status, _ = _host_histograms(host_kernels, True, exact_bins(X, nominal),
+                                 np.array([0, 1], np.int64), g, h, weights, mask,
+                                 shared_slack=64)
+    assert status == -1
+
+
+# -- the tests: read the results of the simulator run ------------------------------------
+@pytest.fixture(scope="module")
+def simulator_results():
+    require("numba_cuda")
+    return run_isolated("tests.test_cuda_simulator", {"NUMBA_ENABLE_CUDASIM": "1"})
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_kernel_under_simulator(simulator_results, name):
+    error = simulator_results.get(name, f"check {name} did not run")
+    assert error is None, error
+
+
+def main():
+    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
+    from numba import config
+
+    assert config.ENABLE_CUDASIM, "numba.cuda was imported before the simulator was enabled"
+    run_checks(CHECKS)
+
+
+if __name__ == "__main__":
+    main()
