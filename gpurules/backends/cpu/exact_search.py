@@ -58,6 +58,36 @@ def _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement):
             out_h[j, k] = run_h[k]
 
 
+def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels, head_mode,
+              l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
+              out_label, out_g, out_h):
+    """Score one candidate and keep it in slot ``j`` if it is canonically better: a larger
+    quality, then a smaller threshold, then the smaller op (``<=`` before ``>``, ``==``
+    before ``!=``). Slot ``j`` starts empty (``out_op[j] = -1``) and only takes candidates
+    above ``min_quality`` that cover at least ``min_coverage`` examples."""
+    if count < min_coverage or count <= 0:
+        return
+    q, lab = _side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                           inv_scale, l1, l2)
+    if out_op[j] < 0:
+        better = q > min_quality
+    else:
+        better = q > out_q[j] or (q == out_q[j] and (
+            thr < out_thr[j] or (thr == out_thr[j] and op < out_op[j])))
+    if better:
+        out_q[j] = q
+        out_op[j] = op
+        out_thr[j] = thr
+        out_cnt[j] = count
+        out_label[j] = lab
+        _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
+
+
+# Used by the sparse and histogram scans. The dense loop keeps its best quality in a local
+# instead: calling this per boundary made the dense search about 1.3x slower.
+_evaluate = nb.njit(_evaluate_py)
+
+
 @nb.njit(inline="always")
 def _midpoint(lower, upper):
     """float32 threshold between two adjacent distinct float32 values, strictly below ``upper``."""

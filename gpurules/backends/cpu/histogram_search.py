@@ -26,7 +26,7 @@ the CUDA backend fills the same arrays with the same meaning.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import _add, _midpoint, _side_quality, _store
+from gpurules.backends.cpu.exact_search import _add, _evaluate, _midpoint
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
@@ -97,27 +97,6 @@ def _feature_totals(first, stop, hist_g, hist_h, hist_count):
     return tot_g, tot_h, count
 
 
-@nb.njit(inline="always")
-def _consider(j, op, thr, side_cnt, run_g, run_h, tot_g, tot_h, complement, best_q, labels,
-              head_mode, l1, l2, inv_scale, min_coverage, out):
-    """Score one candidate; store it in slot ``j`` of the ``out`` tuple of arrays (in the
-    order of :func:`scan_histograms`) if it beats ``best_q``. Returns the new best quality."""
-    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
-    if side_cnt < min_coverage or side_cnt == 0:
-        return best_q
-    q, lab = _side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                           inv_scale, l1, l2)
-    if not q > best_q:  # as in the exact search: strictly better only
-        return best_q
-    out_q[j] = q
-    out_op[j] = op
-    out_thr[j] = thr
-    out_cnt[j] = side_cnt
-    out_label[j] = lab
-    _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
-    return q
-
-
 @nb.njit
 def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
                   labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q,
@@ -126,7 +105,6 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
     first, stop = bin_offset[f], bin_offset[f + 1]
     tot_g, tot_h, tot_count = _feature_totals(first, stop, hist_g, hist_h, hist_count)
     out = (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
-    best_q = min_quality
     out_op[j] = -1
     if nominal[f]:
         for r in range(first, stop):
@@ -134,9 +112,9 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
             if cnt == 0:
                 continue
             for op, side_cnt in ((OP_EQ, cnt), (OP_NEQ, tot_count - cnt)):
-                best_q = _consider(j, op, bin_min[r], side_cnt, hist_g[r], hist_h[r], tot_g,
-                                   tot_h, op == OP_NEQ, best_q, labels, head_mode, l1, l2,
-                                   inv_scale, min_coverage, out)
+                _evaluate(j, op, bin_min[r], side_cnt, op == OP_NEQ, hist_g[r], hist_h[r],
+                          tot_g, tot_h, labels, head_mode, l1, l2, inv_scale, min_coverage,
+                          min_quality, *out)
         return
     run_g = np.zeros(hist_g.shape[1], np.int64)
     run_h = np.zeros(hist_g.shape[1], np.int64)
@@ -153,9 +131,9 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
                 lower -= 1
             thr = _midpoint(bin_max[lower], bin_min[r])
             for op, side_cnt in ((OP_LEQ, cnt), (OP_GR, tot_count - cnt)):
-                best_q = _consider(j, op, thr, side_cnt, run_g, run_h, tot_g, tot_h,
-                                   op == OP_GR, best_q, labels, head_mode, l1, l2, inv_scale,
-                                   min_coverage, out)
+                _evaluate(j, op, thr, side_cnt, op == OP_GR, run_g, run_h, tot_g, tot_h,
+                          labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality,
+                          *out)
         _add(run_g, run_h, hist_g, hist_h, r, 1)
         cnt += hist_count[r]
         prev = r

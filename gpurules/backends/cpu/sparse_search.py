@@ -14,32 +14,9 @@ candidates in, so dense and sparse inputs give the same model.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import _add, _midpoint, _side_quality, _store
+from gpurules.backends.cpu.exact_search import _add, _evaluate, _midpoint
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
-
-
-@nb.njit
-def _evaluate(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels, head_mode,
-              l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
-              out_label, out_g, out_h):
-    """Score one candidate and keep it in slot ``j`` if it is canonically better."""
-    if count < min_coverage or count <= 0:
-        return
-    q, lab = _side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                           inv_scale, l1, l2)
-    if out_op[j] < 0:
-        better = q > min_quality
-    else:
-        better = q > out_q[j] or (q == out_q[j] and (
-            thr < out_thr[j] or (thr == out_thr[j] and op < out_op[j])))
-    if better:
-        out_q[j] = q
-        out_op[j] = op
-        out_thr[j] = thr
-        out_cnt[j] = count
-        out_label[j] = lab
-        _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
 
 
 def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal, z, mask,
