@@ -22,13 +22,16 @@ HEAD_SINGLE = 1
 
 
 @register_jitable
+def _shrunk(g_sum, h_sum, l1, l2):
+    """(max(|G| - l1, 0), H + l2): the numerator and denominator of both formulas."""
+    return max(abs(g_sum) - l1, 0.0), h_sum + l2
+
+
+@register_jitable
 def label_score(g_sum, h_sum, l1, l2):
     """Optimal score of one label. g_sum, h_sum: float64 sums. Returns float64."""
-    a = abs(g_sum) - l1
-    if a <= 0.0:
-        return 0.0
-    denom = h_sum + l2
-    if denom <= 0.0:
+    a, denom = _shrunk(g_sum, h_sum, l1, l2)
+    if a <= 0.0 or denom <= 0.0:
         return 0.0
     return -a / denom if g_sum > 0.0 else a / denom
 
@@ -36,11 +39,8 @@ def label_score(g_sum, h_sum, l1, l2):
 @register_jitable
 def label_gain(g_sum, h_sum, l1, l2):
     """Improvement of the objective by the optimal score of one label (>= 0)."""
-    a = abs(g_sum) - l1
-    if a <= 0.0:
-        return 0.0
-    denom = h_sum + l2
-    if denom <= 0.0:
+    a, denom = _shrunk(g_sum, h_sum, l1, l2)
+    if a <= 0.0 or denom <= 0.0:
         return 0.0
     return 0.5 * a * a / denom
 
