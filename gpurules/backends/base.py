@@ -8,6 +8,7 @@ tiny records such as a :class:`Refinement` cross back to the learner.
 from dataclasses import dataclass
 from typing import Protocol
 
+import numba as nb
 import numpy as np
 
 
@@ -91,9 +92,19 @@ def select_refinement(features, out):
         out: host arrays (q, op, thr, cnt, label, g, h) as in ``cpu/exact_search.py``.
     """
     q, op, thr, cnt, label, g, h = out
-    found = op >= 0
-    if not found.any():
+    j = _first_best(q, op)
+    if j < 0:
         return None
-    j = int(np.argmax(np.where(found, q, -np.inf)))
     return Refinement(int(features[j]), int(op[j]), thr[j], float(q[j]), int(cnt[j]),
                       int(label[j]), g[j].copy(), h[j].copy())
+
+
+@nb.njit(cache=True)
+def _first_best(q, op):
+    """Index of the largest ``q`` among slots with ``op >= 0``, the first among equals
+    (so the choice does not depend on threads); -1 if there is none."""
+    best = -1
+    for j in range(q.shape[0]):
+        if op[j] >= 0 and (best < 0 or q[j] > q[best]):
+            best = j
+    return best

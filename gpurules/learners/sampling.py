@@ -3,16 +3,25 @@
 import math
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 
 def floyd_sample(rng, n, m):
-    """m distinct integers from range(n), sorted (Floyd's algorithm, one vectorised draw)."""
-    draws = (rng.random(m) * np.arange(n - m + 1, n + 1)).astype(np.int64)
-    chosen = set()
-    for j, t in zip(range(n - m, n), draws.tolist()):
-        chosen.add(j if t in chosen else t)
-    return np.array(sorted(chosen), dtype=np.int64)
+    """m distinct integers from range(n), sorted (Floyd's algorithm on one draw of m
+    uniforms from ``rng``)."""
+    return _floyd(rng.random(m), n)
+
+
+@nb.njit(cache=True)
+def _floyd(uniforms, n):
+    m = uniforms.shape[0]
+    chosen = np.zeros(n, np.bool_)
+    for step in range(m):
+        j = n - m + step
+        t = int(uniforms[step] * (j + 1))
+        chosen[j if chosen[t] else t] = True
+    return np.flatnonzero(chosen).astype(np.int64)
 
 
 @dataclass(frozen=True)
