@@ -10,7 +10,7 @@ from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
-from tests.reference.search import best_refinement
+from tests.reference.search import assert_condition_sums, best_refinement
 
 LOGISTIC = DECOMPOSABLE_LOSSES["logistic-decomposable"]
 
@@ -68,11 +68,8 @@ def check_against_reference(X, nominal, g, h, rng, single, threads=1, weights=No
     assert got is not None
     assert got.quality == pytest.approx(want[0], rel=1e-12)
     # the chosen condition is one of the optimal ones and its sums are right
-    from tests.reference.search import satisfied
-    sel = covered & (weights > 0) & satisfied(X[:, got.feature], got.op, got.threshold)
-    assert got.count == sel.sum()
-    np.testing.assert_array_equal(got.g_sum, (weights[sel, None] * g[sel]).sum(0))
-    np.testing.assert_array_equal(got.h_sum, (weights[sel, None] * h[sel]).sum(0))
+    assert_condition_sums(X, covered, weights, g, h, got.feature, got.op, got.threshold,
+                          got.count, got.g_sum, got.h_sum)
     if want[1:4] == (got.feature, got.op, got.threshold):
         assert got.label == want[5]
     return got

@@ -15,7 +15,7 @@ from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference import histogram as ref
-from tests.reference.search import satisfied
+from tests.reference.search import assert_condition_sums, satisfied
 
 INV_SCALE = 2.0 ** -20
 METHODS = ["equal-width", "equal-frequency"]
@@ -96,10 +96,8 @@ def check_against_reference(X, nominal, g, h, rng, single, method="equal-frequen
     assert got[0] == pytest.approx(want[0], rel=1e-12)
     # the chosen condition is one of the optimal ones, and its sums are those of the examples
     # it selects by their raw values
-    sel = covered & (weights != 0) & satisfied(X[:, got[1]], got[2], got[3])
-    assert got[4] == sel.sum()
-    np.testing.assert_array_equal(got[6], (weights[sel, None] * g[sel]).sum(0))
-    np.testing.assert_array_equal(got[7], (weights[sel, None] * h[sel]).sum(0))
+    assert_condition_sums(X, covered, weights, g, h, got[1], got[2], got[3], got[4], got[6],
+                          got[7])
     if want[1:4] == got[1:4]:  # else an equally good condition (a tie) was chosen
         assert got[4:6] == want[4:6]
     return got

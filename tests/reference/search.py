@@ -58,3 +58,13 @@ def best_refinement(X, nominal, covered, weights, g, h, features, labels, single
             if q > min_quality and (best is None or q > best[0]):
                 best = (q, int(f), op, t, count, label)
     return best
+
+
+def assert_condition_sums(X, covered, weights, g, h, feature, op, threshold, count, g_sum,
+                          h_sum):
+    """The count and fixed-point sums a search reported for a condition are those of the
+    covered, non-zero-weight examples the condition selects by their raw values."""
+    sel = covered & (weights != 0) & satisfied(X[:, feature], op, threshold)
+    assert count == sel.sum()
+    np.testing.assert_array_equal(g_sum, (weights[sel, None] * g[sel]).sum(0))
+    np.testing.assert_array_equal(h_sum, (weights[sel, None] * h[sel]).sum(0))
