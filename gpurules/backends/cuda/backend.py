@@ -178,52 +178,58 @@ class CudaBackend:
         if features.size == 0:
             return None
         with self._on_device():
-            self.build_histograms(features, weights)
-            out = self._scan(features, np.ascontiguousarray(labels, np.int32), search)
+            features_dev = self.cp.asarray(features)  # uploaded once per refinement
+            self.build_histograms(features, weights, features_dev)
+            out = self._scan(features, features_dev, np.ascontiguousarray(labels, np.int32),
+                             search)
         return select_refinement(features, out)
 
-    def build_histograms(self, features, weights):
+    def build_histograms(self, features, weights, features_dev=None):
         """Fill ``hist_g``, ``hist_h``, ``hist_count`` (device) for the sampled ``features``
         (host int64 (S,)) from the covered examples with ``weights`` (host int32 (n,) or
         ``None``). Features whose bins fit in shared memory use ``histogram_shared``, the
-        others (or all, with ``force_global_atomics``) ``histogram_global``."""
+        others (or all, with ``force_global_atomics``) ``histogram_global``.
+        ``features_dev``: the same features already on the device, if at hand."""
         n, K = self.g.shape
         S = features.shape[0]
+        if features_dev is None:
+            features_dev = self.cp.asarray(features)
         weights_dev = self._weights(weights)
         zero_blocks = self._blocks(int(self._num_bins[features].max(initial=0)) * K)
         self._hist["zero_histograms"](
             (zero_blocks, min(S, _MAX_GRID_Y)), (self.threads,),
-            (self.cp.asarray(features), np.int32(S), self.bin_offset, np.int32(K), self.hist_g,
+            (features_dev, np.int32(S), self.bin_offset, np.int32(K), self.hist_g,
              self.hist_h, self.hist_count))
         need = shared_histogram_bytes(self._num_bins[features], K)
         in_shared = (need <= self._shared_limit) & (not self.force_global_atomics)
         for use_shared in (True, False):
-            group = features[in_shared == use_shared]
-            if group.size:
-                shared = int(need[in_shared == use_shared].max()) if use_shared else 0
-                self._launch_histogram(group, weights_dev, shared)
+            selected = in_shared == use_shared
+            if selected.any():
+                shared = int(need[selected].max()) if use_shared else 0
+                group_dev = features_dev if selected.all() else \
+                    self.cp.asarray(features[selected])
+                self._launch_histogram(group_dev, int(selected.sum()), weights_dev, shared)
 
-    def _launch_histogram(self, group, weights_dev, shared_bytes):
-        """One histogram launch over the features ``group`` (host int64); shared memory
-        privatised when ``shared_bytes`` > 0, else global atomics."""
+    def _launch_histogram(self, group_dev, S, weights_dev, shared_bytes):
+        """One histogram launch over the ``S`` features ``group_dev`` (device int64); shared
+        memory privatised when ``shared_bytes`` > 0, else global atomics."""
         n, K = self.g.shape
-        S = group.shape[0]
         chunks = math.ceil(n * K / (self.threads * _HIST_ITEMS_PER_THREAD))
         chunks = max(1, min(chunks, math.ceil(4 * self._sm_count / S)))
         kernel = self._hist["histogram_shared" if shared_bytes else "histogram_global"]
         if shared_bytes > _DEFAULT_SHARED_BYTES and \
                 kernel.max_dynamic_shared_size_bytes < shared_bytes:
             kernel.max_dynamic_shared_size_bytes = shared_bytes
-        args = (self.cp.asarray(group), np.int32(S), self.bin_index, self.bin_offset,
+        args = (group_dev, np.int32(S), self.bin_index, self.bin_offset,
                 self.mask, np.int32(self.indicator), weights_dev, self.g, self.h,
                 np.int32(K), np.int32(n), np.int32(self.bin_index.shape[0]), self.hist_g,
                 self.hist_h, self.hist_count)
         kernel((chunks, min(S, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
 
-    def _scan(self, features, labels, search):
-        """Run ``scan_histograms`` (one block per sampled feature, host int64 (S,)) over
-        ``labels`` (host int32 (m,)); returns the host ``out_*`` arrays (q, op, thr, cnt,
-        label, g, h)."""
+    def _scan(self, features, features_dev, labels, search):
+        """Run ``scan_histograms`` (one block per sampled feature: host int64 (S,), and the
+        same on the device) over ``labels`` (host int32 (m,)); returns the host ``out_*``
+        arrays (q, op, thr, cnt, label, g, h)."""
         cp = self.cp
         S, K, m = features.shape[0], self.g.shape[1], labels.shape[0]
         out = (cp.full(S, -np.inf, np.float64), cp.full(S, -1, np.int8),
@@ -234,7 +240,7 @@ class CudaBackend:
         threads = 32 if max(K, m) <= 32 else 128
         v = self._v
         self._kernels.scan_histograms[S, threads](
-            self._nb(cp.asarray(features)), v["bin_offset"], v["bin_min"], v["bin_max"],
+            self._nb(features_dev), v["bin_offset"], v["bin_min"], v["bin_max"],
             v["nominal"], v["hist_g"], v["hist_h"], v["hist_count"], self._nb(cp.asarray(labels)),
             int(search.head_mode), float(search.l1), float(search.l2), self.inv_scale,
             int(search.min_coverage), float(search.min_quality), self._nb(work),
