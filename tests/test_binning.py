@@ -15,8 +15,33 @@ def bin_one(values, method, nominal=False, **options):
     return b.bin_index[0], int(b.num_bins[0]), b.bin_min, b.bin_max
 
 
+def reference_bins(x, method, n_bins):
+    """Slow reference: bin of every value of one numerical column (NaN -> -1)."""
+    present = np.sort(x[~np.isnan(x)])
+    out = np.full(x.shape, -1)
+    if method == "equal-width":
+        lo, hi = present[0], present[-1]
+        width = np.float32(hi - lo) / np.float32(n_bins)
+        for i, v in enumerate(x):
+            if not np.isnan(v):
+                out[i] = min(int(np.floor(np.float32(v - lo) / width)), n_bins - 1)
+        return out
+    per_bin = int(np.ceil(present.size / n_bins))
+    bin_of, b, size = {}, 0, 0
+    for v in present:  # greedy: a new bin at a new value once the current one is full
+        if v not in bin_of:
+            if size >= per_bin:
+                b, size = b + 1, 0
+            bin_of[v] = b
+        size += 1
+    for i, v in enumerate(x):
+        if not np.isnan(v):
+            out[i] = bin_of[v]
+    return out
+
+
 def test_equal_width_hand_computed():
-    # 11 distinct values, ceil(0.33 * 11) = 4 bins of width 2.5
+    # 11 examples, ceil(0.33 * 11) = 4 bins of width 2.5
     index, num, lo, hi = bin_one(np.arange(11), "equal-width")
     assert num == 4
     np.testing.assert_array_equal(index, [0, 0, 0, 1, 1, 2, 2, 2, 3, 3, 3])
@@ -24,16 +49,32 @@ def test_equal_width_hand_computed():
     np.testing.assert_array_equal(hi, [2, 4, 7, 10])
 
 
+def test_equal_width_counts_examples_not_distinct_values():
+    # mlrl-boomer 0.15.6 learns ``x > 5.7575755`` = 10 * 19 / 33 on this column with y = x >= 10:
+    # 33 = ceil(0.33 * 100) bins of width 19 / 33 (from 100 examples, not 20 distinct values),
+    # so 9 and 10 fall into different bins (see docs/user-guide.md)
+    x = np.repeat(np.arange(20), 5)
+    index, num, lo, hi = bin_one(x, "equal-width")
+    assert num == 33
+    width = np.float32(19) / np.float32(33)
+    np.testing.assert_array_equal(index, np.minimum(np.floor(x.astype(np.float32) / width), 32))
+    assert np.unique(index).size == 20 and np.isnan(lo).sum() == 13
+    # missing values count as examples: 66 bins (mlrl-boomer: x > 2.8787878 = 10 * 19 / 66)
+    index, num, _, _ = bin_one(np.r_[x, np.full(100, NAN)], "equal-width")
+    assert num == 66 and (index[100:] == -1).all()
+
+
 def test_equal_width_empty_bin_and_missing():
-    index, num, lo, hi = bin_one([0, 0.5, 9, 10, NAN, 1], "equal-width", bin_ratio=0.8)
-    assert num == 4  # width 2.5: bins [0, 2.5), [2.5, 5), [5, 7.5), [7.5, 10]
+    index, num, lo, hi = bin_one([0, 0.5, 9, 10, NAN, 1], "equal-width", bin_ratio=0.66)
+    assert num == 4  # ceil(0.66 * 6): width 2.5: bins [0, 2.5), [2.5, 5), [5, 7.5), [7.5, 10]
     np.testing.assert_array_equal(index, [0, 0, 3, 3, -1, 0])
     np.testing.assert_array_equal(lo, [0, NAN, NAN, 9])
     np.testing.assert_array_equal(hi, [1, NAN, NAN, 10])
 
 
 def test_equal_frequency_with_ties():
-    # n_present = 8, 5 distinct values, ceil(0.5 * 5) = 3 bins; first ranks 0, 4, 5, 6, 7
+    # n = 9: ceil(0.5 * 9) = 5 bins aimed at, ceil(8 present / 5) = 2 values per bin;
+    # sorted 1 1 1 1 | 2 3 | 4 5
     index, num, lo, hi = bin_one([3, 1, 5, 1, 2, 1, 4, 1, NAN], "equal-frequency", bin_ratio=0.5)
     assert num == 3
     np.testing.assert_array_equal(index, [1, 0, 2, 0, 1, 0, 2, 0, -1])
@@ -41,13 +82,22 @@ def test_equal_frequency_with_ties():
     np.testing.assert_array_equal(hi, [1, 3, 5])
 
 
-def test_equal_frequency_heavy_tie_leaves_a_bin_empty():
-    # first ranks 0, 6, 7 of 8 with 3 bins -> bins 0, 2, 2
+def test_equal_frequency_heavy_tie_leaves_no_empty_bin():
     index, num, lo, hi = bin_one([5] * 6 + [7, 9], "equal-frequency", bin_ratio=1.0)
     assert num == 3
-    np.testing.assert_array_equal(index, [0] * 6 + [2, 2])
-    np.testing.assert_array_equal(lo, [5, NAN, 7])
-    np.testing.assert_array_equal(hi, [5, NAN, 9])
+    np.testing.assert_array_equal(index, [0] * 6 + [1, 2])
+    np.testing.assert_array_equal(lo, [5, 7, 9])
+    np.testing.assert_array_equal(hi, lo)
+
+
+def test_equal_frequency_greedy_cut_as_mlrl_boomer():
+    # mlrl-boomer 0.15.6 learns ``x <= 4.5`` on this column with y = x >= 3: 33 bins aimed
+    # at, ceil(100 / 33) = 4 values per bin: {0 x 40}, {1..4}, {5..8}, ..., {57..60}
+    x = np.r_[np.zeros(40), np.arange(1, 61)]
+    index, num, lo, hi = bin_one(x, "equal-frequency")
+    assert num == 16
+    np.testing.assert_array_equal(lo, np.r_[0, np.arange(1, 61, 4)])
+    np.testing.assert_array_equal(hi, np.r_[0, np.arange(4, 61, 4)])
 
 
 def test_equal_frequency_balances_distinct_values():
@@ -55,6 +105,24 @@ def test_equal_frequency_balances_distinct_values():
     index, num, _, _ = bin_one(rng.normal(size=1000), "equal-frequency", bin_ratio=0.01)
     assert num == 10
     np.testing.assert_array_equal(np.bincount(index), np.full(10, 100))
+
+
+@pytest.mark.parametrize("method", ["equal-width", "equal-frequency"])
+@pytest.mark.parametrize("seed", range(3))
+def test_matches_slow_reference(method, seed):
+    rng = np.random.default_rng(10 + seed)
+    n = 700
+    X = np.round(rng.normal(size=(n, 5)) * rng.integers(1, 200, size=5)).astype(np.float32)
+    X[:, 1] = rng.exponential(size=n) ** 3  # skewed: many empty equal-width bins
+    X[rng.random(X.shape) < 0.05] = NAN
+    ratio = [0.33, 0.05, 0.5][seed]
+    b = bin_features(X, np.zeros(5, bool), method, bin_ratio=ratio, max_bins=300)
+    target = int(bin_count(n, ratio, 2, 300))
+    for f in range(5):
+        want = reference_bins(X[:, f], method, target)
+        np.testing.assert_array_equal(b.bin_index[f], want)
+        expected_bins = target if method == "equal-width" else want.max() + 1
+        assert b.num_bins[f] == expected_bins
 
 
 @pytest.mark.parametrize("method", ["equal-width", "equal-frequency"])
@@ -78,12 +146,15 @@ def test_nominal_one_bin_per_value(method):
     np.testing.assert_array_equal(hi, lo)
 
 
-@pytest.mark.parametrize("d, ratio, lo, hi, want", [
+@pytest.mark.parametrize("n, ratio, lo, hi, want", [
     (100, 0.33, 2, 0, 33), (11, 0.33, 2, 0, 4), (10, 0.1, 2, 0, 2), (1000, 0.5, 2, 64, 64),
     (3, 1.0, 5, 0, 3), (1, 0.33, 2, 0, 1), (0, 0.33, 2, 0, 0), (7, 1.0, 1, 0, 7),
+    (100, 0.01, 3, 0, 3), (200, 0.33, 2, 0, 66),
+    # float32 as in mlrl-boomer: 0.33f * 1500 = 495.00003 -> 496 (yeast), 399.63 -> 400 (scene)
+    (1500, 0.33, 2, 0, 496), (1211, 0.33, 2, 0, 400),
 ])
-def test_bin_count(d, ratio, lo, hi, want):
-    assert bin_count(d, ratio, lo, hi) == want
+def test_bin_count(n, ratio, lo, hi, want):
+    assert bin_count(n, ratio, lo, hi) == want
 
 
 @pytest.mark.parametrize("method", ["equal-width", "equal-frequency"])
@@ -102,7 +173,12 @@ def test_layout_invariants(method):
     for f in range(6):
         x, bins = X[:, f], b.bin_index[f]
         distinct = np.unique(x[~np.isnan(x)]).size
-        assert b.num_bins[f] == (distinct if nominal[f] else bin_count(distinct, 0.4, 2, 8))
+        if nominal[f] or distinct <= 1:
+            assert b.num_bins[f] == distinct
+        elif method == "equal-width":
+            assert b.num_bins[f] == bin_count(500, 0.4, 2, 8)
+        else:
+            assert 2 <= b.num_bins[f] <= bin_count(500, 0.4, 2, 8)
         np.testing.assert_array_equal(bins < 0, np.isnan(x))
         rows = b.bin_offset[f] + bins[bins >= 0]
         present = x[bins >= 0]
@@ -115,13 +191,15 @@ def test_layout_invariants(method):
         assert np.isnan(hi[~full]).all()
 
 
-def test_equal_width_matches_the_width_formula():
+def test_equal_width_matches_the_float32_width_formula():
     rng = np.random.default_rng(2)
     x = rng.normal(size=2000).astype(np.float32)
     index, num, _, _ = bin_one(x, "equal-width", bin_ratio=0.02)
-    lo, hi = np.float64(x.min()), np.float64(x.max())
-    width = (hi - lo) / num
-    want = np.minimum(np.floor((x.astype(np.float64) - lo) / width), num - 1)
+    assert num == 40
+    lo, hi = x.min(), x.max()
+    width = (hi - lo) / np.float32(num)
+    assert width.dtype == np.float32
+    want = np.minimum(np.floor((x - lo) / width), num - 1)
     np.testing.assert_array_equal(index, want)
 
 

@@ -120,7 +120,7 @@ def test_wide_features_use_opt_in_shared_memory_or_global_atomics():
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
     labels = np.arange(K, dtype=np.int32)
-    search = SearchSettings(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
+    search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
     _compare_per_feature(backend, X, nominal, features, mask, weights, g, h, labels, search)
 
 
@@ -143,7 +143,7 @@ def test_scan_equals_exact_search(head):
     features = np.array([5, 0, 3, 1, 2, 4], np.int64)
     for labels, min_coverage in ((np.arange(4, dtype=np.int32), 1),
                                  (np.array([3, 1], np.int32), 50)):
-        search = SearchSettings(head, 0.05, 1.0, min_coverage, -np.inf)
+        search = SearchSettings.boosting(head, 0.05, 1.0, min_coverage, -np.inf)
         _compare_per_feature(backend, X, nominal, features, mask, weights, g, h, labels,
                              search)
 

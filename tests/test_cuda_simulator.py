@@ -62,7 +62,7 @@ def _simulate_scan(binned, features, mask, weights, g, h, labels, search, thread
     hists = histograms(binned, features, mask, 1, weights, g, h)
     _kernels().scan_histograms[S, threads](
         features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal, *hists,
-        labels, search.head_mode, search.l1, search.l2, INV_SCALE, search.min_coverage,
+        labels, search.head_mode, *search.params, INV_SCALE, search.min_coverage,
         search.min_quality, work, gains, *out)
     return slot_refinements(features, out)
 
@@ -76,13 +76,13 @@ def _compare_scan(reference, binned, features, labels, threads, min_coverage, se
     _, _, g, h, weights, mask = random_problem(np.random.default_rng(seed), n, 1, K)
     problem = (features, mask, weights, g, h, labels)
     for head in (HEAD_COMPLETE, HEAD_SINGLE):
-        search = SearchSettings(head, 0.1, 1.0, min_coverage, -np.inf)
+        search = SearchSettings.boosting(head, 0.1, 1.0, min_coverage, -np.inf)
         want = reference(*problem, search)
         assert all(w is not None for w in want)
         got = _simulate_scan(binned, *problem, search, threads)
         assert_same_refinements(got, want, exact_quality)
         median = float(np.median([w.quality for w in want]))
-        search = SearchSettings(head, 0.1, 1.0, min_coverage, median)
+        search = SearchSettings.boosting(head, 0.1, 1.0, min_coverage, median)
         want = reference(*problem, search)
         assert any(w is None for w in want)
         got = _simulate_scan(binned, *problem, search, threads)
@@ -233,6 +233,34 @@ def backend_equals_cpu_backend():
         used = {name for name, *_ in fake_cupy.launches}
         assert used == ({"zero_histograms", "histogram_global"} if force_global else
                         {"zero_histograms", "histogram_global", "histogram_shared"}), used
+
+
+@check
+def backend_with_statistics_set_by_the_learner():
+    """A fit started without a loss (``loss=None``): ``set_statistics`` replaces the
+    statistics, and the refinements, totals and ``covered_mask`` equal the CpuBackend's."""
+    backend_class, _ = _simulated_backend_class()
+    rng = np.random.default_rng(9)
+    n, K = 30, 2
+    X, nominal, *_ = random_problem(rng, n, 3, 1)
+    g = rng.integers(0, 3, size=(n, K)).astype(np.int64)
+    h = g + rng.integers(0, 3, size=(n, K))
+    cpu, gpu = CpuBackend(), backend_class(0, block_size=32)
+    cpu.start_fit(presort_dense(X, nominal), np.zeros((n, K), np.uint8), None, np.ones(n), 1.0)
+    gpu.start_fit(exact_bins(X, nominal), np.zeros((n, K), np.uint8), None, np.ones(n), 1.0)
+    features, labels = np.arange(3, dtype=np.int64), np.arange(K, dtype=np.int32)
+    search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
+    for backend in (cpu, gpu):
+        backend.set_statistics(g, h)
+    totals = cpu.covered_totals(None)
+    np.testing.assert_array_equal(gpu.covered_totals(None)[0], g.sum(0))
+    want = cpu.find_best_refinement(features, labels, None, totals, search)
+    got = gpu.find_best_refinement(features, labels, None, totals, search)
+    assert_same_refinements([got], [want])
+    cpu.apply_refinement(want)
+    gpu.apply_refinement(got)
+    np.testing.assert_array_equal(gpu.covered_mask(), cpu.covered_mask())
+    assert 0 < cpu.covered_mask().sum() < n
 
 
 # -- the CUDA C kernels of kernels/histogram.cu, run on the host (in this process) ------------

@@ -52,14 +52,15 @@ def check_against_reference(X, nominal, g, h, rng, single, threads=1, weights=No
         totals = backend.covered_totals(weights)
         first = backend.find_best_refinement(
             np.arange(A, dtype=np.int64), labels, weights, totals,
-            SearchSettings(head, 0.0, 1.0, min_coverage, -np.inf))
+            SearchSettings.boosting(head, 0.0, 1.0, min_coverage, -np.inf))
         if first is None:
             return
         backend.apply_refinement(first)
         covered = backend.mask == backend.indicator
     totals = backend.covered_totals(weights)
     got = backend.find_best_refinement(features, labels, weights, totals,
-                                       SearchSettings(head, 0.1, 1.0, min_coverage, -np.inf))
+                                       SearchSettings.boosting(head, 0.1, 1.0, min_coverage,
+                                                               -np.inf))
     want = best_refinement(X, nominal, covered, weights, g, h, features, labels, single, 0.1,
                            1.0, backend.inv_scale, min_coverage, -np.inf)
     if want is None:
@@ -116,7 +117,8 @@ def test_parallel_search_equals_serial():
         w = np.ones(300, np.int32)
         results.append(backend.find_best_refinement(
             np.arange(12, dtype=np.int64), np.arange(5, dtype=np.int32), w,
-            backend.covered_totals(w), SearchSettings(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)))
+            backend.covered_totals(w),
+            SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)))
     a, b = results
     assert (a.feature, a.op, a.threshold, a.quality, a.count) == \
         (b.feature, b.op, b.threshold, b.quality, b.count)
@@ -150,5 +152,35 @@ def test_threshold_between_adjacent_floats_keeps_order():
     w = np.ones(4, np.int32)
     ref = backend.find_best_refinement(np.array([0]), np.array([0], np.int32), w,
                                        backend.covered_totals(w),
-                                       SearchSettings(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf))
+                                       SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf))
     assert ref.count == 2 and lo <= ref.threshold < hi
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_statistics_set_by_the_learner(fmt):
+    """A fit started without a loss searches the statistics the learner sets, and reports
+    which examples the refined rule covers."""
+    rng = np.random.default_rng(11)
+    X, nominal, g, h = random_problem(rng, n=40, A=3, K=2, n_distinct=5)
+    backend = CpuBackend(1, 1)
+    features = presort_dense(X, nominal) if fmt == "dense" else presort_sparse(X, nominal)
+    backend.start_fit(features, np.zeros((40, 2), np.uint8), None, np.ones(40), 1.0)
+    assert not backend.g.any() and not backend.h.any()
+    backend.set_statistics(g, h)
+    tot_g, tot_h, count = backend.covered_totals(None)
+    np.testing.assert_array_equal(tot_g, g.sum(0))
+    np.testing.assert_array_equal(tot_h, h.sum(0))
+    assert count == 40 and backend.covered_mask().all()
+    ref = backend.find_best_refinement(np.arange(3), np.arange(2, dtype=np.int32), None,
+                                       (tot_g, tot_h, count),
+                                       SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1,
+                                                               -np.inf))
+    backend.apply_refinement(ref)
+    covered = backend.covered_mask()
+    assert covered.sum() == ref.count
+    np.testing.assert_array_equal(g[covered].sum(0), ref.g_sum)
+
+
+def test_unknown_head_mode_is_rejected():
+    with pytest.raises(ValueError, match="head_mode"):
+        SearchSettings(99, np.zeros(2), 1, -np.inf)

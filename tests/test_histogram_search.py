@@ -44,7 +44,7 @@ def search(binned, mask, indicator, weights, g, h, features, labels, s, parallel
             np.zeros(S, np.int64), np.full(S, -1, np.int32), np.zeros((S, K), np.int64),
             np.zeros((S, K), np.int64))
     scan_histograms(features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal,
-                    *hists, labels, s.head_mode, s.l1, s.l2, INV_SCALE, s.min_coverage,
+                    *hists, labels, s.head_mode, s.params, INV_SCALE, s.min_coverage,
                     s.min_quality, *outs, parallel=parallel)
     q, op, thr, cnt, label, out_g, out_h = outs
     if not (op >= 0).any():
@@ -68,7 +68,7 @@ def check_against_reference(X, nominal, g, h, rng, single, method="equal-frequen
     mask = np.zeros(n, np.int32)
     if refine_first:  # search below an existing condition to exercise the coverage mask
         first, _, _ = search(binned, mask, 0, weights, g, h, np.arange(A, dtype=np.int64),
-                             labels, SearchSettings(head, 0.0, 1.0, min_coverage, -np.inf))
+                             labels, SearchSettings.boosting(head, 0.0, 1.0, min_coverage, -np.inf))
         if first is None:
             return None
         _, f, op, t = first[:4]
@@ -77,7 +77,7 @@ def check_against_reference(X, nominal, g, h, rng, single, method="equal-frequen
         active = weights != 0
         np.testing.assert_array_equal((mask == 1)[active], satisfied(X[:, f], op, t)[active])
     covered = mask == int(refine_first)
-    s = SearchSettings(head, 0.1, 1.0, min_coverage, -np.inf)
+    s = SearchSettings.boosting(head, 0.1, 1.0, min_coverage, -np.inf)
     got, hists, _ = search(binned, mask, int(refine_first), weights, g, h, features, labels, s,
                            parallel)
     want_hists = ref.histograms(binned, features, covered, weights, g, h)
@@ -132,7 +132,8 @@ def test_parallel_equals_serial_bit_for_bit(method):
     weights = rng.integers(0, 3, size=400).astype(np.int32)
     mask = rng.integers(0, 2, size=400).astype(np.int32)
     args = (binned, mask, 1, weights, g, h, np.arange(12, dtype=np.int64),
-            np.arange(5, dtype=np.int32), SearchSettings(HEAD_SINGLE, 0.0, 1.0, 2, -np.inf))
+            np.arange(5, dtype=np.int32),
+            SearchSettings.boosting(HEAD_SINGLE, 0.0, 1.0, 2, -np.inf))
     _, hists_s, outs_s = search(*args, parallel=False)
     _, hists_p, outs_p = search(*args, parallel=True)
     for a, b in zip(hists_s + outs_s, hists_p + outs_p):
@@ -187,7 +188,7 @@ def test_one_bin_per_value_agrees_with_exact_search(seed):
     exact.g[:], exact.h[:] = g, h
     weights = rng.integers(0, 3, size=n).astype(np.int32)
     labels = np.arange(3, dtype=np.int32)
-    s = SearchSettings(HEAD_SINGLE if seed % 2 else HEAD_COMPLETE, 0.1, 1.0, 2, -np.inf)
+    s = SearchSettings.boosting(HEAD_SINGLE if seed % 2 else HEAD_COMPLETE, 0.1, 1.0, 2, -np.inf)
     mask = np.zeros(n, np.int32)
     for depth in range(3):  # a rule of three conditions: both searches agree at each step
         features = rng.permutation(A)[:4].astype(np.int64)
@@ -223,7 +224,7 @@ def tiny_search(x, g, nominal=False, min_coverage=1, min_quality=-np.inf):
     n = X.shape[0]
     best, _, _ = search(binned, np.zeros(n, np.int32), 0, np.ones(n, np.int32), g, h,
                         np.array([0]), np.array([0], np.int32),
-                        SearchSettings(HEAD_COMPLETE, 0.0, 1.0, min_coverage, min_quality))
+                        SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, min_coverage, min_quality))
     return binned, best
 
 

@@ -11,6 +11,8 @@ from typing import Protocol
 import numba as nb
 import numpy as np
 
+from gpurules.objectives import quality
+
 
 @dataclass(frozen=True)
 class Refinement:
@@ -41,17 +43,27 @@ class SearchSettings:
     """Parameters of one refinement search.
 
     Attributes:
-        head_mode: ``gpurules.objectives.heads.HEAD_*``.
-        l1, l2: regularisation weights.
+        head_mode: one of ``gpurules.objectives.quality.HEAD_MODES``: the objective that
+            scores a candidate (see ``objectives/quality.py``).
+        params: float64 (P,), that objective's parameters (boosting: ``[l1, l2]``).
         min_coverage: int, a condition must cover at least this many examples.
-        min_quality: float, a refinement must have a strictly larger gain.
+        min_quality: float, a refinement must have a strictly larger quality.
     """
 
     head_mode: int
-    l1: float
-    l2: float
+    params: np.ndarray
     min_coverage: int
     min_quality: float
+
+    def __post_init__(self):
+        if self.head_mode not in quality.HEAD_MODES:
+            raise ValueError(f"unknown head_mode {self.head_mode}; known: {quality.HEAD_MODES}")
+        object.__setattr__(self, "params", np.ascontiguousarray(self.params, np.float64))
+
+    @classmethod
+    def boosting(cls, head_mode, l1, l2, min_coverage, min_quality):
+        """Settings of a boosting search (``HEAD_COMPLETE``/``HEAD_SINGLE``, l1, l2)."""
+        return cls(head_mode, quality.boosting_params(l1, l2), min_coverage, min_quality)
 
 
 class Backend(Protocol):
@@ -61,7 +73,14 @@ class Backend(Protocol):
 
     def start_fit(self, features, Y, loss, base_weight, scale):
         """Take the pre-sorted features, labels (uint8 (n, K)), loss, per-example weights
-        (float64 (n,)) and fixed-point scale; set scores to 0 and compute the statistics."""
+        (float64 (n,)) and fixed-point scale; set scores to 0 and compute the statistics.
+        ``loss=None``: statistics are zero until :meth:`set_statistics` sets them."""
+
+    def set_statistics(self, g, h):
+        """Replace the statistics by ``g``, ``h`` (int64 (n, K)); resets the coverage."""
+
+    def covered_mask(self):
+        """bool (n,): the examples the current rule covers."""
 
     def set_scale(self, scale):
         """Re-encode every statistic with a new fixed-point scale."""

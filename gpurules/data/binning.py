@@ -58,28 +58,33 @@ _SIGN = 0x80000000
 
 
 def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0):
-    """Map every feature of a dense matrix to bins (mlrl-boomer 0.15 ``feature_binning``).
+    """Map every feature of a dense matrix to bins as mlrl-boomer 0.15 ``feature_binning`` does.
 
-    A numerical feature with ``d`` distinct non-missing values gets
-    :func:`bin_count` ``(d)`` bins:
+    The bin count of a numerical feature with at least two distinct non-missing values is
+    :func:`bin_count` ``(n)`` of the number ``n`` of *examples* (rows, missing values
+    included), not of its distinct values, as in mlrl-boomer (see the user guide, "Feature
+    binning: what mlrl-boomer does"):
 
-    - ``"equal-width"``: bins of equal width ``(max - min) / num_bins``; value ``x`` goes to
-      ``min(floor((x - min) * num_bins / (max - min)), num_bins - 1)``, in float64 (the same
-      as ``floor((x - min) / width)``, but exact where ``x`` lies on a bin edge).
-    - ``"equal-frequency"``: bins by rank; a value whose first occurrence in sorted order
-      has rank ``r`` goes to ``floor(r * num_bins / n_present)``, so equal values share a bin
-      and every bin holds about ``n_present / num_bins`` examples.
+    - ``"equal-width"``: ``bin_count(n)`` bins of width ``w = (max - min) / bin_count(n)``
+      over the non-missing values, in float32 as mlrl-boomer computes it; value ``x`` goes to
+      ``min(floor((x - min) / w), bin_count(n) - 1)``. Bins that receive no value stay in
+      the layout, empty (NaN ``bin_min``/``bin_max``); the search skips them.
+    - ``"equal-frequency"``: the sorted non-missing values are cut greedily into bins of
+      ``m = ceil(n_present / bin_count(n))`` values: a new bin starts at a new distinct value
+      once the current bin holds ``m`` or more values, so equal values share a bin. The
+      layout has exactly the bins that were filled (never an empty one).
 
-    A nominal feature gets one bin per distinct value, in ascending order. Missing values
-    get bin -1. Bins may be empty (NaN ``bin_min``/``bin_max``); the search skips them.
+    A feature with one distinct value gets one bin (it can never be split), an entirely
+    missing feature none. A nominal feature gets one bin per distinct value, in ascending
+    order. Missing values get bin -1.
 
     Args:
         X: float32-convertible array (n, A); NaN marks a missing value; numerical features
             must be finite for ``"equal-width"``.
         nominal_mask: bool array (A,).
         method: ``"equal-width"`` or ``"equal-frequency"``.
-        bin_ratio: float in (0, 1], bins per distinct value.
-        min_bins: int >= 1, the minimum number of bins (never more than ``d``).
+        bin_ratio: float in (0, 1], bins per example.
+        min_bins: int >= 1, the minimum number of bins (never more than ``n``).
         max_bins: int >= 0, the maximum number of bins, 0 for no maximum.
 
     Returns:
@@ -111,22 +116,26 @@ def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0
                           nominal=nominal)
 
 
-def bin_count(n_distinct, bin_ratio, min_bins, max_bins):
-    """Bins of a numerical feature: ``clip(ceil(bin_ratio * d), min_bins, max_bins)``,
-    at most ``d``, and 0 for an entirely missing feature.
+def bin_count(n_examples, bin_ratio, min_bins, max_bins):
+    """mlrl-boomer's bin count for ``n`` examples: ``ceil(bin_ratio * n)`` computed in
+    float32, at least ``min(min_bins, n)`` and, when ``max_bins > 0``, at most ``max_bins``.
+
+    Equal-width binning uses this many bins of equal width; equal-frequency binning aims at
+    this many bins (ties can leave fewer).
 
     Args:
-        n_distinct: int or int array, distinct non-missing values ``d`` per feature.
+        n_examples: int or int array, the number of examples ``n`` (missing values included).
         max_bins: 0 for no maximum.
 
     Returns:
-        int64 array shaped like ``n_distinct``.
+        int64 array shaped like ``n_examples``.
     """
-    d = np.asarray(n_distinct, dtype=np.int64)
-    bins = np.maximum(np.ceil(bin_ratio * d).astype(np.int64), min_bins)
+    n = np.asarray(n_examples, dtype=np.int64)
+    bins = np.ceil(np.float32(bin_ratio) * n.astype(np.float32)).astype(np.int64)
+    bins = np.maximum(bins, np.minimum(min_bins, n))
     if max_bins > 0:
         bins = np.minimum(bins, max_bins)
-    return np.minimum(bins, d)
+    return bins
 
 
 def _check_arguments(method, bin_ratio, min_bins, max_bins):
@@ -157,15 +166,19 @@ def _bin_chunk(X, start, modes, options, bin_index, num_bins):
     order = np.empty((C, n), dtype=np.int32)
     _gather_columns(X, start, values)
     n_present, n_distinct = _sort_columns(values, order)
-    bins = np.where(modes == _NOMINAL, n_distinct, bin_count(n_distinct, *options))
     _check_finite(values, n_present, modes)
+    target = bin_count(n, *options)
+    per_bin = np.ceil(n_present / max(target, 1)).astype(np.int64)
+    bins = np.where(modes == _EQUAL_FREQUENCY,
+                    _equal_frequency_counts(values, n_present, per_bin), target)
+    bins = np.where((modes == _NOMINAL) | (n_distinct <= 1), n_distinct, bins)
     num_bins[:] = bins
     offsets = np.zeros(C + 1, dtype=np.int64)
     np.cumsum(bins, out=offsets[1:])
     bin_min = np.full(offsets[-1], np.nan, dtype=np.float32)
     bin_max = np.full(offsets[-1], np.nan, dtype=np.float32)
-    _assign_bins(values, order, n_present, num_bins, offsets, modes, bin_index, bin_min,
-                 bin_max)
+    _assign_bins(values, order, n_present, per_bin, num_bins, offsets, modes, bin_index,
+                 bin_min, bin_max)
     return bin_min, bin_max
 
 
@@ -269,8 +282,34 @@ def _radix_argsort(keys, order):
 
 
 @nb.njit(cache=True, parallel=True)
-def _assign_bins(values, order, n_present, num_bins, offsets, modes, bin_index, bin_min,
-                 bin_max):
+def _equal_frequency_counts(values, n_present, per_bin):
+    """Bins the greedy equal-frequency cut makes of each sorted row of ``values`` (C, n)
+    (see :func:`_next_bin`); int64 (C,)."""
+    C = values.shape[0]
+    counts = np.zeros(C, dtype=np.int64)
+    for c in nb.prange(C):
+        row = values[c]
+        b, start = 0, 0
+        for p in range(1, n_present[c]):
+            if row[p] != row[p - 1]:
+                b, start = _next_bin(b, start, p, per_bin[c])
+        counts[c] = b + 1 if n_present[c] > 0 else 0
+    return counts
+
+
+@nb.njit(inline="always")
+def _next_bin(b, start, p, per_bin):
+    """Greedy equal-frequency cut at a new distinct value (sorted position ``p``): start bin
+    ``b + 1`` there if bin ``b``, begun at position ``start``, holds ``per_bin`` values or
+    more. Returns the (bin, start) of the value at ``p``."""
+    if p - start >= per_bin:
+        return b + 1, p
+    return b, start
+
+
+@nb.njit(cache=True, parallel=True)
+def _assign_bins(values, order, n_present, per_bin, num_bins, offsets, modes, bin_index,
+                 bin_min, bin_max):
     """Walk each sorted row once: set ``bin_index`` (C, n) of every example and the
     smallest/largest value of every bin (``bin_min``/``bin_max`` rows ``offsets[c] ..``)."""
     C, n = values.shape
@@ -281,14 +320,20 @@ def _assign_bins(values, order, n_present, num_bins, offsets, modes, bin_index, 
             out[perm[p]] = -1
         if present == 0:
             continue
-        lo, hi = np.float64(row[0]), np.float64(row[present - 1])
+        lo, hi = row[0], row[present - 1]
+        width = (hi - lo) / np.float32(max(num_bins[c], 1))
         distinct = -1
-        b = 0
+        b, start = 0, 0
         for p in range(present):
             v = row[p]
             if p == 0 or v != row[p - 1]:
                 distinct += 1
-                b = _bin_of(modes[c], v, p, distinct, lo, hi, num_bins[c], present)
+                if modes[c] == _NOMINAL:
+                    b = distinct
+                elif modes[c] == _EQUAL_FREQUENCY:
+                    b, start = _next_bin(b, start, p, per_bin[c])
+                else:
+                    b = _equal_width_bin(v, lo, width, num_bins[c])
                 if bin_min[offsets[c] + b] != bin_min[offsets[c] + b]:
                     bin_min[offsets[c] + b] = v
             bin_max[offsets[c] + b] = v
@@ -296,13 +341,12 @@ def _assign_bins(values, order, n_present, num_bins, offsets, modes, bin_index, 
 
 
 @nb.njit(inline="always")
-def _bin_of(mode, value, first_rank, distinct_rank, lo, hi, num_bins, present):
-    """Bin of a distinct value (see :func:`bin_features`)."""
-    if mode == _NOMINAL:
-        return distinct_rank
-    if mode == _EQUAL_FREQUENCY:
-        return np.int64(first_rank) * num_bins // present
-    if num_bins <= 1 or hi <= lo:
+def _equal_width_bin(value, lo, width, num_bins):
+    """``min(floor((value - lo) / width), num_bins - 1)`` in float32 arithmetic, as
+    mlrl-boomer computes it (``value``, ``lo``, ``width``: float32)."""
+    if num_bins <= 1:
         return 0
-    b = np.int64(np.floor((np.float64(value) - lo) * num_bins / (hi - lo)))
-    return min(b, num_bins - 1)
+    q = np.floor((value - lo) / width)
+    if not q < num_bins:  # also a NaN/inf quotient from a zero width
+        return num_bins - 1 if value > lo else 0
+    return np.int64(q)

@@ -111,7 +111,8 @@ class BoostingLearner:
         min_quality = -np.inf
         while cfg.max_conditions == 0 or len(conditions) < cfg.max_conditions:
             feats = cfg.feature_sampling.sample(self.rng, num_features)
-            search = SearchSettings(cfg.head_mode, cfg.l1, cfg.l2, cfg.min_coverage, min_quality)
+            search = SearchSettings.boosting(cfg.head_mode, cfg.l1, cfg.l2, cfg.min_coverage,
+                                             min_quality)
             ref = backend.find_best_refinement(feats, labels, weights, totals, search)
             if ref is None:
                 break

@@ -107,7 +107,7 @@ def reference_per_feature(binned, features, mask, indicator, weights, g, h, labe
     for f in features:
         best = ref_histogram.best_refinement(
             binned, mask == indicator, weights, g, h, [f], labels,
-            search.head_mode == HEAD_SINGLE, search.l1, search.l2, 2.0 ** -20,
+            search.head_mode == HEAD_SINGLE, *search.params, 2.0 ** -20,
             search.min_coverage, search.min_quality)
         out.append(None if best is None else Refinement(
             best[1], best[2], np.float32(best[3]), float(best[0]), best[4], best[5], best[6],
@@ -157,8 +157,8 @@ def compare_backends(cpu, gpu, rng, rules=2, conditions=2):
     labels = np.arange(K, dtype=np.int32)
     for rule in range(rules):
         weights = None if rule == 0 else rng.choice(np.array([0, 1, 2], np.int32), size=n)
-        search = SearchSettings(HEAD_SINGLE if rule % 2 else HEAD_COMPLETE, 0.0, 1.0, 2,
-                                -np.inf)
+        search = SearchSettings.boosting(HEAD_SINGLE if rule % 2 else HEAD_COMPLETE, 0.0, 1.0,
+                                         2, -np.inf)
         for backend in (cpu, gpu):
             backend.reset_coverage()
         for _ in range(conditions):

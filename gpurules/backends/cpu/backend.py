@@ -30,11 +30,11 @@ class CpuBackend:
         n, K = Y.shape
         self.features = features
         self.Y = np.ascontiguousarray(Y, dtype=np.uint8)
-        self.loss = loss.code
+        self.loss = -1 if loss is None else loss.code
         self.base_weight = np.ascontiguousarray(base_weight, dtype=np.float64)
         self.P = np.zeros((n, K), dtype=np.float64)
-        self.g = np.empty((n, K), dtype=np.int64)
-        self.h = np.empty((n, K), dtype=np.int64)
+        self.g = np.zeros((n, K), dtype=np.int64)
+        self.h = np.zeros((n, K), dtype=np.int64)
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
         self._buffers = None
@@ -49,11 +49,26 @@ class CpuBackend:
     def set_scale(self, scale):
         self.scale = float(scale)
         self.inv_scale = 1.0 / self.scale
-        statistics.compute_all(self.loss, self.Y, self.P, self.base_weight, self.scale,
-                               self.g, self.h)
+        if self.loss >= 0:
+            statistics.compute_all(self.loss, self.Y, self.P, self.base_weight, self.scale,
+                                   self.g, self.h)
+        self._statistics_changed()
+
+    def set_statistics(self, g, h):
+        """Replace the statistics by ``g``, ``h`` (int64 (n, K)) for a fit started without a
+        loss (learners whose statistics are counts); resets the coverage."""
+        np.copyto(self.g, g)
+        np.copyto(self.h, h)
+        self._statistics_changed()
+
+    def _statistics_changed(self):
         self.reset_coverage()
         # sums over all examples with unit weights, kept up to date by update_statistics
         self._all_totals = statistics.covered_totals(self.mask, 0, self._ones, self.g, self.h)
+
+    def covered_mask(self):
+        """bool (n,): the examples the current rule covers."""
+        return self.mask == self.indicator
 
     def reset_coverage(self):
         self.mask[:] = 0
@@ -75,7 +90,7 @@ class CpuBackend:
     def find_best_refinement(self, features, labels, weights, totals, search):
         S = features.shape[0]
         scratch, *outs = self._result_buffers(S)
-        settings = (labels, search.head_mode, search.l1, search.l2, self.inv_scale,
+        settings = (labels, search.head_mode, search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
         parallel = self.n_threads_search > 1 and S > 1
         with thread_limit(self.n_threads_search) if parallel else contextlib.nullcontext():

@@ -14,37 +14,9 @@ covered while ``mask[i] == indicator``.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.kernels import label_gain
+from gpurules.backends.cpu.kernels import side_quality
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
-from gpurules.objectives.heads import HEAD_COMPLETE
-
-
-@nb.njit(inline="always")
-def _side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, l1, l2):
-    """Gain of the head over ``labels`` for the running sums or their complement.
-
-    Returns (quality float64, label int: the single head's label or -1)."""
-    best = 0.0
-    best_label = -1
-    total = 0.0
-    for idx in range(labels.shape[0]):
-        k = labels[idx]
-        if complement:
-            gk = (tot_g[k] - run_g[k]) * inv_scale
-            hk = (tot_h[k] - run_h[k]) * inv_scale
-        else:
-            gk = run_g[k] * inv_scale
-            hk = run_h[k] * inv_scale
-        gain = label_gain(gk, hk, l1, l2)
-        if head_mode == HEAD_COMPLETE:
-            total += gain
-        elif best_label < 0 or gain > best:
-            best = gain
-            best_label = k
-    if head_mode == HEAD_COMPLETE:
-        return total, -1
-    return best, best_label
 
 
 @nb.njit(inline="always")
@@ -59,7 +31,7 @@ def _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement):
 
 
 def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels, head_mode,
-              l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
+              params, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
               out_label, out_g, out_h):
     """Score one candidate and keep it in slot ``j`` if it is canonically better: a larger
     quality, then a smaller threshold, then the smaller op (``<=`` before ``>``, ``==``
@@ -67,8 +39,8 @@ def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labe
     above ``min_quality`` that cover at least ``min_coverage`` examples."""
     if count < min_coverage or count <= 0:
         return
-    q, lab = _side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                           inv_scale, l1, l2)
+    q, lab = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                          inv_scale, params)
     if out_op[j] < 0:
         better = q > min_quality
     else:
@@ -127,7 +99,7 @@ def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h, 
 
 @nb.njit
 def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, indicator,
-                    weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, l1, l2,
+                    weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params,
                     inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
                     out_cnt, out_label, out_g, out_h):
     """Best condition on feature ``f``; writes slot ``j`` of the ``out_*`` arrays.
@@ -172,8 +144,8 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
                     break  # ``<= max`` covers everything, ``> max`` nothing
                 if side_cnt < min_coverage or side_cnt == 0:
                     continue
-                q, lab = _side_quality(run_g, run_h, tot_g, tot_h, complement, labels,
-                                       head_mode, inv_scale, l1, l2)
+                q, lab = side_quality(run_g, run_h, tot_g, tot_h, complement, labels,
+                                      head_mode, inv_scale, params)
                 if q > best_q:
                     best_q = q
                     out_q[j] = q
@@ -194,13 +166,13 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
 
 
 def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, mask, indicator,
-                   weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, l1, l2, inv_scale,
+                   weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale,
                    min_coverage, min_quality, scratch, out_q, out_op, out_thr, out_cnt,
                    out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _search_feature(j, features[j], sorted_index, sorted_value, n_present, nominal, mask,
                         indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode,
-                        l1, l2, inv_scale, min_coverage, min_quality, scratch, out_q, out_op,
+                        params, inv_scale, min_coverage, min_quality, scratch, out_q, out_op,
                         out_thr, out_cnt, out_label, out_g, out_h)
 
 

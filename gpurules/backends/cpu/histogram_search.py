@@ -99,7 +99,7 @@ def _feature_totals(first, stop, hist_g, hist_h, hist_count):
 
 @nb.njit
 def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-                  labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q,
+                  labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q,
                   out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Best condition on feature ``f`` from its histogram; writes slot ``j``."""
     first, stop = bin_offset[f], bin_offset[f + 1]
@@ -113,7 +113,7 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
                 continue
             for op, side_cnt in ((OP_EQ, cnt), (OP_NEQ, tot_count - cnt)):
                 _evaluate(j, op, bin_min[r], side_cnt, op == OP_NEQ, hist_g[r], hist_h[r],
-                          tot_g, tot_h, labels, head_mode, l1, l2, inv_scale, min_coverage,
+                          tot_g, tot_h, labels, head_mode, params, inv_scale, min_coverage,
                           min_quality, *out)
         return
     run_g = np.zeros(hist_g.shape[1], np.int64)
@@ -132,7 +132,7 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
             thr = _midpoint(bin_max[lower], bin_min[r])
             for op, side_cnt in ((OP_LEQ, cnt), (OP_GR, tot_count - cnt)):
                 _evaluate(j, op, thr, side_cnt, op == OP_GR, run_g, run_h, tot_g, tot_h,
-                          labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality,
+                          labels, head_mode, params, inv_scale, min_coverage, min_quality,
                           *out)
         _add(run_g, run_h, hist_g, hist_h, r, 1)
         cnt += hist_count[r]
@@ -140,11 +140,11 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
 
 
 def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-             labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op,
+             labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op,
              out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _scan_feature(j, features[j], bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
-                      hist_count, labels, head_mode, l1, l2, inv_scale, min_coverage,
+                      hist_count, labels, head_mode, params, inv_scale, min_coverage,
                       min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
@@ -153,7 +153,7 @@ scan_parallel = nb.njit(cache=True, parallel=True)(_scan_py)
 
 
 def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
-                    hist_count, labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality,
+                    hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
                     out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h, parallel=False):
     """Best condition per sampled feature from the histograms of :func:`build_histograms`.
 
@@ -162,7 +162,8 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, his
         bin_offset: int64 (A + 1,); bin_min, bin_max: float32 (B,); nominal: bool (A,).
         hist_g, hist_h: int64 (B, K); hist_count: int64 (B,).
         labels: int32, the head's candidate labels; head_mode: ``HEAD_*``.
-        l1, l2, inv_scale: float; min_coverage: int; min_quality: float.
+        params: float64 (P,), the objective's parameters (``objectives.quality``);
+        inv_scale: float; min_coverage: int; min_quality: float.
         out_q float64 (S,), out_op int8 (S,), out_thr float32 (S,), out_cnt int64 (S,),
         out_label int32 (S,), out_g, out_h int64 (S, K): slot ``j`` receives feature
             ``features[j]``'s best candidate; ``out_op[j] = -1`` if none beats min_quality.
@@ -170,7 +171,7 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, his
     """
     kernel = scan_parallel if parallel else scan_serial
     kernel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-           head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr,
+           head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr,
            out_cnt, out_label, out_g, out_h)
 
 

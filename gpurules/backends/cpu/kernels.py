@@ -2,10 +2,11 @@
 
 import numba as nb
 
-from gpurules.objectives import fixed_point, heads, losses
+from gpurules.objectives import fixed_point, heads, losses, quality
 
 label_gain = nb.njit(inline="always", cache=True)(heads.label_gain)
 label_score = nb.njit(inline="always", cache=True)(heads.label_score)
 loss_gradient_hessian = nb.njit(inline="always", cache=True)(losses.loss_gradient_hessian)
 quantize = nb.njit(inline="always", cache=True)(fixed_point.quantize)
 head_scores = nb.njit(cache=True)(heads.head_scores)
+side_quality = nb.njit(inline="always", cache=True)(quality.side_quality)

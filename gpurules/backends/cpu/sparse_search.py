@@ -21,7 +21,7 @@ from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
 def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal, z, mask,
                            indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
-                           head_mode, l1, l2, inv_scale, min_coverage, min_quality, scratch,
+                           head_mode, params, inv_scale, min_coverage, min_quality, scratch,
                            out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Best condition on sparse feature ``f``; writes slot ``j`` of the ``out_*`` arrays.
 
@@ -46,7 +46,7 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
         tot_g, tot_h = ftot_g, ftot_h
     out_op[j] = -1
     is_nominal = nominal[f]
-    args = (labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op,
+    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op,
             out_thr, out_cnt, out_label, out_g, out_h)
     n_below = start + n_neg[f]
     # phase I: below z, ascending; phase II: above z, descending
@@ -62,14 +62,14 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
 
 @nb.njit
 def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weights, g, h, tot_g,
-           tot_h, tot_count, acc_g, acc_h, grp_g, grp_h, labels, head_mode, l1, l2, inv_scale,
+           tot_h, tot_count, acc_g, acc_h, grp_g, grp_h, labels, head_mode, params, inv_scale,
            min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``.
 
     Ascending (step 1): ``<=`` is the running sum; descending (step -1): ``>`` is. Nominal
     features accumulate each value group in ``grp`` and fold it into ``acc`` at its end.
     Returns (the last value visited, the number of covered entries)."""
-    args = (labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op,
+    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op,
             out_thr, out_cnt, out_label, out_g, out_h)
     cnt = 0
     gcnt = 0
@@ -117,11 +117,11 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
 
 @nb.njit
 def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg_max,
-                 pos_min, tot_g, tot_h, tot_count, exp_g, exp_h, labels, head_mode, l1, l2, inv_scale,
-                 min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-                 out_h):
+                 pos_min, tot_g, tot_h, tot_count, exp_g, exp_h, labels, head_mode, params,
+                 inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label,
+                 out_g, out_h):
     """Candidates next to the implicit value, scored from ``totals - phase sums``."""
-    args = (labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality, out_q, out_op,
+    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op,
             out_thr, out_cnt, out_label, out_g, out_h)
     n_zero = tot_count - n_neg - n_pos
     if is_nominal:
@@ -153,13 +153,13 @@ _search_sparse_feature = nb.njit(_search_sparse_feature)
 
 
 def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z, mask,
-                   indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, l1,
-                   l2, inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
+                   indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode,
+                   params, inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
                    out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _search_sparse_feature(j, features[j], indptr, index, value, n_neg, n_present, nominal,
                                z, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                               labels, head_mode, l1, l2, inv_scale, min_coverage, min_quality,
+                               labels, head_mode, params, inv_scale, min_coverage, min_quality,
                                scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from gpurules.backends.base import select_refinement
 from gpurules.backends.cuda import sources
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 
 _HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
 _MAX_GRID_Y = 65535
@@ -100,7 +101,7 @@ class CudaBackend:
         cp = self.cp
         n, K = Y.shape
         self.features = features
-        self.loss = loss.code
+        self.loss = -1 if loss is None else loss.code
         self._num_bins = np.diff(np.asarray(features.bin_offset, np.int64))
         B = max(features.total_bins, 1)
         with self._on_device():
@@ -112,8 +113,8 @@ class CudaBackend:
             self.Y = cp.asarray(np.ascontiguousarray(Y, np.uint8))
             self.base_weight = cp.asarray(np.ascontiguousarray(base_weight, np.float64))
             self.P = cp.zeros((n, K), np.float64)
-            self.g = cp.empty((n, K), np.int64)
-            self.h = cp.empty((n, K), np.int64)
+            self.g = cp.zeros((n, K), np.int64)
+            self.h = cp.zeros((n, K), np.int64)
             self.mask = cp.zeros(n, np.int32)
             self.hist_g = cp.zeros((B, K), np.int64)
             self.hist_h = cp.zeros((B, K), np.int64)
@@ -131,10 +132,24 @@ class CudaBackend:
         self.scale = float(scale)
         self.inv_scale = 1.0 / self.scale
         v = self._v
-        with self._on_device():
-            self._kernels.compute_all_statistics[self._blocks(self.g.size), self.threads](
-                self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"])
+        if self.loss >= 0:
+            with self._on_device():
+                self._kernels.compute_all_statistics[self._blocks(self.g.size), self.threads](
+                    self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"])
         self.reset_coverage()
+
+    def set_statistics(self, g, h):
+        """Replace the statistics by ``g``, ``h`` (host int64 (n, K)) for a fit started
+        without a loss (learners whose statistics are counts); resets the coverage."""
+        with self._on_device():
+            self.g[...] = self.cp.asarray(np.ascontiguousarray(g, np.int64))
+            self.h[...] = self.cp.asarray(np.ascontiguousarray(h, np.int64))
+        self.reset_coverage()
+
+    def covered_mask(self):
+        """bool (n,) host array: the examples the current rule covers."""
+        with self._on_device():
+            return self.cp.asnumpy(self.mask == self.indicator)
 
     def reset_coverage(self):
         with self._on_device():
@@ -174,6 +189,9 @@ class CudaBackend:
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
         for features without missing values), so ``totals`` is not needed on the device."""
+        if search.head_mode not in (HEAD_COMPLETE, HEAD_SINGLE):
+            raise ValueError(f"the CUDA scan implements the boosting heads only, not head_mode "
+                             f"{search.head_mode}")
         features = np.ascontiguousarray(features, np.int64)
         if features.size == 0:
             return None
@@ -242,9 +260,9 @@ class CudaBackend:
         self._kernels.scan_histograms[S, threads](
             self._nb(features_dev), v["bin_offset"], v["bin_min"], v["bin_max"],
             v["nominal"], v["hist_g"], v["hist_h"], v["hist_count"], self._nb(cp.asarray(labels)),
-            int(search.head_mode), float(search.l1), float(search.l2), self.inv_scale,
-            int(search.min_coverage), float(search.min_quality), self._nb(work),
-            self._nb(gains), *(self._nb(a) for a in out))
+            int(search.head_mode), float(search.params[0]), float(search.params[1]),
+            self.inv_scale, int(search.min_coverage), float(search.min_quality),
+            self._nb(work), self._nb(gains), *(self._nb(a) for a in out))
         return tuple(cp.asnumpy(a) for a in out)
 
     def apply_refinement(self, refinement):

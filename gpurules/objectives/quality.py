@@ -1,0 +1,68 @@
+"""The quality of a candidate rule's head from aggregated statistics: the one function the
+searches call per candidate, for every learner.
+
+A search aggregates, per label ``k``, the fixed-point sums ``run_g[k]``, ``run_h[k]`` of the
+examples a candidate condition covers; the ``>``/``!=`` side of a boundary is the complement
+``tot - run``. :func:`side_quality` turns those sums into one number (larger is better) and,
+for heads that pick a single label, the label.
+
+``head_mode`` selects the learner's objective and ``params`` (float64 (P,)) carries its
+parameters, so a learner plugs in a new objective here without touching the searches:
+
+- ``HEAD_COMPLETE`` / ``HEAD_SINGLE`` (boosting, ``objectives.heads``): ``params = [l1, l2]``;
+  the quality is the summed gain of ``labels`` (complete) or the largest one (single).
+"""
+
+import numpy as np
+from numba.extending import register_jitable
+
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
+
+# every head_mode that side_quality implements (SearchSettings checks against it)
+HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE)
+
+
+def boosting_params(l1, l2):
+    """``params`` of the boosting heads: float64 [l1, l2]."""
+    return np.array([l1, l2], dtype=np.float64)
+
+
+@register_jitable
+def _side_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale):
+    """(G, H) float64 of label ``k``: the running sums or their complement, unscaled."""
+    if complement:
+        return (tot_g[k] - run_g[k]) * inv_scale, (tot_h[k] - run_h[k]) * inv_scale
+    return run_g[k] * inv_scale, run_h[k] * inv_scale
+
+
+@register_jitable
+def _boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, single, inv_scale,
+                      l1, l2):
+    best = 0.0
+    best_label = -1
+    total = 0.0
+    for idx in range(labels.shape[0]):
+        k = labels[idx]
+        gk, hk = _side_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale)
+        gain = label_gain(gk, hk, l1, l2)
+        if not single:
+            total += gain
+        elif best_label < 0 or gain > best:
+            best = gain
+            best_label = k
+    if single:
+        return best, best_label
+    return total, -1
+
+
+@register_jitable
+def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params):
+    """Quality of the head over ``labels`` (int32 (m,)) for the running sums ``run_*``
+    (int64 (K,)) or, with ``complement``, for ``tot_* - run_*``.
+
+    Returns (quality float64, label int: the chosen label of a single-label head, else -1).
+    """
+    if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE:
+        return _boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels,
+                                 head_mode == HEAD_SINGLE, inv_scale, params[0], params[1])
+    return -np.inf, -1  # not in HEAD_MODES: SearchSettings rejects it on the host
