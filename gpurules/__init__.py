@@ -4,6 +4,7 @@ Importing this package never initialises CUDA.
 """
 
 from gpurules.estimators.boomer import BoomerClassifier
+from gpurules.estimators.turs import TursClassifier  # noqa: F401 (DESIGN §2)
 
 __all__ = ["BoomerClassifier"]
 __version__ = "0.1.0"

@@ -1,0 +1,143 @@
+"""TursClassifier: probabilistic truly unordered rule sets chosen by MDL (Yang & van Leeuwen)."""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from gpurules.device import resolve_device
+from gpurules.estimators.validation import check_feature_indices, check_features
+from gpurules.learners.turs import TursLearner, to_model
+from gpurules.learners.turs_data import prepare
+
+
+class TursClassifier(ClassifierMixin, BaseEstimator):
+    """Multi-class probabilistic rule set whose rules may overlap only where their class
+    distributions agree, chosen by the MDL principle (no regularisation to tune).
+
+    Args:
+        device: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``: where the candidate
+            literals are scored (``"cuda"`` without a usable GPU raises RuntimeError).
+        random_state: accepted for scikit-learn compatibility; the search is deterministic
+            (ties go to the first literal), so every fit of the same data is the same.
+        beam_width: W, the width of both beams and the number of coverage buckets.
+        n_cut_points: cut points per numeric feature (at quantiles).
+        patience: growth steps without improvement before a rule search stops.
+        max_rules: upper limit on the number of rules (the MDL score normally stops first).
+        max_grow_iter: upper limit on the growth steps of one rule search.
+        categorical_features: column indices to treat as nominal (``==`` / ``!=``
+            literals); pandas categorical columns are nominal anyway.
+        literal_count_code: how the model code counts a rule's literals: ``"uniform"``
+            (log2 of the number of features, as in the thesis) or ``"universal"``
+            (Rissanen's integer code, as in the authors' implementation; cheaper for short
+            rules, so it tends to keep a few more rules).
+
+    Missing values (NaN) are allowed: an example never satisfies a literal on a feature it
+    lacks.
+
+    Fitted attributes:
+        model_: ``TursModel`` (rules with their class distributions and coverage, the
+            else-rule, the MDL score; ``print(model_)`` shows them).
+        classes_, n_features_in_, device_ (``"cpu"`` or ``"cuda:N"``), feature_names_in_
+        (pandas input), history_ (total bits after each added rule).
+    """
+
+    def __init__(self, device="auto", random_state=None, beam_width=10, n_cut_points=20,
+                 patience=5, max_rules=500, max_grow_iter=100, categorical_features=None,
+                 literal_count_code="uniform"):
+        self.device = device
+        self.random_state = random_state
+        self.beam_width = beam_width
+        self.n_cut_points = n_cut_points
+        self.patience = patience
+        self.max_rules = max_rules
+        self.max_grow_iter = max_grow_iter
+        self.categorical_features = categorical_features
+        self.literal_count_code = literal_count_code
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _check_params(self):
+        for name, low in (("beam_width", 1), ("n_cut_points", 1), ("patience", 0),
+                          ("max_rules", 0), ("max_grow_iter", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{name} must be an int, got {value!r}")
+            if value < low:
+                raise ValueError(f"{name} must be >= {low}, got {value}")
+        if self.random_state is not None and not isinstance(
+                self.random_state, (numbers.Integral, np.random.RandomState,
+                                    np.random.Generator)):
+            raise TypeError(f"random_state must be an int, a RandomState/Generator or None, "
+                            f"got {self.random_state!r}")
+
+    def fit(self, X, y):
+        """Learn the rule set from ``X`` (n, A) (array, sparse matrix or DataFrame; NaN =
+        missing) and class labels ``y`` (n,) of any type."""
+        self._check_params()
+        X, pandas_nominal, names, level_names = check_features(X)
+        y_codes, self.classes_ = _encode_labels(y, X.shape[0])
+        A = X.shape[1]
+        nominal = np.zeros(A, dtype=bool)
+        nominal[check_feature_indices(self.categorical_features, A,
+                                      "categorical_features")] = True
+        nominal[pandas_nominal] = True
+        self.device_ = resolve_device(self.device)
+        data = prepare(X, y_codes, len(self.classes_), nominal, self.n_cut_points,
+                       self.literal_count_code)
+        learner = TursLearner(data, self._backend(data), self.beam_width, self.patience,
+                              self.max_rules, self.max_grow_iter)
+        ruleset = learner.fit()
+        levels = {f: level_names[f] for f in level_names} or None
+        self.model_ = to_model(ruleset, self.classes_, names, levels)
+        self.history_ = list(map(float, learner.history))
+        self.n_features_in_ = A
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        return self
+
+    def _backend(self, data):
+        if self.device_.startswith("cuda"):
+            from gpurules.backends.cuda.class_histograms import CudaClassHistograms
+
+            return CudaClassHistograms(data, int(self.device_.split(":")[1]))
+        from gpurules.backends.cpu.class_histograms import CpuClassHistograms
+
+        return CpuClassHistograms(data)
+
+    def _check_X(self, X):
+        check_is_fitted(self, "model_")
+        return check_features(X, self.n_features_in_, type(self).__name__)[0]
+
+    def predict_proba(self, X):
+        """float64 (n, n_classes): class probabilities, columns in ``classes_`` order."""
+        return self.model_.predict_proba(self._check_X(X))
+
+    def predict(self, X):
+        """The most probable class of each example (labels of ``classes_``)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def _encode_labels(y, n_examples):
+    """(int32 class codes (n,), sorted unique labels) of a 1-D label vector."""
+    if y is None:
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional (one class per example), got shape "
+                         f"{y.shape}")
+    if y.shape[0] != n_examples:
+        raise ValueError(f"X and y have different numbers of examples: {n_examples} and "
+                         f"{y.shape[0]}")
+    kind = type_of_target(y, input_name="y")
+    if kind not in ("binary", "multiclass"):
+        raise ValueError(f"Unknown label type: {kind}; TursClassifier needs class labels")
+    classes, codes = np.unique(y, return_inverse=True)
+    return codes.reshape(-1).astype(np.int32), classes

@@ -1,0 +1,220 @@
+"""TURS: the rule set, its MDL score, and the loop that adds rules (device-agnostic).
+
+The model (Yang & van Leeuwen): an example covered by one rule gets that rule's ML class
+distribution, one covered by several rules the distribution of the union of their covers,
+one covered by none the else-rule's. The score of a rule set M is
+
+    L(M, data) = -log2 P(y | x, M) + sum_{S in rules + else} log2 R(|S|, C) + L(M)
+
+(``objectives.mdl``). Rules are added while the score decreases; each one is found by the
+beam search of ``turs_beam``, which asks a backend (``CpuClassHistograms`` or
+``CudaClassHistograms``) to score all literals of a beam rule in one pass:
+``backend.evaluate(idx, grp, fstate, else_counts, union_counts, union_size, base_model,
+new_feature_model)``.
+"""
+
+import math
+
+import numpy as np
+
+from gpurules.learners.turs_beam import find_rule
+from gpurules.objectives import mdl
+
+
+class RuleState:
+    """A rule under construction: per-feature bounds and its cover.
+
+    Attributes:
+        fstate: int8 (A,) ``mdl.F_*``.  lo, hi: int32 (A,) the numeric bins it keeps
+        (``lo <= bin < hi``); for a nominal feature ``lo`` is the level, ``hi`` the operator.
+        ncuts: int64 (A,) the non-empty cut points (levels) of each feature of the rule when
+        it entered the rule.  cover: bool (n,).  order: features in the order they were added.
+    """
+
+    def __init__(self, data, fstate=None, lo=None, hi=None, ncuts=None, cover=None,
+                 order=()):
+        A = data.n_features
+        self.data = data
+        self.fstate = np.zeros(A, np.int8) if fstate is None else fstate
+        self.ncuts = np.zeros(A, np.int64) if ncuts is None else ncuts
+        self.lo = np.zeros(A, np.int32) if lo is None else lo
+        n_bins = np.diff(data.bin_offset).astype(np.int32)
+        self.hi = n_bins.copy() if hi is None else hi
+        self.cover = np.ones(data.n_examples, bool) if cover is None else cover
+        self.order = tuple(order)
+
+    @property
+    def n_literals(self):
+        return int(np.count_nonzero(self.fstate))
+
+    def refined(self, lit):
+        """A new RuleState: this rule and literal ``lit``."""
+        d = self.data
+        f, op, arg = int(d.lit_feat[lit]), int(d.lit_op[lit]), int(d.lit_arg[lit])
+        fstate, lo, hi = self.fstate.copy(), self.lo.copy(), self.hi.copy()
+        ncuts = self.ncuts.copy()
+        if fstate[f] == mdl.F_FREE:
+            ncuts[f] = d.nonempty_cuts(f, self.cover)
+        if op == mdl.OP_LT:
+            hi[f] = min(hi[f], arg)
+        elif op == mdl.OP_GE:
+            lo[f] = max(lo[f], arg)
+        else:
+            lo[f], hi[f] = arg, op
+        if op in (mdl.OP_EQ, mdl.OP_NE):
+            fstate[f] = mdl.F_NOMINAL
+        else:
+            lower, upper = lo[f] > 0, hi[f] < d.bin_offset[f + 1] - d.bin_offset[f]
+            fstate[f] = (mdl.F_INTERVAL if lower and upper else
+                         mdl.F_LOWER if lower else mdl.F_UPPER)
+        order = self.order if f in self.order else self.order + (f,)
+        return RuleState(d, fstate, lo, hi, ncuts, self.cover & d.literal_mask(lit), order)
+
+    def literal_bits(self):
+        """float bits of each of the rule's literals."""
+        bits = []
+        for f in self.order:
+            if self.fstate[f] == mdl.F_NOMINAL:
+                bits.append(mdl.nominal_literal_bits(self.ncuts[f]))
+            else:
+                interval = self.fstate[f] == mdl.F_INTERVAL
+                bits.append(mdl.numeric_literal_bits(self.ncuts[f], interval))
+        return bits
+
+    def bits(self):
+        """L(rule) in bits."""
+        return mdl.rule_bits(self.data.n_features, self.literal_bits(), self.data.count_code)
+
+
+class RuleSet:
+    """A rule set on the training data: its modelling groups and exact MDL score.
+
+    Attributes:
+        rules: list of RuleState.  grp: int32 (n,) each example's group (0 = no rule covers
+        it).  groups: tuple of rule indices per group (groups[0] = ()).
+        union_counts: int64 (G, C) class counts of the union of each group's covers (row 0:
+        the uncovered examples).  union_size: int64 (G,).  else_counts: int64 (C,).
+        data_bits, model_bits, total_bits: floats.
+    """
+
+    def __init__(self, data, rules=()):
+        self.data = data
+        self.rules = list(rules)
+        y, C, n = data.y, data.n_classes, data.n_examples
+        covers = np.array([r.cover for r in self.rules], dtype=bool).reshape(-1, n)
+        self.grp, self.groups = modelling_groups(covers)
+        G = len(self.groups)
+        self.union_counts = np.zeros((G, C), np.int64)
+        self.union_counts[0] = np.bincount(y[self.grp == 0], minlength=C)
+        for g in range(1, G):
+            union = covers[list(self.groups[g])].any(axis=0)
+            self.union_counts[g] = np.bincount(y[union], minlength=C)
+        self.union_size = self.union_counts.sum(axis=1)
+        self.else_counts = self.union_counts[0].copy()
+        self.rule_lengths = [r.bits() for r in self.rules]
+        self.data_bits = data_bits(y, C, covers, self.grp, self.union_counts)
+        self.model_bits = mdl.model_bits(self.rule_lengths)
+        self.total_bits = self.data_bits + self.model_bits
+
+    def model_change(self, rule):
+        """float bits L(M + rule) - L(M)."""
+        K = len(self.rules)
+        return (mdl.universal_code(K + 1) - mdl.universal_code(K) - math.log2(K + 1)
+                + rule.bits())
+
+    def with_rule(self, rule):
+        return RuleSet(self.data, self.rules + [rule])
+
+
+def modelling_groups(covers):
+    """Group the examples by the set of rules covering them.
+
+    Args:
+        covers: bool (K, n).
+    Returns:
+        (grp int32 (n,) with 0 = covered by no rule, tuple of rule-index tuples per group).
+    """
+    K, n = covers.shape
+    if K == 0:
+        return np.zeros(n, np.int32), ((),)
+    packed = np.packbits(covers, axis=0).T  # (n, ceil(K/8))
+    keys, inverse = np.unique(packed, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.int32)
+    if keys[0].any():  # every example is covered: keep group 0 for "no rule"
+        keys = np.vstack([np.zeros_like(keys[:1]), keys])
+        inverse += 1
+    bits = np.unpackbits(keys, axis=1)[:, :K].astype(bool)
+    return inverse, tuple(tuple(np.flatnonzero(b).tolist()) for b in bits)
+
+
+def data_bits(y, C, covers, grp, union_counts):
+    """-log2 P(y | x, M) + the regrets of every rule's cover and of the else-rule."""
+    reg = mdl.regret_table(len(y), C)
+    bits = mdl.nll_bits(union_counts[0]) + reg[int(union_counts[0].sum())]
+    for g in range(1, len(union_counts)):
+        counts = np.bincount(y[grp == g], minlength=C)
+        p = union_counts[g] / union_counts[g].sum()
+        bits -= float((counts[counts > 0] * np.log2(p[counts > 0])).sum())
+    return bits + float(sum(reg[int(c)] for c in covers.sum(axis=1)))
+
+
+class TursLearner:
+    """Adds rules found by the beam search while the total code length decreases.
+
+    Args:
+        data: ``TursData``.  backend: an evaluator with ``evaluate(...)``.
+        beam_width: W.  patience: growth iterations without improvement before a search
+        stops.  max_rules, max_grow_iter: safety limits.
+    """
+
+    def __init__(self, data, backend, beam_width=10, patience=5, max_rules=500,
+                 max_grow_iter=100):
+        self.data = data
+        self.backend = backend
+        self.beam_width = beam_width
+        self.patience = patience
+        self.max_rules = max_rules
+        self.max_grow_iter = max_grow_iter
+        self.history = []
+
+    def fit(self):
+        """Returns the final RuleSet; ``history`` lists the total bits after each rule."""
+        ruleset = RuleSet(self.data)
+        self.history = [ruleset.total_bits]
+        while len(ruleset.rules) < self.max_rules:
+            rule, score = find_rule(ruleset, self.backend, self.beam_width, self.patience,
+                                    self.max_grow_iter)
+            if rule is None or not score > 0:
+                break
+            candidate = ruleset.with_rule(rule)
+            if not candidate.total_bits < ruleset.total_bits:
+                break
+            ruleset = candidate
+            self.history.append(ruleset.total_bits)
+        return ruleset
+
+
+def to_model(ruleset, classes, feature_names=None, levels=None):
+    """The fitted ``TursModel`` of a RuleSet (NumPy arrays only)."""
+    from gpurules.model_turs import KIND_EQ, KIND_NE, KIND_NUMERIC, TursModel, TursRule
+
+    data = ruleset.data
+    rules = []
+    for r in ruleset.rules:
+        feature, kind, low, high = [], [], [], []
+        for f in r.order:
+            values = data.values[f]
+            feature.append(f)
+            if r.fstate[f] == mdl.F_NOMINAL:
+                kind.append(KIND_EQ if r.hi[f] == mdl.OP_EQ else KIND_NE)
+                low.append(values[r.lo[f]])
+                high.append(np.nan)
+            else:
+                kind.append(KIND_NUMERIC)
+                low.append(values[r.lo[f] - 1] if r.lo[f] > 0 else -np.inf)
+                high.append(values[r.hi[f] - 1] if r.hi[f] <= len(values) else np.inf)
+        counts = np.bincount(data.y[r.cover], minlength=data.n_classes)
+        rules.append(TursRule(feature, kind, low, high, counts))
+    covers = np.array([r.cover for r in ruleset.rules], bool).reshape(-1, data.n_examples)
+    return TursModel(rules, ruleset.else_counts, classes, np.packbits(covers, axis=1),
+                     data.y, ruleset.data_bits, ruleset.model_bits, feature_names, levels)
