@@ -5,12 +5,13 @@ the per-fit state (statistics, coverage mask) in its own memory (host or device)
 tiny records such as a :class:`Refinement` cross back to the learner.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numba as nb
 import numpy as np
 
+from gpurules.learners.sampling import floyd_indices
 from gpurules.objectives import quality
 
 
@@ -98,9 +99,40 @@ class Backend(Protocol):
     def apply_refinement(self, refinement):
         """Restrict the coverage to the examples that satisfy the refinement's condition."""
 
+    def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
+        """Up to ``len(uniforms)`` refinement steps of the current rule: per step, the
+        features drawn from row ``r`` of ``uniforms`` (float64 (R, m), Floyd; ``m = 0``:
+        all features), the best refinement, its coverage; a single-label head keeps its
+        label after ``fix_label_after`` steps (0 = never). Returns (conditions, last
+        Refinement or None, labels, finished). :func:`refine_stepwise` is the reference."""
+
     def update_statistics(self, labels, scores):
         """Add ``scores`` (float64) to the covered examples' scores of ``labels`` and
         recompute their statistics."""
+
+
+def refine_stepwise(backend, uniforms, labels, weights, totals, search, fix_label_after):
+    """``Backend.refine_rule`` from the single-step calls (``find_best_refinement``,
+    ``apply_refinement``): the reference that the CPU's fused loop (``cpu/refine.py``)
+    must equal, and the implementation of backends without a fused loop."""
+    num_features = backend.features.num_features
+    conditions, last = [], None
+    for r in range(uniforms.shape[0]):
+        features = floyd_indices(uniforms[r], num_features) if uniforms.shape[1] else \
+            np.arange(num_features, dtype=np.int64)
+        ref = backend.find_best_refinement(features, labels, weights, totals, search)
+        if ref is None:
+            return conditions, last, labels, True
+        backend.apply_refinement(ref)
+        conditions.append((ref.feature, ref.op, ref.threshold))
+        last = ref
+        search = replace(search, min_quality=ref.quality)
+        totals = (ref.g_sum, ref.h_sum, ref.count)
+        if fix_label_after > 0 and r + 1 >= fix_label_after and ref.label >= 0:
+            labels = np.full(1, ref.label, np.int32)
+        if ref.count <= search.min_coverage:
+            return conditions, last, labels, True
+    return conditions, last, labels, False
 
 
 def select_refinement(features, out):

@@ -5,6 +5,7 @@ induced one by one by greedy top-down refinement on sampled features, each rule'
 shrunk and applied to the statistics of the examples it covers.
 """
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -15,6 +16,8 @@ from gpurules.backends.cpu.kernels import head_scores as compiled_head_scores
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point, heads
+
+_BLOCK = 8  # refinement steps per backend call
 
 
 @dataclass(frozen=True)
@@ -101,29 +104,39 @@ class BoostingLearner:
             self.backend.set_scale(scale)
 
     def _induce_rule(self, num_features, n, all_labels):
-        """Greedy top-down refinement. Returns (conditions, labels, scores) or None."""
+        """Greedy top-down refinement. Returns (conditions, labels, scores) or None.
+
+        The backend refines in blocks of up to ``_BLOCK`` steps per call; the feature
+        draws of a block come from ``self.rng`` up front, so every backend sees the same
+        random stream."""
         cfg, backend = self.config, self.backend
         weights = cfg.instance_sampling.sample(self.rng, n)
         backend.reset_coverage()
         totals = backend.covered_totals(weights)
         labels = all_labels
         conditions, best = [], None
-        min_quality = -np.inf
-        while cfg.max_conditions == 0 or len(conditions) < cfg.max_conditions:
-            feats = cfg.feature_sampling.sample(self.rng, num_features)
-            search = SearchSettings.boosting(cfg.head_mode, cfg.l1, cfg.l2, cfg.min_coverage,
-                                             min_quality)
-            ref = backend.find_best_refinement(feats, labels, weights, totals, search)
-            if ref is None:
+        m = cfg.feature_sampling.num_samples(num_features)
+        m = m if m < num_features else 0  # 0: every step searches all features
+        search = SearchSettings.boosting(cfg.head_mode, cfg.l1, cfg.l2, cfg.min_coverage,
+                                         -np.inf)
+        finished = False
+        while not finished:
+            block = _BLOCK
+            if cfg.max_conditions > 0:
+                block = min(block, cfg.max_conditions - len(conditions))
+            if block <= 0:
                 break
-            backend.apply_refinement(ref)
-            conditions.append((ref.feature, ref.op, ref.threshold))
-            best, min_quality = ref, ref.quality
-            totals = (ref.g_sum, ref.h_sum, ref.count)
-            if cfg.max_head_refinements > 0 and len(conditions) >= cfg.max_head_refinements:
-                labels = self._head_labels(ref, labels)
-            if ref.count <= cfg.min_coverage:
+            fix_label_after = 0
+            if cfg.max_head_refinements > len(conditions):
+                fix_label_after = cfg.max_head_refinements - len(conditions)
+            new, last, labels, finished = backend.refine_rule(
+                self.rng.random((block, m)), labels, weights, totals, search, fix_label_after)
+            if last is None:
                 break
+            conditions += new
+            best = last
+            totals = (last.g_sum, last.h_sum, last.count)
+            search = dataclasses.replace(search, min_quality=last.quality)
         if best is None:
             return None
         head_labels = self._head_labels(best, labels)

@@ -10,11 +10,13 @@ import numpy as np
 def floyd_sample(rng, n, m):
     """m distinct integers from range(n), sorted (Floyd's algorithm on one draw of m
     uniforms from ``rng``)."""
-    return _floyd(rng.random(m), n)
+    return floyd_indices(rng.random(m), n)
 
 
 @nb.njit(cache=True)
-def _floyd(uniforms, n):
+def floyd_indices(uniforms, n):
+    """Sorted int64 (m,) distinct integers from range(n) chosen by Floyd's algorithm from
+    ``uniforms`` (float64 (m,) in [0, 1)); compiled, so fused loops can sample too."""
     m = uniforms.shape[0]
     chosen = np.zeros(n, np.bool_)
     for step in range(m):

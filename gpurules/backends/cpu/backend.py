@@ -4,8 +4,9 @@ import contextlib
 
 import numpy as np
 
-from gpurules.backends.base import select_refinement
-from gpurules.backends.cpu import exact_search, histogram_search, sparse_search, statistics
+from gpurules.backends.base import Refinement, select_refinement
+from gpurules.backends.cpu import (exact_search, histogram_search, refine, sparse_search,
+                                   statistics)
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
@@ -100,25 +101,62 @@ class CpuBackend:
 
     def _search(self, features, weights, totals, settings, scratch, outs, parallel):
         """Run the search kernel of the feature representation; results land in ``outs``."""
-        fs = self.features
-        if isinstance(fs, BinnedFeatures):
-            histogram_search.build_histograms(
-                features, fs.bin_index, fs.bin_offset, self.mask, self.indicator, weights,
-                self.g, self.h, self.hist_g, self.hist_h, self.hist_count, parallel=parallel)
-            histogram_search.scan_histograms(
-                features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, self.hist_g,
-                self.hist_h, self.hist_count, *settings, *outs, parallel=parallel)
-            return
-        if isinstance(fs, SparseSortedFeatures):
-            module = sparse_search
-            data = (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present, fs.nominal,
-                    fs.sparse_value)
-        else:
-            module = exact_search
-            data = (fs.sorted_index, fs.sorted_value, fs.n_present, fs.nominal)
+        module, data = self._representation()
         kernel = module.search_parallel if parallel else module.search_serial
         kernel(features, *data, self.mask, self.indicator, weights, self.g, self.h, *totals,
                *settings, scratch, *outs)
+
+    def _representation(self):
+        """(search module, its data tuple) of the fitted feature representation."""
+        fs = self.features
+        if isinstance(fs, BinnedFeatures):
+            return histogram_search, (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max,
+                                      fs.nominal, self.hist_g, self.hist_h, self.hist_count)
+        if isinstance(fs, SparseSortedFeatures):
+            return sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
+                                   fs.nominal, fs.sparse_value)
+        return exact_search, (fs.sorted_index, fs.sorted_value, fs.n_present, fs.nominal)
+
+    def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
+        """Several refinement steps in one compiled call (``refine.py``).
+
+        Args:
+            uniforms: float64 (R, m), step ``r``'s feature draws (``m = 0``: all features).
+            labels: int32, the head's candidate labels; weights: int32 (n,) or None.
+            totals: (g, h, count) of the covered examples; search: SearchSettings.
+            fix_label_after: steps after which a single-label head keeps its label (0 =
+                never).
+
+        Returns:
+            (conditions [(feature, op, threshold)], last Refinement or None, labels,
+            finished: True when the rule cannot be refined further).
+        """
+        R, m = uniforms.shape
+        S = m if m > 0 else self.features.num_features
+        scratch, *outs = self._result_buffers(S)
+        K = self.g.shape[1]
+        result = (np.empty(R, np.int64), np.empty(R, np.int8), np.empty(R, np.float32),
+                  np.empty(R), np.empty(R, np.int64), np.empty(R, np.int32),
+                  np.empty((R, K), np.int64), np.empty((R, K), np.int64))
+        module, data = self._representation()
+        parallel = self.n_threads_search > 1 and S > 1
+        kernel = module.search_parallel if parallel else module.search_serial
+        with thread_limit(self.n_threads_search) if parallel else contextlib.nullcontext():
+            steps, self.indicator, labels, finished = refine.refine_rule(
+                kernel, module.apply_step, data, uniforms, self.features.num_features,
+                self.mask, self.indicator, self._weights(weights), self.g, self.h,
+                (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
+                 int(totals[2])), labels, search.head_mode, search.params, self.inv_scale,
+                search.min_coverage, search.min_quality, fix_label_after, scratch,
+                tuple(outs), result)
+        if steps > 0:
+            self._full_coverage = False
+        f, op, thr, q, cnt, label, g, h = result
+        conditions = [(int(f[r]), int(op[r]), thr[r]) for r in range(steps)]
+        last = None if steps == 0 else Refinement(
+            conditions[-1][0], conditions[-1][1], thr[steps - 1], float(q[steps - 1]),
+            int(cnt[steps - 1]), int(label[steps - 1]), g[steps - 1], h[steps - 1])
+        return conditions, last, labels, finished
 
     def _result_buffers(self, S):
         """Per-feature scratch sums and result slots (see exact_search), reused across
@@ -134,21 +172,10 @@ class CpuBackend:
 
     def apply_refinement(self, refinement):
         self._full_coverage = False
-        fs, r = self.features, refinement
-        if isinstance(fs, BinnedFeatures):
-            histogram_search.apply_binned_condition(r.feature, r.op, r.threshold, fs.bin_index,
-                                                    fs.bin_offset, fs.bin_min, self.mask,
-                                                    self.indicator)
-            self.indicator += 1
-        elif isinstance(fs, SparseSortedFeatures):
-            self.indicator = sparse_search.apply_condition(
-                r.feature, r.op, r.threshold, fs.indptr, fs.index, fs.value, fs.sparse_value,
-                self.mask, self.indicator)
-        else:
-            exact_search.apply_condition(r.feature, r.op, r.threshold, fs.sorted_index,
-                                         fs.sorted_value, fs.n_present, self.mask,
-                                         self.indicator)
-            self.indicator += 1
+        module, data = self._representation()
+        r = refinement
+        self.indicator = module.apply_step(r.feature, r.op, r.threshold, data, self.mask,
+                                           self.indicator)
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):

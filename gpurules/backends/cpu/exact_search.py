@@ -187,3 +187,11 @@ def apply_condition(f, op, threshold, sorted_index, sorted_value, n_present, mas
         i = sorted_index[f, pos]
         if mask[i] == indicator and satisfies(op, sorted_value[f, pos], threshold):
             mask[i] = indicator + 1
+
+
+@nb.njit(cache=True)
+def apply_step(f, op, threshold, data, mask, indicator):
+    """:func:`apply_condition` on ``data = (sorted_index, sorted_value, n_present,
+    nominal)``; returns the new indicator (the fused refinement's apply step)."""
+    apply_condition(f, op, threshold, data[0], data[1], data[2], mask, indicator)
+    return indicator + 1

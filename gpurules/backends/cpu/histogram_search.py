@@ -194,3 +194,35 @@ def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mas
         b = row[i]
         if mask[i] == indicator and b >= 0 and satisfies(op, bin_min[first + b], threshold):
             mask[i] = indicator + 1
+
+
+# The histogram search with the signature of the exact and sparse ``search_*`` kernels, so
+# that the fused refinement (``refine.py``) drives all three alike; ``tot_*`` and ``scratch``
+# are unused (the totals come from the histograms).
+@nb.njit(cache=True)
+def search_serial(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+                  hist_count, mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
+                  head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out):
+    build_serial(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g,
+                 hist_h, hist_count)
+    scan_serial(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
+                labels, head_mode, params, inv_scale, min_coverage, min_quality, *out)
+
+
+@nb.njit(cache=True)
+def search_parallel(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g,
+                    hist_h, hist_count, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                    labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
+                    *out):
+    build_parallel(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g,
+                   hist_h, hist_count)
+    scan_parallel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
+                  labels, head_mode, params, inv_scale, min_coverage, min_quality, *out)
+
+
+@nb.njit(cache=True)
+def apply_step(f, op, threshold, data, mask, indicator):
+    """:func:`apply_binned_condition` on ``data = (bin_index, bin_offset, bin_min, bin_max,
+    nominal, hist_g, hist_h, hist_count)``; returns the new indicator."""
+    apply_binned_condition(f, op, threshold, data[0], data[1], data[2], mask, indicator)
+    return indicator + 1

@@ -186,3 +186,11 @@ def apply_condition(f, op, threshold, indptr, index, value, z, mask, indicator):
         if mask[i] == indicator and satisfies(op, value[p], threshold):
             mask[i] = indicator + 1
     return indicator + 1
+
+
+@nb.njit(cache=True)
+def apply_step(f, op, threshold, data, mask, indicator):
+    """:func:`apply_condition` on ``data = (indptr, index, value, n_neg, n_present, nominal,
+    z)``; returns the new indicator (the fused refinement's apply step)."""
+    return apply_condition(f, op, threshold, data[0], data[1], data[2], data[6], mask,
+                           indicator)

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from gpurules.backends.base import select_refinement
+from gpurules.backends.base import refine_stepwise, select_refinement
 from gpurules.backends.cuda import sources
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 
@@ -264,6 +264,12 @@ class CudaBackend:
             self.inv_scale, int(search.min_coverage), float(search.min_quality),
             self._nb(work), self._nb(gains), *(self._nb(a) for a in out))
         return tuple(cp.asnumpy(a) for a in out)
+
+    def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
+        """Refinement steps one by one (see ``Backend.refine_rule``); per step only the
+        best refinement crosses to the host."""
+        return refine_stepwise(self, uniforms, labels, weights, totals, search,
+                               fix_label_after)
 
     def apply_refinement(self, refinement):
         """Restrict the coverage to the examples that satisfy the refinement's condition."""
