@@ -1,0 +1,158 @@
+"""TURS code lengths: regret, integer code, literal/rule/model bits, the score of rule sets
+and the batched candidate evaluation, against slow NumPy oracles."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gpurules.backends.cpu.class_histograms import CpuClassHistograms
+from gpurules.learners.turs import RuleSet, RuleState
+from gpurules.learners.turs_beam import _evaluate
+from gpurules.learners.turs_data import cut_points, prepare
+from gpurules.objectives import mdl
+from tests.reference import turs_reference as ref
+
+
+# -- regret --------------------------------------------------------------------------------
+@pytest.mark.parametrize("K", [1, 2, 3, 4])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, 11])
+def test_regret_matches_enumeration(n, K):
+    assert mdl.log2_regret(n, K) == pytest.approx(math.log2(ref.brute_regret(n, K)),
+                                                  rel=1e-12, abs=1e-12)
+
+
+def test_regret_known_values_and_table():
+    assert mdl.log2_regret(1, 2) == pytest.approx(1.0)  # R(1, 2) = 2
+    assert mdl.log2_regret(2, 2) == pytest.approx(math.log2(2.5))
+    table = mdl.regret_table(300, 5)
+    assert table.shape == (301,) and not table.flags.writeable
+    for n in (0, 1, 17, 123, 300):
+        assert table[n] == mdl.log2_regret(n, 5)
+    assert np.all(np.diff(table) > 0)
+    # Szpankowski's expansion: ln R = (K-1)/2 ln(n/2) + ln(sqrt(pi)/G(K/2))
+    #                                 + sqrt(2) K G(K/2) / (3 G(K/2 - 1/2) sqrt(n)) + O(1/n)
+    n, K = 10 ** 6, 10
+    nats = ((K - 1) / 2 * math.log(n / 2) + 0.5 * math.log(math.pi) - math.lgamma(K / 2)
+            + math.sqrt(2) * K * math.exp(math.lgamma(K / 2) - math.lgamma(K / 2 - 0.5))
+            / (3 * math.sqrt(n)))
+    assert mdl.log2_regret(n, K) == pytest.approx(nats / math.log(2), abs=1e-4)
+    assert np.isfinite(mdl.log2_regret(10 ** 6, 400))  # rescaled recurrence, no overflow
+    with pytest.raises(ValueError):
+        mdl.log2_regret(-1, 2)
+
+
+# -- integer and model codes ---------------------------------------------------------------
+def test_universal_code():
+    c0 = math.log2(mdl.UNIVERSAL_C0)
+    assert mdl.universal_code(0) == 0
+    assert mdl.universal_code(1) == pytest.approx(c0)
+    assert mdl.universal_code(2) == pytest.approx(c0 + 1)
+    assert mdl.universal_code(16) == pytest.approx(c0 + 4 + 2 + 1)
+    kraft = sum(2.0 ** -mdl.universal_code(n) for n in range(1, 100_000))
+    assert kraft < 1
+
+
+def test_literal_rule_and_model_bits():
+    assert mdl.numeric_literal_bits(20, False) == pytest.approx(2 + math.log2(20))
+    assert mdl.numeric_literal_bits(20, True) == pytest.approx(1 + math.log2(190))
+    assert mdl.numeric_literal_bits(1, False) == pytest.approx(1)  # no form bit
+    assert mdl.nominal_literal_bits(4) == pytest.approx(3)
+    with pytest.raises(ValueError):
+        mdl.numeric_literal_bits(1, True)
+    bits = [3.0, 4.5]
+    assert mdl.rule_bits(10, bits) == pytest.approx(math.log2(10) + math.log2(45) + 7.5)
+    assert mdl.rule_bits(10, bits, "universal") == pytest.approx(
+        mdl.universal_code(2) + math.log2(45) + 7.5)
+    with pytest.raises(ValueError, match="count_code"):
+        mdl.rule_bits(10, bits, "gamma")
+    assert mdl.model_bits([]) == 0
+    assert mdl.model_bits([10.0, 12.0, 5.0]) == pytest.approx(
+        mdl.universal_code(3) + 27 - math.log2(6))
+
+
+def test_cut_points_leave_both_sides_nonempty():
+    x = np.array([1, 1, 1, 2, 2, 3, np.nan, 7, 7, 7], np.float32)
+    assert np.allclose(cut_points(x, 20), [1.5, 2.5, 5.0])
+    many = np.arange(1000, dtype=np.float32)
+    cuts = cut_points(many, 20)
+    assert len(cuts) == 20 and np.all(np.diff(cuts) > 0)
+    assert cut_points(np.full(5, 3.0, np.float32), 20).size == 0
+
+
+# -- scores of rule sets -------------------------------------------------------------------
+def _problem(seed=0, n=60):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)).astype(np.float32)
+    X[:, 3] = rng.integers(0, 3, n)
+    X[rng.random((n, 4)) < 0.08] = np.nan
+    y = ((X[:, 0] > 0).astype(int) + (X[:, 3] == 1)).astype(int)
+    y[rng.random(n) < 0.1] = 0
+    nominal = np.array([False, False, False, True])
+    return prepare(X, y, 3, nominal, 5), X, y
+
+
+def _rule(data, *lits):
+    r = RuleState(data)
+    for lit in lits:
+        r = r.refined(lit)
+    return r
+
+
+def _lit(data, f, op, arg):
+    hit = (data.lit_feat == f) & (data.lit_op == op) & (data.lit_arg == arg)
+    return int(np.flatnonzero(hit)[0])
+
+
+def _handmade(data):
+    a = _rule(data, _lit(data, 0, mdl.OP_GE, 3))
+    b = _rule(data, _lit(data, 1, mdl.OP_LT, 3), _lit(data, 1, mdl.OP_GE, 1))
+    c = _rule(data, _lit(data, 3, mdl.OP_EQ, 1), _lit(data, 0, mdl.OP_LT, 4))
+    return [a, b, c]
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3])
+def test_score_of_handmade_rule_sets_matches_direct_computation(k):
+    data, X, y = _problem()
+    rules = _handmade(data)[:k]
+    rs = RuleSet(data, rules)
+    want = ref.total_bits(y, 3, [r.cover for r in rules], [r.bits() for r in rules])
+    assert rs.total_bits == pytest.approx(want, rel=1e-10)
+    # the interval literal is coded as one literal over a pair of cut points
+    if k >= 2:
+        assert rules[1].fstate[1] == mdl.F_INTERVAL and len(rules[1].literal_bits()) == 1
+
+
+def test_rules_keep_their_literals_semantics():
+    data, X, y = _problem()
+    a, b, c = _handmade(data)
+    cuts0, cuts1, levels3 = data.values[0], data.values[1], data.values[3]
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal(a.cover, X[:, 0] >= cuts0[2])
+        assert np.array_equal(b.cover, (X[:, 1] < cuts1[2]) & (X[:, 1] >= cuts1[0]))
+        assert np.array_equal(c.cover, (X[:, 3] == levels3[1]) & (X[:, 0] < cuts0[3]))
+
+
+@pytest.mark.parametrize("k", [0, 1, 3])
+@pytest.mark.parametrize("depth", [0, 1, 2])
+def test_batched_candidate_scores_match_masking_reference(k, depth):
+    data, X, y = _problem(seed=k + 3 * depth, n=80)
+    rs = RuleSet(data, _handmade(data)[:k])
+    rule = _rule(data, *[_lit(data, 1, mdl.OP_LT, 4), _lit(data, 3, mdl.OP_NE, 0)][:depth])
+    incl, excl, cov_i, cov_e, ok_i, ok_e = _evaluate(rs, CpuClassHistograms(data), rule)
+    checked = 0
+    for lit, want in enumerate(ref.literal_scores(rs, rule)):
+        if want is None:
+            assert ok_i[lit] == ok_e[lit] == False  # noqa: E712
+            assert incl[lit] == excl[lit] == -np.inf
+            continue
+        g_i, g_e, s, e, local_i, local_e = want
+        assert (cov_i[lit], cov_e[lit]) == (s, e)
+        assert incl[lit] * e == pytest.approx(g_i, abs=1e-6)
+        assert excl[lit] * e == pytest.approx(g_e, abs=1e-6)
+        if abs(local_i) > 1e-6:
+            assert ok_i[lit] == (local_i > 0)
+        if abs(local_e) > 1e-6:
+            assert ok_e[lit] == (local_e > 0)
+        checked += 1
+    assert checked > 10
