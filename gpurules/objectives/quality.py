@@ -11,15 +11,22 @@ parameters, so a learner plugs in a new objective here without touching the sear
 
 - ``HEAD_COMPLETE`` / ``HEAD_SINGLE`` (boosting, ``objectives.heads``): ``params = [l1, l2]``;
   the quality is the summed gain of ``labels`` (complete) or the largest one (single).
+- ``HEAD_SECO_SINGLE`` / ``HEAD_SECO_PARTIAL`` (separate-and-conquer,
+  ``objectives.heuristics``): count statistics, ``params`` from
+  ``heuristics.seco_params``; the quality is a heuristic on per-label confusion matrices
+  (single: the best label; partial: the lifted mean of the chosen labels, whose number is
+  returned in place of a label).
 """
 
 import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
+from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
+                                            partial_quality, single_quality)
 
 # every head_mode that side_quality implements (SearchSettings checks against it)
-HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE)
+HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
 
 
 def boosting_params(l1, l2):
@@ -60,9 +67,14 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
     """Quality of the head over ``labels`` (int32 (m,)) for the running sums ``run_*``
     (int64 (K,)) or, with ``complement``, for ``tot_* - run_*``.
 
-    Returns (quality float64, label int: the chosen label of a single-label head, else -1).
+    Returns (quality float64, label int: the chosen label of a single-label head, the
+    number of chosen labels of a SeCo partial head, else -1).
     """
     if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE:
         return _boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels,
                                  head_mode == HEAD_SINGLE, inv_scale, params[0], params[1])
+    if head_mode == HEAD_SECO_SINGLE:
+        return single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
+    if head_mode == HEAD_SECO_PARTIAL:
+        return partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
     return -np.inf, -1  # not in HEAD_MODES: SearchSettings rejects it on the host

@@ -1,0 +1,264 @@
+"""Separate-and-conquer (covering) over any backend: mlrl-seco 0.15's multi-label learner.
+
+The loop (Rapp et al. 2019; mlrl-seco): the default rule predicts each label's majority
+value; rules predict the minority value ``p_k``. Before each rule the count statistics of
+the examples not yet covered for each label are set on the backend (``g = [uncovered and
+y_k == p_k]``, ``h = [uncovered]``, see ``objectives.heuristics``), an instance sample is
+drawn, and the rule is grown by greedy top-down refinement: every refinement must raise the
+heuristic value of the rule's head (strictly, starting above 0). After the first condition
+the head's labels are fixed (``max_head_refinements = 1``). With IREP the rule's trailing
+conditions are pruned on the examples left out of the instance sample, scored with the
+pruning heuristic. The covered examples' labels of the head are then marked covered, and the
+induction stops when every minority label has been covered (mlrl-seco's coverage stopping
+criterion counts covered (example, label) pairs against the number of minority labels),
+when ``max_rules`` is reached or when no refinement beats a value of 0.
+"""
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpurules.backends.base import SearchSettings
+from gpurules.backends.cpu.kernels import side_quality
+from gpurules.decision_list import DecisionListBuilder
+from gpurules.learners.sampling import FeatureSampling, floyd_sample
+from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE, P_SELECT,
+                                            label_value, seco_params)
+from gpurules.objectives.lift_functions import lift_tables
+
+# how IREP's pruned rule updates the coverage (see CoveringConfig.irep_coverage)
+IREP_COVERAGE_RULE = "rule"
+IREP_COVERAGE_MLRL = "mlrl"
+
+
+@dataclass(frozen=True)
+class InstanceSampling:
+    """mlrl-seco's instance sampling: ``none``, ``with-replacement``,
+    ``without-replacement``, ``stratified-output-wise`` or ``stratified-example-wise``, each
+    with ``sample_size`` (fraction), ``min_samples`` and ``max_samples`` (0 = no limit)."""
+
+    kind: str = "none"
+    sample_size: float = 0.66
+    min_samples: int = 1
+    max_samples: int = 0
+
+    def _size(self, n):
+        m = int(round(self.sample_size * n))
+        if self.max_samples > 0:
+            m = min(m, self.max_samples)
+        return min(max(m, self.min_samples, 1), n)
+
+    def sample(self, rng, Y):
+        """int32 (n,) weights (how often each example is drawn); None for ``none``."""
+        n = Y.shape[0]
+        if self.kind == "none":
+            return None
+        if self.kind == "with-replacement":
+            drawn = rng.integers(0, n, size=self._size(n))
+            return np.bincount(drawn, minlength=n).astype(np.int32)
+        weights = np.zeros(n, np.int32)
+        if self.kind == "without-replacement":
+            weights[floyd_sample(rng, n, self._size(n))] = 1
+            return weights
+        groups = _output_wise_strata(Y) if self.kind == "stratified-output-wise" else \
+            _example_wise_strata(Y)
+        fraction = self._size(n) / n
+        for members in groups:
+            take = int(round(fraction * members.shape[0]))
+            if take > 0:
+                weights[members[floyd_sample(rng, members.shape[0], take)]] = 1
+        return weights
+
+
+def _output_wise_strata(Y):
+    """Label-wise strata: labels in ascending order of their number of relevant examples;
+    each stratum holds the examples relevant for that label and no earlier one; a last
+    stratum holds the examples with no relevant label. Returns a list of int64 arrays."""
+    assigned = np.zeros(Y.shape[0], bool)
+    strata = []
+    for k in np.argsort(Y.sum(axis=0), kind="stable"):
+        members = np.flatnonzero((Y[:, k] != 0) & ~assigned)
+        assigned[members] = True
+        strata.append(members)
+    strata.append(np.flatnonzero(~assigned))
+    return strata
+
+
+def _example_wise_strata(Y):
+    """One stratum per distinct label vector (examples in ascending order)."""
+    _, inverse = np.unique(Y, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.flatnonzero(np.diff(inverse[order])) + 1
+    return np.split(order, bounds)
+
+
+@dataclass(frozen=True)
+class CoveringConfig:
+    """Resolved hyper-parameters of a SeCo fit (see ``SeCoClassifier``).
+
+    Attributes:
+        head_mode: ``HEAD_SECO_SINGLE`` or ``HEAD_SECO_PARTIAL``.
+        heuristic, pruning_heuristic: (id, parameter) pairs (``objectives.heuristics``).
+        lift_function: (name, options) (``objectives.lift_functions``).
+        min_coverage, min_support: a condition must cover at least
+            ``max(min_coverage, floor(min_support * n))`` (sampled) examples.
+        max_rules: rules including the default rule; 0 = unlimited.
+        time_limit: seconds, 0 = none.
+        irep: prune rules by IREP (needs an instance sample that leaves examples out).
+        irep_coverage: ``"mlrl"`` marks as covered the examples that the pruned rule's
+            first ``n - 1`` grown conditions cover, as mlrl-seco 0.15 does (its feature
+            subspace is left filtered by the prefixes IREP evaluated); ``"rule"`` marks the
+            examples the pruned rule covers.
+    """
+
+    head_mode: int
+    heuristic: tuple
+    pruning_heuristic: tuple
+    lift_function: tuple
+    max_rules: int
+    time_limit: float
+    min_coverage: int
+    min_support: float
+    max_conditions: int
+    max_head_refinements: int
+    irep: bool
+    instance_sampling: InstanceSampling
+    feature_sampling: FeatureSampling
+    irep_coverage: str = IREP_COVERAGE_MLRL
+
+
+class CoveringLearner:
+    """Fits a :class:`~gpurules.decision_list.DecisionList` with a backend (one per fit)."""
+
+    def __init__(self, config, backend, rng):
+        self.config = config
+        self.backend = backend
+        self.rng = rng
+
+    def fit(self, features, Y):
+        """Learn the decision list.
+
+        Args:
+            features: the backend's feature representation.
+            Y: uint8 (n, K) labels.
+
+        Returns:
+            DecisionListBuilder with the rules (the default rule predicts the majority).
+        """
+        cfg, backend = self.config, self.backend
+        n, K = Y.shape
+        majority = (Y.sum(axis=0) > n / 2.0).astype(np.uint8)
+        predicted = (1 - majority).astype(np.uint8)
+        self.Y = Y
+        self.min_coverage = max(cfg.min_coverage, int(cfg.min_support * n))
+        self.lift = lift_tables(*cfg.lift_function, Y)
+        self.g = (Y == predicted).astype(np.int64)  # uncovered and y == p
+        self.h = np.ones((n, K), np.int64)  # uncovered
+        remaining = int((Y != majority).sum())
+        backend.start_fit(features, Y, None, np.ones(n), 1.0)
+        builder = DecisionListBuilder(majority, predicted)
+        all_labels = np.arange(K, dtype=np.int32)
+        start = time.perf_counter()
+        while remaining > 0 and (cfg.max_rules == 0 or len(builder) < cfg.max_rules):
+            if cfg.time_limit and time.perf_counter() - start >= cfg.time_limit:
+                break
+            backend.set_statistics(self.g, self.h)
+            rule = self._induce_rule(features.num_features, all_labels)
+            if rule is None:
+                break
+            conditions, head, covered = rule
+            rows = np.flatnonzero(covered)
+            block = np.ix_(rows, head)
+            remaining -= int(self.h[block].sum())
+            self.g[block] = 0
+            self.h[block] = 0
+            builder.add_rule(conditions, head)
+        return builder
+
+    # -- one rule ----------------------------------------------------------------------
+    def _params(self, heuristic, tot_g, tot_h, select=True):
+        return seco_params(heuristic[0], heuristic[1], *self.lift, tot_g, tot_h, select)
+
+    def _induce_rule(self, num_features, all_labels):
+        """Grow (and prune) one rule. Returns (conditions, head labels int32, covered bool
+        (n,) to mark) or None if no condition has a value above 0."""
+        cfg, backend = self.config, self.backend
+        weights = cfg.instance_sampling.sample(self.rng, self.Y)
+        tot_g, tot_h, count = backend.covered_totals(weights)
+        params = self._params(cfg.heuristic, tot_g, tot_h)
+        totals = (tot_g, tot_h, count)
+        labels, fixed = all_labels, False
+        conditions, masks, best = [], [], None
+        min_quality = 0.0
+        while cfg.max_conditions == 0 or len(conditions) < cfg.max_conditions:
+            feats = cfg.feature_sampling.sample(self.rng, num_features)
+            search = SearchSettings(cfg.head_mode, params, self.min_coverage, min_quality)
+            ref = backend.find_best_refinement(feats, labels, weights, totals, search)
+            if ref is None:
+                break
+            backend.apply_refinement(ref)
+            conditions.append((ref.feature, ref.op, ref.threshold))
+            masks.append(backend.covered_mask())
+            best, min_quality = ref, ref.quality
+            totals = (ref.g_sum, ref.h_sum, ref.count)
+            if not fixed and cfg.max_head_refinements > 0 and \
+                    len(conditions) >= cfg.max_head_refinements:
+                labels, fixed = self._head(ref, labels, params), True
+                params = params.copy()
+                params[P_SELECT] = 0.0
+            if ref.count <= self.min_coverage:
+                break
+        if best is None:
+            return None
+        head = labels if fixed else self._head(best, labels, params)
+        covered = masks[-1]
+        if cfg.irep and len(conditions) > 1 and weights is not None and (weights == 0).any():
+            keep = self._irep(masks, head, weights == 0)
+            conditions = conditions[:keep]
+            covered = masks[-2] if cfg.irep_coverage == IREP_COVERAGE_MLRL else \
+                masks[keep - 1]
+        return conditions, head, covered
+
+    def _head(self, ref, labels, params):
+        """The head's labels (int32) of the best refinement."""
+        if self.config.head_mode == HEAD_SECO_SINGLE:
+            return np.array([ref.label], dtype=np.int32)
+        if params[P_SELECT] == 0.0:
+            return labels
+        return partial_head_labels(ref.g_sum, ref.h_sum, labels, params, ref.label)
+
+    def _irep(self, masks, head, prune_set):
+        """Number of conditions to keep (IREP as mlrl-seco: the first prefix that is not
+        worse than the whole rule on the prune set, or a later one that is better)."""
+        cfg = self.config
+        g, h = self.g, self.h
+        tot_g, tot_h = g[prune_set].sum(axis=0), h[prune_set].sum(axis=0)
+        params = self._params(cfg.pruning_heuristic, tot_g, tot_h, select=False)
+
+        def quality(mask):
+            rows = mask & prune_set
+            return side_quality(g[rows].sum(axis=0), h[rows].sum(axis=0), tot_g, tot_h, False,
+                                head, cfg.head_mode, 1.0, params)[0]
+
+        n = len(masks)
+        best, keep = quality(masks[-1]), n
+        for j in range(1, n):
+            q = quality(masks[j - 1])
+            if q > best or (keep == n and not best > q):
+                best, keep = q, j
+        return keep
+
+
+def partial_head_labels(g_sum, h_sum, labels, params, num_labels):
+    """The ``num_labels`` labels of ``labels`` with the largest heuristic values (ties: the
+    earlier position first), as ``heuristics.partial_quality`` orders them. int32."""
+    values = np.array([label_value(g_sum, h_sum, g_sum, h_sum, False, int(k), params)
+                       for k in labels])
+    order = np.lexsort((np.arange(labels.shape[0]), -values))
+    return np.sort(labels[order[:num_labels]]).astype(np.int32)
+
+
+__all__ = ["CoveringConfig", "CoveringLearner", "InstanceSampling", "HEAD_SECO_SINGLE",
+           "HEAD_SECO_PARTIAL", "partial_head_labels"]
