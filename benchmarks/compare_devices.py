@@ -1,0 +1,438 @@
+"""Fit time of gpurules on the CPU and on CUDA against mlrl-boomer, in the same run (issue 4).
+
+Systems (``--systems``, default all):
+
+- ``cpu-exact``: gpurules ``device="cpu"``, ``feature_binning="none"`` (pre-sorted search);
+- ``cpu-hist``: gpurules ``device="cpu"``, ``feature_binning="equal-width"``;
+- ``cuda-hist``: gpurules ``device="cuda"``, ``feature_binning="equal-width"``;
+- ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
+  ``"equal-width"``, its parallelism parameters left at their defaults (all host cores).
+
+gpurules' CPU systems use ``--threads`` (``all``: ``parallel_*="true"``, ``1``: "false").
+When CUDA is not usable the ``cuda-hist`` rows say "not available (reason)".
+
+Data: synthetic dense multi-label data from ``sklearn.datasets.make_multilabel_classification``
+(100 features, 20 labels, ``random_state=--seed``) with ``n`` training examples for each of
+``--sizes`` and ``max(1000, min(n // 4, 100000))`` test examples drawn after them, plus the
+MULAN train/test splits of ``--datasets``. Quality on the test part: Hamming loss, subset 0/1
+loss, example-wise F1 (see benchmarks/_common.py). Every learner gets ``random_state=1``.
+
+Times (``time.perf_counter``): the median of ``--repeats`` fits; before them gpurules makes an
+untimed 10-rule fit on (at most 1,000 examples of) the same data, so that Numba/NVRTC
+compilation is left out;
+``--skip-cold`` skips the separate cold fit (a fresh process with empty Numba and CuPy caches,
+first data set only). ``--max-fit-seconds T``: once a system's median fit exceeds ``T`` on a
+synthetic size, its larger sizes are reported as not run (with the reason).
+
+CUDA phases: one extra fit per data set with :class:`gpurules.backends.cuda.profiling.
+PhaseProfiler` attached (events and a synchronisation around every phase, so it is not one
+of the timed fits): self time per phase (histogram kernel, histogram build around it, scan,
+coverage, statistics update, totals, copies), the histogram kernel's achieved GB/s (fewest
+bytes it must move / its time) and the device's device-to-device copy bandwidth.
+
+    /work/bench312/bin/python benchmarks/compare_devices.py --sizes 1e4 3e4 \\
+        --datasets yeast --repeats 1 --output /tmp/devices.md --plot docs/fit_time_vs_n.png
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # before mlrl's OpenMP runtime loads
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import traceback  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import _common as C  # noqa: E402
+
+C.use_repo_checkout()
+
+SYSTEMS = {
+    "cpu-exact": ("gpurules", "cpu", "none"),
+    "cpu-hist": ("gpurules", "cpu", "equal-width"),
+    "cuda-hist": ("gpurules", "cuda", "equal-width"),
+    "boomer-exact": ("mlrl-boomer", None, "none"),
+    "boomer-ew": ("mlrl-boomer", None, "equal-width"),
+}
+REFERENCE = {"none": "boomer-exact", "equal-width": "boomer-ew"}
+COLD_FLAG = "--_cold"
+HEADERS = ["data", "n_train", "n_test", "system", "fit s", "vs boomer-exact", "vs boomer-ew",
+           "rules", "Hamming %", "subset 0/1 %", "ex-F1 %"]
+
+
+# --------------------------------------------------------------------------- data
+
+
+def synthetic_split(n: int, seed: int) -> C.Split:
+    """``n`` training and ``max(1000, min(n // 4, 100000))`` test examples of dense
+    synthetic multi-label data (100 features, 20 labels), float32 X and uint8 Y."""
+    from sklearn.datasets import make_multilabel_classification
+
+    n_test = max(1000, min(n // 4, 100_000))
+    X, Y = make_multilabel_classification(n_samples=n + n_test, n_features=100, n_classes=20,
+                                          random_state=seed)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    Y = np.ascontiguousarray(Y, dtype=np.uint8)
+    return C.Split(f"synthetic-{n}", X[:n], Y[:n], X[n:], Y[n:], [])
+
+
+def load_data(spec: str, data_dir: Path, seed: int) -> C.Split:
+    """``"synthetic:<n>"`` or a MULAN dataset name."""
+    if spec.startswith("synthetic:"):
+        return synthetic_split(int(spec.split(":", 1)[1]), seed)
+    return C.load_split(data_dir, spec, dense=True)
+
+
+def parse_size(text: str) -> int:
+    """``"1e4"`` or ``"10000"`` -> 10000."""
+    value = float(text)
+    if value < 10 or value != int(value):
+        raise argparse.ArgumentTypeError(f"size must be an integer >= 10, got {text!r}")
+    return int(value)
+
+
+# --------------------------------------------------------------------------- learners
+
+
+def cuda_reason() -> str | None:
+    """None if gpurules can fit on cuda:0 (CuPy and Numba CUDA usable), else why not."""
+    from gpurules.device import cuda_status
+
+    usable, reason = cuda_status(0)
+    if not usable:
+        return reason
+    try:
+        from numba import cuda
+
+        if not cuda.is_available():
+            return "numba.cuda sees no usable GPU"
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        return f"numba.cuda is not usable ({type(exc).__name__}: {exc})"
+    return None
+
+
+def make_estimator(system: str, max_rules: int | None, threads: str):
+    """A fresh estimator of ``system`` with ``random_state=1``."""
+    package, device, binning = SYSTEMS[system]
+    params: dict = {"random_state": 1, "feature_binning": binning}
+    if max_rules is not None:
+        params["max_rules"] = max_rules
+    if package == "mlrl-boomer":
+        from mlrl.boosting import BoomerClassifier as Reference
+
+        return Reference(**params)
+    from gpurules import BoomerClassifier
+
+    return BoomerClassifier(device=device, **params, **C.parallel_params(threads))
+
+
+def count_rules(system: str, clf) -> int:
+    if SYSTEMS[system][0] == "mlrl-boomer":
+        return C.count_mlrl_rules(clf.model_)
+    return len(clf.model_)
+
+
+def measure(system: str, split: C.Split, args: argparse.Namespace) -> dict:
+    """Median fit time over ``args.repeats`` fresh fits; quality and rules of the last."""
+    times, clf = [], None
+    for _ in range(args.repeats):
+        clf = make_estimator(system, args.max_rules, args.threads)
+        seconds, _ = C.timed(lambda: clf.fit(split.X_train, split.Y_train))
+        times.append(seconds)
+    result = C.quality(split.Y_test, clf.predict(split.X_test))
+    result.update(fit_s=C.median(times), rules=count_rules(system, clf))
+    return result
+
+
+def warm_up(system: str, split: C.Split, args: argparse.Namespace) -> None:
+    """An untimed short fit (10 rules, at most 1000 examples) on this data set, so that every
+    compiled specialisation the timed fits need exists (compiled code is cached in-process)."""
+    clf = make_estimator(system, 10, args.threads)
+    m = min(split.n_train, 1000)
+    clf.fit(split.X_train[:m], split.Y_train[:m])
+
+
+def profiled_fit(split: C.Split, args: argparse.Namespace) -> dict:
+    """One cuda-hist fit with the PhaseProfiler attached to its backend."""
+    from gpurules.backends.cuda.profiling import PhaseProfiler
+
+    clf = make_estimator("cuda-hist", args.max_rules, args.threads)
+    holder = {}
+    make_backend = clf._make_backend
+
+    def profiled_backend(threads):
+        holder["profiler"] = PhaseProfiler(make_backend(threads)).attach()
+        return holder["profiler"].backend
+
+    clf._make_backend = profiled_backend  # instance attribute: this fit only
+    seconds, _ = C.timed(lambda: clf.fit(split.X_train, split.Y_train))
+    profiler = holder["profiler"]
+    profiler.detach()
+    return {"fit_s": seconds, "rows": profiler.rows(), "gbps": profiler.histogram_gbps()}
+
+
+def cold_fit_subprocess(system: str, spec: str, args: argparse.Namespace) -> float:
+    """Seconds of the first fit in a fresh process with empty Numba and CuPy caches."""
+    with tempfile.TemporaryDirectory(prefix="gpurules-cold-") as tmp:
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "numba"),
+                   CUPY_CACHE_DIR=str(Path(tmp) / "cupy"))
+        cmd = [sys.executable, str(Path(__file__).resolve()), COLD_FLAG, json.dumps({
+            "system": system, "spec": spec, "data_dir": str(args.data_dir), "seed": args.seed,
+            "max_rules": args.max_rules, "threads": args.threads})]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                              timeout=args.cold_timeout)
+    for line in proc.stdout.splitlines():
+        if line.startswith("COLD "):
+            return float(json.loads(line[5:])["fit_s"])
+    raise RuntimeError(f"cold fit failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+
+
+def cold_fit_main(payload: str) -> None:
+    """Entry point of the cold-fit subprocess: load, fit once, print ``COLD {json}``."""
+    job = json.loads(payload)
+    split = load_data(job["spec"], Path(job["data_dir"]), job["seed"])
+    clf = make_estimator(job["system"], job["max_rules"], job["threads"])
+    seconds, _ = C.timed(lambda: clf.fit(split.X_train, split.Y_train))
+    print("COLD " + json.dumps({"fit_s": seconds}), flush=True)
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def gpu_lines(reason: str | None) -> tuple[list[str], float | None]:
+    """Markdown lines on the GPU (name, versions, copy bandwidth) or why there is none, and
+    the copy bandwidth in GB/s (None without a GPU)."""
+    versions = (f"cupy {C.package_version('cupy-cuda12x', 'cupy')}, numba-cuda "
+                f"{C.package_version('numba-cuda', 'numba_cuda')}")
+    if reason is not None:
+        return [f"- GPU: not available ({reason}); {versions}"], None
+    import cupy as cp
+
+    from gpurules.backends.cuda.profiling import copy_bandwidth
+
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    memory = props["totalGlobalMem"] / 2 ** 30
+    bandwidth = copy_bandwidth(cp)
+    return [f"- GPU: {name}, {memory:.0f} GiB, CUDA runtime {cp.cuda.runtime.runtimeGetVersion()}"
+            f", driver {cp.cuda.runtime.driverGetVersion()}; {versions}",
+            f"- device-to-device copy bandwidth (1 GiB cupy.copyto, read + write bytes, median "
+            f"of 20, CUDA events): {bandwidth:.0f} GB/s"], bandwidth
+
+
+# --------------------------------------------------------------------------- report
+
+
+def fmt_pct(result: dict, key: str) -> str:
+    return f"{100 * result[key]:.2f}" if key in result else "-"
+
+
+def result_row(split: tuple, system: str, result: dict, by_system: dict) -> list:
+    """One line of the main table for ``split = (name, n_train, n_test)``; ``result``
+    holds numbers or a ``note``."""
+    row = [*split, system]
+    if "note" in result:
+        return row + [result["note"]] + ["-"] * (len(HEADERS) - 5)
+    ratios = [C.fmt_ratio(result["fit_s"], by_system.get(ref, {}).get("fit_s"))
+              for ref in ("boomer-exact", "boomer-ew")]
+    return row + [C.fmt_seconds(result["fit_s"]), *ratios, result["rules"],
+                  fmt_pct(result, "hamming"), fmt_pct(result, "subset01"),
+                  fmt_pct(result, "ex_f1")]
+
+
+def phase_table(profile: dict, copy_gbps: float | None) -> str:
+    """Markdown table of one profiled CUDA fit."""
+    rows = []
+    total = sum(r[2] for r in profile["rows"])
+    for name, calls, self_ms, incl_ms, nbytes in profile["rows"]:
+        rows.append([name, calls, f"{self_ms:.1f}", f"{incl_ms:.1f}",
+                     f"{100 * self_ms / max(total, 1e-12):.1f}",
+                     f"{nbytes / 1e6:.1f}" if nbytes else "-"])
+    other = 1e3 * profile["fit_s"] - total
+    rows.append(["(host, outside the phases)", "-", f"{other:.1f}", "-", "-", "-"])
+    text = C.markdown_table(["phase", "calls", "self ms", "incl. ms", "% of phases", "MB"], rows)
+    gbps = profile["gbps"]
+    line = f"histogram kernel: {gbps:.1f} GB/s achieved"
+    if copy_gbps:
+        line += f" = {100 * gbps / copy_gbps:.1f} % of the copy bandwidth ({copy_gbps:.0f} GB/s)"
+    return (f"profiled fit {profile['fit_s']:.2f} s (synchronised per phase); {line}\n\n"
+            + text)
+
+
+def plot(path: Path, sizes: list[int], results: dict, systems: list[str]) -> None:
+    """Log-log fit time against n (synthetic data), one line per system."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for system in systems:
+        points = [(n, results[(f"synthetic-{n}", system)]["fit_s"]) for n in sizes
+                  if "fit_s" in results.get((f"synthetic-{n}", system), {})]
+        if points:
+            xs, ys = zip(*points)
+            ax.plot(xs, ys, marker="o", label=system)
+        else:
+            ax.plot([], [], label=f"{system}: not available")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("training examples n (100 features, 20 labels)")
+    ax.set_ylabel("fit time, s (median)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def run_all(args: argparse.Namespace, reason: str | None):
+    """Measure every (data set, system); returns (splits [(name, n_train, n_test)],
+    results {(name, system): dict}, profiles, cold, errors)."""
+    specs = [f"synthetic:{n}" for n in args.sizes] + list(args.datasets)
+    splits, results, profiles, cold, errors = [], {}, {}, {}, []
+    too_slow: dict[str, str] = {}
+    ours = [s for s in args.systems if SYSTEMS[s][0] == "gpurules"]
+    for system in ours:
+        if system == "cuda-hist" and reason:
+            continue
+        if not args.skip_cold:
+            C.log(f"{system}: cold fit on {specs[0]} in a fresh process")
+            try:
+                cold[system] = cold_fit_subprocess(system, specs[0], args)
+            except Exception:  # noqa: BLE001
+                errors.append(f"{system} cold:\n{traceback.format_exc()}")
+    for spec in specs:
+        C.log(f"loading {spec}")
+        split = load_data(spec, args.data_dir, args.seed)
+        for system in args.systems:
+            key = (split.name, system)
+            if system == "cuda-hist" and reason:
+                results[key] = {"note": f"not available ({reason})"}
+                continue
+            if system in too_slow and spec.startswith("synthetic:"):
+                results[key] = {"note": f"not run ({too_slow[system]})"}
+                continue
+            try:
+                if SYSTEMS[system][0] == "gpurules":
+                    warm_up(system, split, args)
+                results[key] = measure(system, split, args)
+                C.log(f"{split.name}/{system}: fit {results[key]['fit_s']:.3f}s, Hamming "
+                      f"{100 * results[key]['hamming']:.2f}%")
+            except Exception:  # noqa: BLE001 - report and go on
+                errors.append(f"{split.name}/{system}:\n{traceback.format_exc()}")
+                results[key] = {"note": "failed (traceback on stderr)"}
+                continue
+            limit = args.max_fit_seconds
+            if limit and spec.startswith("synthetic:") and results[key]["fit_s"] > limit:
+                too_slow[system] = (f"n={split.n_train} took {results[key]['fit_s']:.0f} s > "
+                                    f"--max-fit-seconds {limit:g}")
+        if "cuda-hist" in args.systems and not reason and not args.skip_profile:
+            try:
+                profiles[split.name] = profiled_fit(split, args)
+            except Exception:  # noqa: BLE001
+                errors.append(f"{split.name} profiled cuda fit:\n{traceback.format_exc()}")
+        splits.append((split.name, split.n_train, split.n_test))
+    return splits, results, profiles, cold, errors
+
+
+def report(args, splits, results, profiles, cold, machine, copy_gbps) -> str:
+    """The Markdown report: machine, settings, the main table, cold fits, CUDA phases."""
+    lines = ["## gpurules on CPU and CUDA vs mlrl-boomer (compare_devices.py)", ""]
+    lines += machine
+    lines += [
+        f"- command: `{' '.join([Path(sys.argv[0]).name] + sys.argv[1:])}`",
+        f"- systems: {', '.join(args.systems)}; gpurules CPU threads: {args.threads} "
+        f"(parallel_*=\"{'true' if args.threads == 'all' else 'false'}\"); mlrl-boomer: its "
+        f"default parallelism (all host cores); max_rules="
+        f"{args.max_rules if args.max_rules else 'default (1000)'}; random_state=1",
+        f"- synthetic data: make_multilabel_classification(100 features, 20 labels, "
+        f"random_state={args.seed}), test part max(1000, min(n/4, 1e5)) examples",
+        f"- times: median of {args.repeats} fit(s); gpurules after a 10-rule warm-up fit; "
+        f"ratios = system / mlrl-boomer in this run",
+        "- quality on the test part; ex-F1 = f1_score(average=\"samples\", zero_division=1)",
+        "",
+    ]
+    rows = []
+    for split in splits:
+        by_system = {s: results.get((split[0], s), {}) for s in args.systems}
+        rows += [result_row(split, s, by_system[s], by_system) for s in args.systems]
+    lines.append(C.markdown_table(HEADERS, rows))
+    if cold:
+        lines += ["", "Cold fit (fresh process, empty Numba/CuPy caches, first data set):", ""]
+        lines.append(C.markdown_table(["system", "cold fit s"],
+                                      [[s, C.fmt_seconds(t)] for s, t in cold.items()]))
+    for name, profile in profiles.items():
+        lines += ["", f"### CUDA phases: {name}", "", phase_table(profile, copy_gbps)]
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", nargs="*", type=parse_size, default=[10_000, 100_000, 1_000_000],
+                   help="synthetic training sizes (default: 1e4 1e5 1e6)")
+    p.add_argument("--datasets", nargs="*", default=["yeast", "scene"],
+                   help="MULAN data sets (default: yeast scene)")
+    p.add_argument("--systems", nargs="*", default=list(SYSTEMS), choices=list(SYSTEMS),
+                   help="subset of the systems (default: all)")
+    p.add_argument("--repeats", type=int, default=3, help="timed fits (median)")
+    p.add_argument("--max-rules", type=int, help="max_rules for every learner (default 1000)")
+    p.add_argument("--threads", choices=("1", "all"), default="all",
+                   help="gpurules CPU threads (mlrl-boomer always uses its defaults)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the synthetic data")
+    p.add_argument("--max-fit-seconds", type=float,
+                   help="skip a system's larger synthetic sizes once its fit took longer")
+    p.add_argument("--skip-cold", action="store_true", help="no cold-fit subprocess")
+    p.add_argument("--skip-profile", action="store_true", help="no profiled CUDA fit")
+    p.add_argument("--cold-timeout", type=float, default=1800)
+    p.add_argument("--data-dir", type=Path, default=C.DEFAULT_DATA_DIR)
+    p.add_argument("--output", type=Path, help="also write the Markdown report here")
+    p.add_argument("--plot", type=Path, help="PNG of fit time against n (synthetic sizes)")
+    args = p.parse_args(argv)
+    if args.repeats < 1:
+        p.error("--repeats must be >= 1")
+    if not args.sizes and not args.datasets:
+        p.error("nothing to run: give --sizes and/or --datasets")
+    args.sizes = sorted(set(args.sizes))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [COLD_FLAG]:
+        cold_fit_main(argv[1])
+        return 0
+    args = parse_args(argv)
+    reason = cuda_reason() if "cuda-hist" in args.systems else "cuda-hist not in --systems"
+    if reason:
+        C.log(f"CUDA: not available ({reason})")
+    gpu, copy_gbps = gpu_lines(reason)
+    machine = C.machine_lines([("mlrl-boomer", "mlrl.boosting")]) + gpu
+    splits, results, profiles, cold, errors = run_all(args, reason)
+    text = report(args, splits, results, profiles, cold, machine, copy_gbps)
+    print(text)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text, encoding="utf-8")
+        C.log(f"wrote {args.output}")
+    if args.plot and args.sizes:
+        plot(args.plot, args.sizes, results, args.systems)
+        C.log(f"wrote {args.plot}")
+    for err in errors:
+        print(f"ERROR {err}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
