@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gpurules.objectives import complete_head as ch
-from gpurules.objectives import fixed_point, heads, predictors
+from gpurules.objectives import fixed_point, predictors
 from gpurules.objectives import non_decomposable as nd
 from tests.reference import non_decomposable_reference as ref
 from tests.reference.cuda_support import require, run_checks, run_isolated

@@ -41,10 +41,6 @@ from gpurules.objectives.heads import label_gain, label_score
 from gpurules.objectives.linear_solve import factor_solve, load_packed, packed_quadratic
 from gpurules.objectives.non_decomposable import packed_index
 
-HEAD_PARTIAL_FIXED = 2
-HEAD_PARTIAL_DYNAMIC = 3
-
-
 @register_jitable
 def _weight(weights, i):
     """weights[i], or 1 when ``weights`` is None (compiled away)."""

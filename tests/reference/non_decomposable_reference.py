@@ -86,7 +86,8 @@ def l1_rhs(g, w, l1):
 
 
 def objective(g, H, w, l1, l2, p):
-    return float(g @ p + 0.5 * p @ H @ p + l1 * np.sum(w * np.abs(p)) + 0.5 * l2 * np.sum(w * p * p))
+    penalty = l1 * np.sum(w * np.abs(p)) + 0.5 * l2 * np.sum(w * p * p)
+    return float(g @ p + 0.5 * p @ H @ p + penalty)
 
 
 def complete_head(g, H, l1, l2, w=None):
