@@ -140,10 +140,9 @@ class CpuBackend:
                   np.empty((R, K), np.int64), np.empty((R, K), np.int64))
         module, data = self._representation()
         parallel = self.n_threads_search > 1 and S > 1
-        kernel = module.search_parallel if parallel else module.search_serial
         with thread_limit(self.n_threads_search) if parallel else contextlib.nullcontext():
-            steps, self.indicator, labels, finished = refine.refine_rule(
-                kernel, module.apply_step, data, uniforms, self.features.num_features,
+            steps, self.indicator, labels, finished = refine.REFINE[module, parallel](
+                data, uniforms, self.features.num_features,
                 self.mask, self.indicator, self._weights(weights), self.g, self.h,
                 (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
                  int(totals[2])), labels, search.head_mode, search.params, self.inv_scale,

@@ -6,8 +6,9 @@ through the backend protocol, one call per phase. On small data a step is a few
 microseconds of search, so the per-call overhead of that loop dominated; this loop runs
 the steps of a block without returning to Python.
 
-The search kernel and the apply step are passed in (Numba dispatchers), so the same loop
-drives the dense, sparse and histogram searches:
+One loop drives the dense, sparse and histogram searches: :func:`make_refine` compiles it
+for a search kernel and an apply step (as closure constants: passing dispatchers as
+arguments costs a typing pass per call, which is what this loop exists to avoid):
 
 - ``search(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
   labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out)`` fills
@@ -19,13 +20,27 @@ import numba as nb
 import numpy as np
 
 from gpurules.backends.base import _first_best
+from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
 from gpurules.learners.sampling import floyd_indices
 
 
-@nb.njit(cache=True)
-def refine_rule(search, apply_step, data, uniforms, num_features, mask, indicator, weights,
-                g, h, totals, labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                fix_label_after, scratch, out, result):
+def make_refine(search, apply_step):
+    """The fused loop for one search kernel and apply step (see :func:`_refine_rule`)."""
+
+    def refine(data, uniforms, num_features, mask, indicator, weights, g, h, totals, labels,
+               head_mode, params, inv_scale, min_coverage, min_quality, fix_label_after,
+               scratch, out, result):
+        return _refine_rule(search, apply_step, data, uniforms, num_features, mask, indicator,
+                            weights, g, h, totals, labels, head_mode, params, inv_scale,
+                            min_coverage, min_quality, fix_label_after, scratch, out, result)
+
+    return nb.njit(cache=True)(refine)
+
+
+@nb.njit(inline="always")
+def _refine_rule(search, apply_step, data, uniforms, num_features, mask, indicator, weights,
+                 g, h, totals, labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                 fix_label_after, scratch, out, result):
     """Up to ``R = uniforms.shape[0]`` refinement steps of the current rule.
 
     Args:
@@ -79,3 +94,10 @@ def refine_rule(search, apply_step, data, uniforms, num_features, mask, indicato
         if out_cnt[j] <= min_coverage:
             return r + 1, indicator, labels, True
     return uniforms.shape[0], indicator, labels, False
+
+
+# (search module, parallel) -> its fused loop, compiled on first use
+REFINE = {(module, parallel): make_refine(
+              module.search_parallel if parallel else module.search_serial, module.apply_step)
+          for module in (exact_search, sparse_search, histogram_search)
+          for parallel in (False, True)}
