@@ -136,29 +136,30 @@ def _predict_py(X, default_values, cond_feature, cond_op, cond_threshold, rule_c
     R = rule_cond_start.shape[0] - 1
     out = np.empty((n, K), dtype=np.uint8)
     for i in nb.prange(n):
-        done = np.zeros(K, np.bool_)
-        left = K
+        # the first covering rule's value per label, -1 while none; every element of
+        # out[i] is then stored unconditionally (a conditional store of the defaults after
+        # a done-mask was miscompiled on an AVX-512 host with numba 0.68 / llvmlite 0.50)
+        value = np.full(K, -1.0)
         for r in range(R):
-            if left == 0:
-                break
-            if not active[r]:
-                continue
-            covered = True
-            for c in range(rule_cond_start[r], rule_cond_start[r + 1]):
-                if not satisfies(cond_op[c], X[i, cond_feature[c]], cond_threshold[c]):
-                    covered = False
-                    break
-            if covered:
+            if active[r] and _covers(X, i, cond_feature, cond_op, cond_threshold,
+                                     rule_cond_start[r], rule_cond_start[r + 1]):
                 for e in range(rule_head_start[r], rule_head_start[r + 1]):
                     k = head_label[e]
-                    if not done[k]:
-                        done[k] = True
-                        left -= 1
-                        out[i, k] = np.uint8(head_value[e] > 0.0)
-        for k in range(K):
-            if not done[k]:
-                out[i, k] = np.uint8(default_values[k] > 0.0)
+                    if value[k] < 0.0:
+                        value[k] = head_value[e]
+        for j in range(K):
+            v = value[j] if value[j] >= 0.0 else default_values[j]
+            out[i, j] = 1 if v > 0.0 else 0
     return out
+
+
+@nb.njit(inline="always")
+def _covers(X, i, cond_feature, cond_op, cond_threshold, start, stop):
+    """Whether example ``i`` satisfies conditions ``start .. stop - 1``."""
+    for c in range(start, stop):
+        if not satisfies(cond_op[c], X[i, cond_feature[c]], cond_threshold[c]):
+            return False
+    return True
 
 
 _predict_serial = nb.njit(cache=True)(_predict_py)

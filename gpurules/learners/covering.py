@@ -36,7 +36,14 @@ IREP_COVERAGE_MLRL = "mlrl"
 class InstanceSampling:
     """mlrl-seco's instance sampling: ``none``, ``with-replacement``,
     ``without-replacement``, ``stratified-output-wise`` or ``stratified-example-wise``, each
-    with ``sample_size`` (fraction), ``min_samples`` and ``max_samples`` (0 = no limit)."""
+    with ``sample_size`` (fraction), ``min_samples`` and ``max_samples`` (0 = no limit).
+
+    The stratified kinds split the examples into strata once per fit (:meth:`strata`) and
+    draw from each stratum as mlrl-common 0.15 does: ``ceil`` or ``floor`` of
+    ``sample_size * len(stratum)`` (float32) examples, ``ceil`` while more in-sample than
+    out-of-sample examples are still wanted (a coin flip on a tie), so rare strata are
+    rounded up.
+    """
 
     kind: str = "none"
     sample_size: float = 0.66
@@ -49,9 +56,17 @@ class InstanceSampling:
             m = min(m, self.max_samples)
         return min(max(m, self.min_samples, 1), n)
 
-    def sample(self, rng, Y):
-        """int32 (n,) weights (how often each example is drawn); None for ``none``."""
-        n = Y.shape[0]
+    def strata(self, Y):
+        """The strata of a stratified kind (list of int64 arrays), else None."""
+        if self.kind == "stratified-output-wise":
+            return _output_wise_strata(Y)
+        if self.kind == "stratified-example-wise":
+            return _example_wise_strata(Y)
+        return None
+
+    def sample(self, rng, n, strata=None):
+        """int32 (n,) weights (how often each example is drawn); None for ``none``.
+        ``strata``: from :meth:`strata`, for the stratified kinds."""
         if self.kind == "none":
             return None
         if self.kind == "with-replacement":
@@ -61,37 +76,46 @@ class InstanceSampling:
         if self.kind == "without-replacement":
             weights[floyd_sample(rng, n, self._size(n))] = 1
             return weights
-        groups = _output_wise_strata(Y) if self.kind == "stratified-output-wise" else \
-            _example_wise_strata(Y)
-        fraction = self._size(n) / n
-        for members in groups:
-            take = int(round(fraction * members.shape[0]))
+        wanted_in = int(round(np.float32(self.sample_size) * np.float32(n)))
+        wanted_out = n - wanted_in
+        fraction = np.float32(self.sample_size)
+        for members in strata:
+            size = members.shape[0]
+            up = wanted_in > wanted_out or (wanted_in == wanted_out and rng.random() < 0.5)
+            exact = float(fraction * np.float32(size))
+            take = min(int(np.ceil(exact) if up else np.floor(exact)), size)
+            wanted_in -= take
+            wanted_out -= size - take
             if take > 0:
-                weights[members[floyd_sample(rng, members.shape[0], take)]] = 1
+                weights[members[floyd_sample(rng, size, take)]] = 1
         return weights
 
 
 def _output_wise_strata(Y):
-    """Label-wise strata: labels in ascending order of their number of relevant examples;
-    each stratum holds the examples relevant for that label and no earlier one; a last
-    stratum holds the examples with no relevant label. Returns a list of int64 arrays."""
+    """mlrl-common's output-wise strata: repeatedly the label with the fewest examples not
+    yet in a stratum (ties: smaller label index) forms a stratum of those examples; the
+    examples with no relevant label form the last stratum. Returns int64 arrays."""
+    Y = np.asarray(Y, dtype=bool)
+    remaining = Y.sum(axis=0).astype(np.int64)
     assigned = np.zeros(Y.shape[0], bool)
     strata = []
-    for k in np.argsort(Y.sum(axis=0), kind="stable"):
-        members = np.flatnonzero((Y[:, k] != 0) & ~assigned)
+    while (remaining > 0).any():
+        k = int(np.argmin(np.where(remaining > 0, remaining, np.iinfo(np.int64).max)))
+        members = np.flatnonzero(Y[:, k] & ~assigned)
         assigned[members] = True
+        remaining -= Y[members].sum(axis=0)
         strata.append(members)
-    strata.append(np.flatnonzero(~assigned))
+    rest = np.flatnonzero(~assigned)
+    if rest.size:
+        strata.append(rest)
     return strata
 
 
 def _example_wise_strata(Y):
-    """One stratum per distinct label vector (examples in ascending order)."""
-    _, inverse = np.unique(Y, axis=0, return_inverse=True)
+    """One stratum per distinct label vector, the rarest first (examples ascending)."""
+    _, inverse, counts = np.unique(Y, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.ravel()
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.flatnonzero(np.diff(inverse[order])) + 1
-    return np.split(order, bounds)
+    return [np.flatnonzero(inverse == v) for v in np.argsort(counts, kind="stable")]
 
 
 @dataclass(frozen=True)
@@ -153,6 +177,7 @@ class CoveringLearner:
         predicted = (1 - majority).astype(np.uint8)
         self.Y = Y
         self.min_coverage = max(cfg.min_coverage, int(cfg.min_support * n))
+        self.strata = cfg.instance_sampling.strata(Y)
         self.lift = lift_tables(*cfg.lift_function, Y)
         self.g = (Y == predicted).astype(np.int64)  # uncovered and y == p
         self.h = np.ones((n, K), np.int64)  # uncovered
@@ -185,7 +210,7 @@ class CoveringLearner:
         """Grow (and prune) one rule. Returns (conditions, head labels int32, covered bool
         (n,) to mark) or None if no condition has a value above 0."""
         cfg, backend = self.config, self.backend
-        weights = cfg.instance_sampling.sample(self.rng, self.Y)
+        weights = cfg.instance_sampling.sample(self.rng, self.Y.shape[0], self.strata)
         tot_g, tot_h, count = backend.covered_totals(weights)
         params = self._params(cfg.heuristic, tot_g, tot_h)
         totals = (tot_g, tot_h, count)
