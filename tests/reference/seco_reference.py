@@ -136,3 +136,8 @@ def _satisfies(v, op, t):
     if np.isnan(v):
         return False
     return {OP_LEQ: v <= t, OP_GR: v > t, OP_EQ: v == t, OP_NEQ: v != t}[op]
+
+
+def candidate_mask(X, f, op, t):
+    """bool (n,): the examples satisfying ``x_f op t`` (missing values never do)."""
+    return np.array([_satisfies(v, op, t) for v in X[:, f]])
