@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gpurules.data.binning as binning
-from gpurules.data.binning import bin_count, bin_features
+from gpurules.data.binning import bin_count, bin_features, drop_empty_bins
 
 NAN = np.nan
 
@@ -256,3 +256,28 @@ def test_invalid_data():
         bin_features(np.array([[0.0], [np.inf]]), np.zeros(1, bool), "equal-width")
     b = bin_features(np.array([[0.0], [np.inf]]), np.zeros(1, bool), "equal-frequency")
     np.testing.assert_array_equal(b.bin_index, [[0, 1]])
+
+
+def test_drop_empty_bins_keeps_every_example_in_its_bin():
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 7, size=(300, 4)).astype(np.float32)
+    X[:, 1] *= 10.0  # a few distinct values far apart: mostly empty equal-width bins
+    X[rng.random((300, 4)) < 0.1] = NAN
+    nominal = np.array([False, False, True, False])
+    binned = bin_features(X, nominal, "equal-width")
+    compact = drop_empty_bins(binned)
+    assert not np.isnan(compact.bin_min).any() and compact.total_bins < binned.total_bins
+    np.testing.assert_array_equal(compact.bin_offset, np.r_[0, np.cumsum(compact.num_bins)])
+    for f in range(4):
+        old, new = binned.bin_index[f], compact.bin_index[f]
+        np.testing.assert_array_equal(new < 0, old < 0)
+        ok = old >= 0
+        # the same partition of the examples, in the same order, with the same extremes
+        np.testing.assert_array_equal(np.unique(new[ok], return_inverse=True)[1],
+                                      np.unique(old[ok], return_inverse=True)[1])
+        assert (np.diff(new[ok][np.argsort(old[ok], kind="stable")]) >= 0).all()
+        np.testing.assert_array_equal(compact.bin_min[compact.bin_offset[f] + new[ok]],
+                                      binned.bin_min[binned.bin_offset[f] + old[ok]])
+        np.testing.assert_array_equal(compact.bin_max[compact.bin_offset[f] + new[ok]],
+                                      binned.bin_max[binned.bin_offset[f] + old[ok]])
+    assert drop_empty_bins(compact) is compact

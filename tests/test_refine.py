@@ -70,3 +70,22 @@ def test_fused_refinement_equals_stepwise(representation, seed):
                        weights, fix, min_coverage)
         assert got == want
         assert len(got[0]) > 0
+
+
+def test_search_without_empty_bins_equals_search_with_them():
+    from gpurules.data.binning import drop_empty_bins
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 6, size=(80, 5)).astype(np.float32) * 3.0
+    X[rng.random((80, 5)) < 0.1] = np.nan
+    nominal = np.array([False, True, False, False, False])
+    Y = (rng.random((80, 3)) < 0.4).astype(np.uint8)
+    binned = bin_features(X, nominal, "equal-width")
+    results = []
+    for features in (binned, drop_empty_bins(binned)):
+        backend = CpuBackend(1, 1)
+        backend.start_fit(features, Y, DECOMPOSABLE_LOSSES["logistic-decomposable"],
+                          np.ones(80), 2.0 ** 20)
+        results.append(_refine(backend.refine_rule, backend, np.empty((4, 0)), HEAD_SINGLE,
+                               None, 1, 1))
+    assert results[0] == results[1]

@@ -61,6 +61,26 @@ _evaluate = nb.njit(_evaluate_py)
 
 
 @nb.njit(inline="always")
+def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels,
+              head_mode, params, inv_scale, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+              out_h):
+    """Score one candidate of a scan that visits thresholds in ascending order, ``<=``
+    before ``>``; keep it in slot ``j`` if its quality beats ``best_q`` (so ties keep the
+    canonical first). The caller checks the coverage. Returns the new best quality."""
+    q, lab = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                          inv_scale, params)
+    if q > best_q:
+        out_q[j] = q
+        out_op[j] = op
+        out_thr[j] = thr
+        out_cnt[j] = count
+        out_label[j] = lab
+        _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
+        return q
+    return best_q
+
+
+@nb.njit(inline="always")
 def _midpoint(lower, upper):
     """float32 threshold between two adjacent distinct float32 values, strictly below ``upper``."""
     t = np.float32((np.float64(lower) + np.float64(upper)) * 0.5)
@@ -144,16 +164,9 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
                     break  # ``<= max`` covers everything, ``> max`` nothing
                 if side_cnt < min_coverage or side_cnt == 0:
                     continue
-                q, lab = side_quality(run_g, run_h, tot_g, tot_h, complement, labels,
-                                      head_mode, inv_scale, params)
-                if q > best_q:
-                    best_q = q
-                    out_q[j] = q
-                    out_op[j] = ops[side]
-                    out_thr[j] = thr
-                    out_cnt[j] = side_cnt
-                    out_label[j] = lab
-                    _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
+                best_q = _consider(best_q, j, ops[side], thr, side_cnt, complement, run_g,
+                                   run_h, tot_g, tot_h, labels, head_mode, params, inv_scale,
+                                   out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
             if is_nominal and not at_end:
                 run_g[:] = 0
                 run_h[:] = 0

@@ -26,7 +26,7 @@ the CUDA backend fills the same arrays with the same meaning.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import _add, _evaluate, _midpoint
+from gpurules.backends.cpu.exact_search import _add, _consider, _evaluate, _midpoint
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
@@ -120,6 +120,7 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
     run_h = np.zeros(hist_g.shape[1], np.int64)
     cnt = 0
     prev = -1
+    best_q = min_quality
     for r in range(first, stop):
         if hist_count[r] == 0:
             continue
@@ -130,10 +131,13 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
             while bin_max[lower] != bin_max[lower]:
                 lower -= 1
             thr = _midpoint(bin_max[lower], bin_min[r])
-            for op, side_cnt in ((OP_LEQ, cnt), (OP_GR, tot_count - cnt)):
-                _evaluate(j, op, thr, side_cnt, op == OP_GR, run_g, run_h, tot_g, tot_h,
-                          labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                          *out)
+            for side in range(2):  # ascending thresholds, ``<=`` first: canonical ties
+                side_cnt = tot_count - cnt if side else cnt
+                if side_cnt >= min_coverage and side_cnt > 0:
+                    best_q = _consider(best_q, j, OP_GR if side else OP_LEQ, thr, side_cnt,
+                                       side == 1, run_g, run_h, tot_g, tot_h, labels,
+                                       head_mode, params, inv_scale, out_q, out_op, out_thr,
+                                       out_cnt, out_label, out_g, out_h)
         _add(run_g, run_h, hist_g, hist_h, r, 1)
         cnt += hist_count[r]
         prev = r
