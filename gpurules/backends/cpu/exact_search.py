@@ -20,7 +20,14 @@ from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
 
 @nb.njit(inline="always")
-def _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement):
+def _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
+          out_thr, out_cnt, out_label, out_g, out_h):
+    """Write a candidate into slot ``j``; its sums are ``run_*`` or ``tot_* - run_*``."""
+    out_q[j] = q
+    out_op[j] = op
+    out_thr[j] = thr
+    out_cnt[j] = count
+    out_label[j] = lab
     for k in range(run_g.shape[0]):
         if complement:
             out_g[j, k] = tot_g[k] - run_g[k]
@@ -31,8 +38,8 @@ def _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement):
 
 
 def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels, head_mode,
-              params, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
-              out_label, out_g, out_h):
+                 params, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
+                 out_label, out_g, out_h):
     """Score one candidate and keep it in slot ``j`` if it is canonically better: a larger
     quality, then a smaller threshold, then the smaller op (``<=`` before ``>``, ``==``
     before ``!=``). Slot ``j`` starts empty (``out_op[j] = -1``) and only takes candidates
@@ -47,16 +54,13 @@ def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labe
         better = q > out_q[j] or (q == out_q[j] and (
             thr < out_thr[j] or (thr == out_thr[j] and op < out_op[j])))
     if better:
-        out_q[j] = q
-        out_op[j] = op
-        out_thr[j] = thr
-        out_cnt[j] = count
-        out_label[j] = lab
-        _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
+        _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
+              out_thr, out_cnt, out_label, out_g, out_h)
 
 
-# Used by the sparse and histogram scans. The dense loop keeps its best quality in a local
-# instead: calling this per boundary made the dense search about 1.3x slower.
+# Used where candidates do not arrive in canonical order (sparse phases, nominal values).
+# Ordered scans call _consider, which keeps the best quality in a local: calling this per
+# boundary made the dense search about 1.3x slower.
 _evaluate = nb.njit(_evaluate_py)
 
 
@@ -70,12 +74,8 @@ def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h,
     q, lab = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
                           inv_scale, params)
     if q > best_q:
-        out_q[j] = q
-        out_op[j] = op
-        out_thr[j] = thr
-        out_cnt[j] = count
-        out_label[j] = lab
-        _store(out_g, out_h, j, run_g, run_h, tot_g, tot_h, complement)
+        _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
+              out_thr, out_cnt, out_label, out_g, out_h)
         return q
     return best_q
 
