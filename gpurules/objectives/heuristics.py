@@ -172,33 +172,45 @@ def heuristic_value(heuristic, parameter, tp, fp, fn, tn):
     return -np.inf  # unknown id: never chosen (the host validates ids)
 
 
+@register_jitable(inline="always")
+def _side(run, tot, complement, k):
+    """float64 sum of label ``k``: ``run[k]`` or, with ``complement``, ``tot[k] - run[k]``."""
+    if complement:
+        return float(tot[k] - run[k])
+    return float(run[k])
+
+
+@register_jitable(inline="always")
+def _value(g, h, all_g, all_h, heuristic, parameter):
+    """Heuristic value of a label whose covered sums are ``g`` (TP) and ``h`` (TP + FP) and
+    whose totals over all uncovered examples are ``all_g`` (TP + FN), ``all_h``."""
+    fp = h - g
+    return heuristic_value(heuristic, parameter, g, fp, all_g - g, (all_h - all_g) - fp)
+
+
 @register_jitable
 def label_value(run_g, run_h, tot_g, tot_h, complement, k, params):
     """Heuristic value of label ``k`` for the covered sums ``run_*`` (int64 (K,)) or, with
     ``complement``, for ``tot_* - run_*``; reference totals from ``params``."""
-    if complement:
-        g = float(tot_g[k] - run_g[k])
-        h = float(tot_h[k] - run_h[k])
-    else:
-        g = float(run_g[k])
-        h = float(run_h[k])
     K = int(params[P_NUM_LABELS])
-    all_g = params[P_HEADER + 2 * K + k]
-    all_h = params[P_HEADER + 3 * K + k]
-    fp = h - g
-    fn = all_g - g
-    return heuristic_value(int(params[P_HEURISTIC]), params[P_PARAMETER], g, fp, fn,
-                           (all_h - all_g) - fp)
+    return _value(_side(run_g, tot_g, complement, k), _side(run_h, tot_h, complement, k),
+                  params[P_HEADER + 2 * K + k], params[P_HEADER + 3 * K + k],
+                  int(params[P_HEURISTIC]), params[P_PARAMETER])
 
 
-@register_jitable
+@register_jitable(inline="always")
 def single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params):
     """(best value, its label): the first label of ``labels`` with the largest value."""
+    heuristic = int(params[P_HEURISTIC])
+    parameter = params[P_PARAMETER]
+    all_g0 = P_HEADER + 2 * int(params[P_NUM_LABELS])
+    all_h0 = all_g0 + int(params[P_NUM_LABELS])
     best = -np.inf
     best_label = -1
     for idx in range(labels.shape[0]):
         k = labels[idx]
-        q = label_value(run_g, run_h, tot_g, tot_h, complement, k, params)
+        q = _value(_side(run_g, tot_g, complement, k), _side(run_h, tot_h, complement, k),
+                   params[all_g0 + k], params[all_h0 + k], heuristic, parameter)
         if best_label < 0 or q > best:
             best = q
             best_label = k
