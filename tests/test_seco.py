@@ -190,3 +190,58 @@ def test_unit_irep_keeps_first_not_worse_prefix():
                     rule_pruning="none")
     conds = lambda m: np.diff(m.rules.rule_cond_start).mean()  # noqa: E731
     assert conds(pruned.model_) <= conds(unpruned.model_)
+
+
+def test_unordered_selection_against_brute_force():
+    """The separate-and-conquer selection takes, at each step, the rule with the best value
+    on the uncovered examples (ties: more TP, fewer conditions)."""
+    from gpurules.learners.seco_unordered import select_rules
+
+    rng = np.random.default_rng(11)
+    n, R = 50, 30
+    covered = rng.random((R, n)) < 0.2
+    positive = rng.random(n) < 0.4
+    num_conditions = rng.integers(1, 4, R)
+    hid = H.M_ESTIMATE
+    param = H.heuristic_parameter(hid, 2.0)
+    chosen = select_rules(covered, positive, num_conditions, hid, param)
+    uncovered = np.ones(n, bool)
+    expected = []
+    while (uncovered & positive).any():
+        best = None
+        for r in range(R):
+            if r in expected:
+                continue
+            tp = int((covered[r] & uncovered & positive).sum())
+            fp = int((covered[r] & uncovered & ~positive).sum())
+            fn = int((uncovered & positive).sum()) - tp
+            tn = int((uncovered & ~positive).sum()) - fp
+            q = ref.heuristic("m-estimate", tp, fp, fn, tn, param)
+            key = (q, tp, -num_conditions[r], -r)
+            if tp > 0 and q > 0 and (best is None or key > best[0]):
+                best = (key, r)
+        if best is None:
+            break
+        expected.append(best[1])
+        uncovered &= ~covered[best[1]]
+    assert chosen.tolist() == expected
+
+
+def test_unordered_rule_set_and_threshold():
+    X, Y = _data(12, n=120, A=5, K=3)
+    clf = _fit(X, Y, rule_set="unordered{num_trees=10,max_depth=4}",
+               heuristic="m-estimate{m=2}")
+    model = clf.model_
+    assert not model.ordered and model.rule_value.shape == (model.rules.num_rules,)
+    strict = model.with_threshold(np.inf)
+    assert len(strict) == 1  # only the default rule is left
+    np.testing.assert_array_equal(strict.predict(X), np.tile(model.default_prediction,
+                                                             (X.shape[0], 1)))
+    # a lower threshold keeps more rules; predictions follow the OR of the covering rules
+    loose = model.with_threshold(-np.inf)
+    m = loose.rules
+    conditions = [m.rule(r)[0] for r in range(m.num_rules)]
+    heads = [{k: int(v) for k, v in m.rule(r)[1]} for r in range(m.num_rules)]
+    np.testing.assert_array_equal(loose.predict(X), ref.decision_list_predict(
+        X, conditions, heads, model.default_prediction))
+    assert "[value" in str(model)
