@@ -25,75 +25,67 @@ from gpurules.learners.sampling import floyd_indices
 
 
 def make_refine(search, apply_step):
-    """The fused loop for one search kernel and apply step (see :func:`_refine_rule`)."""
+    """The fused loop for one search kernel and apply step (closure constants)."""
 
     def refine(data, uniforms, num_features, mask, indicator, weights, g, h, totals, labels,
                head_mode, params, inv_scale, min_coverage, min_quality, fix_label_after,
                scratch, out, result):
-        return _refine_rule(search, apply_step, data, uniforms, num_features, mask, indicator,
-                            weights, g, h, totals, labels, head_mode, params, inv_scale,
-                            min_coverage, min_quality, fix_label_after, scratch, out, result)
+        """Up to ``R = uniforms.shape[0]`` refinement steps of the current rule.
+
+        Args:
+            data: the search's feature arrays (see the module docstring).
+            uniforms: float64 (R, m): row ``r`` draws step ``r``'s ``m`` features (Floyd);
+                ``m = 0`` searches all ``num_features`` features.
+            mask: int32 (n,) coverage, updated; indicator: int, its covered value.
+            weights: int32 (n,); g, h: int64 (n, K).
+            totals: (g int64 (K,), h int64 (K,), count int) of the covered examples.
+            labels: int32 (m,), the head's candidate labels.
+            head_mode, params, inv_scale, min_coverage, min_quality: as ``SearchSettings``.
+            fix_label_after: int; after this many steps (0 = never) a single-label head keeps
+                the label it chose (mlrl-boomer's ``max_head_refinements``).
+            scratch, out: the search's scratch and slot arrays, sized for ``S`` features.
+            result: (feature int64 (R,), op int8 (R,), threshold float32 (R,), quality
+                float64 (R,), count int64 (R,), label int32 (R,), g int64 (R, K),
+                h int64 (R, K)): step ``r``'s refinement.
+
+        Returns:
+            (steps taken, new indicator, labels after the steps, finished): ``finished`` is
+            True when the rule cannot be refined further (no candidate beats the last
+            quality, or the coverage reached ``min_coverage``).
+        """
+        tot_g = totals[0].copy()
+        tot_h = totals[1].copy()
+        tot_count = totals[2]
+        all_features = np.arange(num_features)
+        res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
+        out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
+        for r in range(uniforms.shape[0]):
+            if uniforms.shape[1] > 0:
+                features = floyd_indices(uniforms[r], num_features)
+            else:
+                features = all_features
+            search(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                   labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
+                   *out)
+            j = _first_best(out_q, out_op)
+            if j < 0:
+                return r, indicator, labels, True
+            res_f[r], res_op[r], res_thr[r] = features[j], out_op[j], out_thr[j]
+            res_q[r], res_cnt[r], res_label[r] = out_q[j], out_cnt[j], out_label[j]
+            res_g[r] = out_g[j]
+            res_h[r] = out_h[j]
+            indicator = apply_step(features[j], out_op[j], out_thr[j], data, mask, indicator)
+            min_quality = out_q[j]
+            tot_g[:] = out_g[j]
+            tot_h[:] = out_h[j]
+            tot_count = out_cnt[j]
+            if fix_label_after > 0 and r + 1 >= fix_label_after and out_label[j] >= 0:
+                labels = np.full(1, out_label[j], np.int32)
+            if out_cnt[j] <= min_coverage:
+                return r + 1, indicator, labels, True
+        return uniforms.shape[0], indicator, labels, False
 
     return nb.njit(cache=True)(refine)
-
-
-@nb.njit(inline="always")
-def _refine_rule(search, apply_step, data, uniforms, num_features, mask, indicator, weights,
-                 g, h, totals, labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                 fix_label_after, scratch, out, result):
-    """Up to ``R = uniforms.shape[0]`` refinement steps of the current rule.
-
-    Args:
-        search, apply_step, data: see the module docstring.
-        uniforms: float64 (R, m): row ``r`` draws step ``r``'s ``m`` features (Floyd);
-            ``m = 0`` searches all ``num_features`` features.
-        mask: int32 (n,) coverage, updated; indicator: int, its covered value.
-        weights: int32 (n,); g, h: int64 (n, K).
-        totals: (g int64 (K,), h int64 (K,), count int) of the covered examples.
-        labels: int32 (m,), the head's candidate labels.
-        head_mode, params, inv_scale, min_coverage, min_quality: as ``SearchSettings``.
-        fix_label_after: int; after this many steps (0 = never) a single-label head keeps
-            the label it chose (mlrl-boomer's ``max_head_refinements``).
-        scratch, out: the search's scratch and slot arrays, sized for ``S`` features.
-        result: (feature int64 (R,), op int8 (R,), threshold float32 (R,), quality
-            float64 (R,), count int64 (R,), label int32 (R,), g int64 (R, K),
-            h int64 (R, K)): step ``r``'s refinement.
-
-    Returns:
-        (steps taken, new indicator, labels after the steps, finished): ``finished`` is
-        True when the rule cannot be refined further (no candidate beats the last
-        quality, or the coverage reached ``min_coverage``).
-    """
-    tot_g = totals[0].copy()
-    tot_h = totals[1].copy()
-    tot_count = totals[2]
-    all_features = np.arange(num_features)
-    res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
-    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
-    for r in range(uniforms.shape[0]):
-        if uniforms.shape[1] > 0:
-            features = floyd_indices(uniforms[r], num_features)
-        else:
-            features = all_features
-        search(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
-               head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out)
-        j = _first_best(out_q, out_op)
-        if j < 0:
-            return r, indicator, labels, True
-        res_f[r], res_op[r], res_thr[r] = features[j], out_op[j], out_thr[j]
-        res_q[r], res_cnt[r], res_label[r] = out_q[j], out_cnt[j], out_label[j]
-        res_g[r] = out_g[j]
-        res_h[r] = out_h[j]
-        indicator = apply_step(features[j], out_op[j], out_thr[j], data, mask, indicator)
-        min_quality = out_q[j]
-        tot_g[:] = out_g[j]
-        tot_h[:] = out_h[j]
-        tot_count = out_cnt[j]
-        if fix_label_after > 0 and r + 1 >= fix_label_after and out_label[j] >= 0:
-            labels = np.full(1, out_label[j], np.int32)
-        if out_cnt[j] <= min_coverage:
-            return r + 1, indicator, labels, True
-    return uniforms.shape[0], indicator, labels, False
 
 
 # (search module, parallel) -> its fused loop, compiled on first use
