@@ -263,6 +263,50 @@ def backend_with_statistics_set_by_the_learner():
     assert 0 < cpu.covered_mask().sum() < n
 
 
+@check
+def seco_refinements_equal_cpu():
+    """SeCo heads (single; partial choosing its labels; partial over fixed labels) with
+    several heuristics: the simulated CudaBackend's histogram scan finds the CpuBackend's
+    refinements, qualities bit for bit, on exact bins (against the pre-sorted search) and on
+    equal-width bins (against the CPU histogram search)."""
+    from gpurules.objectives import heuristics as H
+    from gpurules.objectives.lift_functions import lift_tables
+
+    backend_class, _ = _simulated_backend_class()
+    rng = np.random.default_rng(12)
+    n, K = 40, 3
+    X, nominal, *_ = random_problem(rng, n, 3, 1)
+    Y = (rng.random((n, K)) < 0.4).astype(np.uint8)
+    uncovered = rng.random((n, K)) < 0.8
+    g = ((Y == 1) & uncovered).astype(np.int64)
+    h = uncovered.astype(np.int64)
+    weights = rng.integers(0, 3, n).astype(np.int32)
+    lift = lift_tables("peak", {"peak_label": 2, "max_lift": 1.08, "curvature": 1.0}, Y)
+    features, labels = np.arange(3, dtype=np.int64), np.arange(K, dtype=np.int32)
+    representations = ((presort_dense(X, nominal), exact_bins(X, nominal)),
+                       (bin_features(X, nominal, "equal-width", bin_ratio=0.5),) * 2)
+    for cpu_features, gpu_features in representations:
+        cpu, gpu = CpuBackend(), backend_class(0, block_size=32)
+        cpu.start_fit(cpu_features, Y, None, np.ones(n), 1.0)
+        gpu.start_fit(gpu_features, Y, None, np.ones(n), 1.0)
+        for backend in (cpu, gpu):
+            backend.set_statistics(g, h)
+        totals = cpu.covered_totals(weights)
+        np.testing.assert_array_equal(gpu.covered_totals(weights)[1], totals[1])
+        for name, option in (("f-measure", 0.25), ("m-estimate", 22.466), ("laplace", 0.0),
+                             ("weighted-relative-accuracy", 0.0)):
+            hid = H.HEURISTIC_IDS[name]
+            for mode, select in ((H.HEAD_SECO_SINGLE, True), (H.HEAD_SECO_PARTIAL, True),
+                                 (H.HEAD_SECO_PARTIAL, False)):
+                params = H.seco_params(hid, H.heuristic_parameter(hid, option), *lift,
+                                       totals[0], totals[1], select)
+                search = SearchSettings(mode, params, 1, 0.0)
+                want = cpu.find_best_refinement(features, labels, weights, totals, search)
+                got = gpu.find_best_refinement(features, labels, weights, totals, search)
+                assert want is not None
+                assert_same_refinements([got], [want])
+
+
 # -- the CUDA C kernels of kernels/histogram.cu, run on the host (in this process) ------------
 @pytest.fixture(scope="module")
 def host_kernels(tmp_path_factory):

@@ -180,7 +180,7 @@ def _side(run, tot, complement, k):
     return float(run[k])
 
 
-@register_jitable(inline="always")
+@register_jitable
 def _value(g, h, all_g, all_h, heuristic, parameter):
     """Heuristic value of a label whose covered sums are ``g`` (TP) and ``h`` (TP + FP) and
     whose totals over all uncovered examples are ``all_g`` (TP + FN), ``all_h``."""
@@ -189,13 +189,20 @@ def _value(g, h, all_g, all_h, heuristic, parameter):
 
 
 @register_jitable
+def value_from_sums(g, h, k, params):
+    """Heuristic value (float64) of label ``k`` whose covered examples sum to ``g``, ``h``
+    (float64 counts); the reference totals and the heuristic come from ``params``."""
+    K = int(params[P_NUM_LABELS])
+    return _value(g, h, params[P_HEADER + 2 * K + k], params[P_HEADER + 3 * K + k],
+                  int(params[P_HEURISTIC]), params[P_PARAMETER])
+
+
+@register_jitable
 def label_value(run_g, run_h, tot_g, tot_h, complement, k, params):
     """Heuristic value of label ``k`` for the covered sums ``run_*`` (int64 (K,)) or, with
     ``complement``, for ``tot_* - run_*``; reference totals from ``params``."""
-    K = int(params[P_NUM_LABELS])
-    return _value(_side(run_g, tot_g, complement, k), _side(run_h, tot_h, complement, k),
-                  params[P_HEADER + 2 * K + k], params[P_HEADER + 3 * K + k],
-                  int(params[P_HEURISTIC]), params[P_PARAMETER])
+    return value_from_sums(_side(run_g, tot_g, complement, k),
+                           _side(run_h, tot_h, complement, k), k, params)
 
 
 @register_jitable(inline="always")
@@ -218,13 +225,13 @@ def single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params):
 
 
 @register_jitable
-def _next_in_order(run_g, run_h, tot_g, tot_h, complement, labels, params, prev_q, prev_idx):
+def _next_in_order(values, m, prev_q, prev_idx):
     """The position after ``(prev_q, prev_idx)`` in the order (value descending, position
-    ascending) of ``labels``: returns (value, position), position -1 if none is left."""
+    ascending) of ``values[:m]``: returns (value, position), position -1 if none is left."""
     cur_q = -np.inf
     cur_idx = -1
-    for idx in range(labels.shape[0]):
-        q = label_value(run_g, run_h, tot_g, tot_h, complement, labels[idx], params)
+    for idx in range(m):
+        q = values[idx]
         after = q < prev_q or (q == prev_q and idx > prev_idx)
         if after and (cur_idx < 0 or q > cur_q):
             cur_q = q
@@ -233,29 +240,29 @@ def _next_in_order(run_g, run_h, tot_g, tot_h, complement, labels, params, prev_
 
 
 @register_jitable
-def partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params):
-    """(lifted quality, number of labels) of the best partial head over ``labels``.
+def prefix_quality(values, m, params):
+    """(lifted quality, number of labels) of the best partial head, given the values of the
+    ``m`` candidate labels in ``values[:m]`` (float64).
 
-    The chosen labels are the first ``n`` of ``labels`` in decreasing order of their values
-    (ties: earlier position first); :func:`gpurules.learners.covering.partial_head_labels`
-    recovers them. Without selection (``params[P_SELECT] == 0``) all labels are predicted.
-    No memory is allocated: each step scans ``labels`` for the next value in order.
-    """
-    m = labels.shape[0]
+    With selection (``params[P_SELECT] == 1``) the head is the first ``n`` labels in
+    decreasing order of their values (ties: earlier position first) that maximise
+    ``mean · lift(n)``, with mlrl-seco's early stop; without, all ``m`` labels. Each step
+    scans ``values`` for the next value in order, so no memory is allocated (the CUDA scan
+    passes its per-block array of label values)."""
     lift0 = P_HEADER
     max_lift0 = P_HEADER + int(params[P_NUM_LABELS])
     if params[P_SELECT] == 0.0:
         total = 0.0
         for idx in range(m):
-            total += label_value(run_g, run_h, tot_g, tot_h, complement, labels[idx], params)
+            total += values[idx]
         return total / m * params[lift0 + m - 1], m
-    q, idx = _next_in_order(run_g, run_h, tot_g, tot_h, complement, labels, params, np.inf, -1)
+    q, idx = _next_in_order(values, m, np.inf, -1)
     total = q
     best = total * params[lift0]
     best_n = 1
     max_lift = params[max_lift0]
     for n in range(2, m + 1):
-        q, idx = _next_in_order(run_g, run_h, tot_g, tot_h, complement, labels, params, q, idx)
+        q, idx = _next_in_order(values, m, q, idx)
         total += q
         quality = total / n * params[lift0 + n - 1]
         if quality > best:
@@ -266,3 +273,17 @@ def partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params):
         if quality * max_lift < best:
             break
     return best, best_n
+
+
+@register_jitable
+def partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params):
+    """(lifted quality, number of labels) of the best partial head over ``labels`` (see
+    :func:`prefix_quality`); :func:`gpurules.learners.covering.partial_head_labels` recovers
+    the chosen labels from the refinement's sums."""
+    m = labels.shape[0]
+    values = np.empty(m)
+    for idx in range(m):
+        k = labels[idx]
+        values[idx] = value_from_sums(_side(run_g, tot_g, complement, k),
+                                      _side(run_h, tot_h, complement, k), k, params)
+    return prefix_quality(values, m, params)

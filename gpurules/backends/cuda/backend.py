@@ -21,6 +21,7 @@ import numpy as np
 from gpurules.backends.base import refine_stepwise, select_refinement
 from gpurules.backends.cuda import sources
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
+from gpurules.objectives.quality import HEAD_MODES
 
 _HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
 _MAX_GRID_Y = 65535
@@ -189,9 +190,9 @@ class CudaBackend:
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
         for features without missing values), so ``totals`` is not needed on the device."""
-        if search.head_mode not in (HEAD_COMPLETE, HEAD_SINGLE):
-            raise ValueError(f"the CUDA scan implements the boosting heads only, not head_mode "
-                             f"{search.head_mode}")
+        if search.head_mode not in HEAD_MODES:
+            raise ValueError(f"the CUDA scan does not implement head_mode {search.head_mode}; "
+                             f"known: {HEAD_MODES}")
         features = np.ascontiguousarray(features, np.int64)
         if features.size == 0:
             return None
@@ -257,12 +258,17 @@ class CudaBackend:
         gains = cp.empty((S, max(m, 1)), np.float64)
         threads = 32 if max(K, m) <= 32 else 128
         v = self._v
-        self._kernels.scan_histograms[S, threads](
-            self._nb(features_dev), v["bin_offset"], v["bin_min"], v["bin_max"],
-            v["nominal"], v["hist_g"], v["hist_h"], v["hist_count"], self._nb(cp.asarray(labels)),
-            int(search.head_mode), float(search.params[0]), float(search.params[1]),
-            self.inv_scale, int(search.min_coverage), float(search.min_quality),
-            self._nb(work), self._nb(gains), *(self._nb(a) for a in out))
+        head = (self._nb(features_dev), v["bin_offset"], v["bin_min"], v["bin_max"],
+                v["nominal"], v["hist_g"], v["hist_h"], v["hist_count"],
+                self._nb(cp.asarray(labels)), int(search.head_mode))
+        tail = (self.inv_scale, int(search.min_coverage), float(search.min_quality),
+                self._nb(work), self._nb(gains), *(self._nb(a) for a in out))
+        if search.head_mode in (HEAD_COMPLETE, HEAD_SINGLE):  # boosting: [l1, l2] as scalars
+            self._kernels.scan_histograms[S, threads](
+                *head, float(search.params[0]), float(search.params[1]), *tail)
+        else:
+            params = self._nb(cp.asarray(np.ascontiguousarray(search.params, np.float64)))
+            self._kernels.scan_histograms_params[S, threads](*head, params, *tail)
         return tuple(cp.asnumpy(a) for a in out)
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):

@@ -18,9 +18,16 @@ m head labels):
 
 from numba import cuda, types
 
-from gpurules.backends.cuda.device_math import encode, label_gain, midpoint, satisfies
+from gpurules.backends.cuda.device_math import (_device, encode, label_gain, midpoint,
+                                                satisfies)
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.objectives import heuristics
 from gpurules.objectives.heads import HEAD_COMPLETE
+from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
+
+# SeCo heuristics (objectives.heuristics), compiled from their single definitions
+seco_value = _device(heuristics.value_from_sums)
+seco_prefix_quality = _device(heuristics.prefix_quality)
 
 # planes of the scan's int64 work array (4, S, K)
 TOT_G, TOT_H, RUN_G, RUN_H = 0, 1, 2, 3
@@ -48,12 +55,16 @@ def _feature_totals(j, lo, hi, hist_g, hist_h, hist_count, work):
 
 
 @cuda.jit(device=True)
-def _side_quality(j, complement, labels, head_mode, l1, l2, inv_scale, work, gains):
-    """Gain of the head over ``labels`` for the running sums (or totals minus them).
+def _side_quality(j, complement, labels, head_mode, params, inv_scale, work, gains):
+    """Quality of the head over ``labels`` for the running sums (or totals minus them):
+    boosting gains (``params = [l1, l2]``) or SeCo heuristic values (``params`` from
+    ``heuristics.seco_params``, counts unscaled).
 
-    Gains are computed in parallel into ``gains[j]``; every thread then reduces them in label
-    order exactly as the CPU does, so all threads hold the same (quality, label)."""
+    Per-label values are computed in parallel into ``gains[j]``; every thread then reduces
+    them in label order exactly as the CPU does, so all threads hold the same (quality,
+    label) — for a SeCo partial head (quality, number of labels)."""
     m = labels.shape[0]
+    seco = head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL
     for idx in range(cuda.threadIdx.x, m, cuda.blockDim.x):
         k = labels[idx]
         gk = work[RUN_G, j, k]
@@ -61,8 +72,15 @@ def _side_quality(j, complement, labels, head_mode, l1, l2, inv_scale, work, gai
         if complement:
             gk = work[TOT_G, j, k] - gk
             hk = work[TOT_H, j, k] - hk
-        gains[j, idx] = label_gain(gk * inv_scale, hk * inv_scale, l1, l2)
+        if seco:
+            gains[j, idx] = seco_value(float(gk), float(hk), k, params)
+        else:
+            gains[j, idx] = label_gain(gk * inv_scale, hk * inv_scale, params[0], params[1])
     cuda.syncthreads()
+    if head_mode == HEAD_SECO_PARTIAL:
+        q, n = seco_prefix_quality(gains[j], m, params)
+        cuda.syncthreads()  # gains[j] is overwritten by the next candidate
+        return q, n
     best = 0.0
     best_label = -1
     total = 0.0
@@ -114,6 +132,31 @@ def _scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hi
                      hist_count, labels, head_mode, l1, l2, inv_scale, min_coverage,
                      min_quality, work, gains, out_q, out_op, out_thr, out_cnt, out_label,
                      out_g, out_h):
+    """The scan of boosting heads, with their parameters ``l1``, ``l2`` as scalars (see
+    :func:`_scan_histograms_params`)."""
+    params = cuda.local.array(2, types.float64)
+    params[0] = l1
+    params[1] = l2
+    _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
+          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
+          out_thr, out_cnt, out_label, out_g, out_h)
+
+
+def _scan_histograms_params(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+                            hist_count, labels, head_mode, params, inv_scale, min_coverage,
+                            min_quality, work, gains, out_q, out_op, out_thr, out_cnt,
+                            out_label, out_g, out_h):
+    """The scan for any ``head_mode`` of ``objectives.quality``, its parameters in ``params``
+    (float64 (P,), e.g. SeCo's ``heuristics.seco_params``)."""
+    _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
+          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
+          out_thr, out_cnt, out_label, out_g, out_h)
+
+
+@cuda.jit(device=True)
+def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
+          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
+          out_thr, out_cnt, out_label, out_g, out_h):
     """Best condition per sampled feature, one block per feature (grid = S blocks).
 
     Bins with count 0 are skipped. Between consecutive non-empty bins ``a < b`` of a numerical
@@ -156,7 +199,7 @@ def _scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hi
                 side_cnt = tot_count - cnt if complement else cnt
                 if side_cnt < min_coverage or side_cnt == 0:
                     continue
-                q, lab = _side_quality(j, complement, labels, head_mode, l1, l2, inv_scale,
+                q, lab = _side_quality(j, complement, labels, head_mode, params, inv_scale,
                                        work, gains)
                 if q > best_q:
                     best_q = q
@@ -240,6 +283,7 @@ def _apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, ma
 
 
 scan_histograms = cuda.jit(_scan_histograms)
+scan_histograms_params = cuda.jit(_scan_histograms_params)
 compute_all_statistics = cuda.jit(_compute_all_statistics)
 update_statistics = cuda.jit(_update_statistics)
 covered_totals = cuda.jit(_covered_totals)
@@ -251,11 +295,13 @@ def _signatures():
     vec = {t: t[::1] for t in (i8, i32, i64, f32, f64, types.boolean)}
     mat = {t: t[:, ::1] for t in (types.uint8, i32, i64, f64)}
     stats = (i64, mat[types.uint8], mat[f64], vec[f64], f64, mat[i64], mat[i64])
+    scan_head = (vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean], mat[i64],
+                 mat[i64], vec[i64], vec[i32], i64)
+    scan_tail = (f64, i64, f64, i64[:, :, ::1], mat[f64], vec[f64], vec[i8], vec[f32],
+                 vec[i64], vec[i32], mat[i64], mat[i64])
     return {
-        "scan_histograms": (
-            vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean], mat[i64], mat[i64],
-            vec[i64], vec[i32], i64, f64, f64, f64, i64, f64, i64[:, :, ::1], mat[f64],
-            vec[f64], vec[i8], vec[f32], vec[i64], vec[i32], mat[i64], mat[i64]),
+        "scan_histograms": scan_head + (f64, f64) + scan_tail,
+        "scan_histograms_params": scan_head + (vec[f64],) + scan_tail,
         "compute_all_statistics": stats,
         "update_statistics": stats + (vec[i32], i64, vec[i32], vec[f64]),
         "covered_totals": (vec[i32], i64, vec[i32], mat[i64], mat[i64], vec[i64], vec[i64],
@@ -268,6 +314,7 @@ def _signatures():
 SIGNATURES = _signatures()
 KERNELS = {
     "scan_histograms": scan_histograms,
+    "scan_histograms_params": scan_histograms_params,
     "compute_all_statistics": compute_all_statistics,
     "update_statistics": update_statistics,
     "covered_totals": covered_totals,
