@@ -232,6 +232,23 @@ def nonempty_bins(hist, bin_offset, numeric, f):
 
 
 @register_jitable
+def feature_running_sums(hist, bin_offset, numeric, f, totals, nonempty):
+    """Feature ``f``'s part of the batched candidate evaluation, in place: ``nonempty[f]``
+    from the raw counts (:func:`nonempty_bins`), then inclusive prefix sums of ``hist``
+    (int (B, G, C)) over its bins if it is numeric, and ``totals[f]`` (G, C) = its
+    non-missing counts."""
+    nonempty[f] = nonempty_bins(hist, bin_offset, numeric, f)
+    for g in range(hist.shape[1]):
+        for k in range(hist.shape[2]):
+            s = 0
+            for b in range(bin_offset[f], bin_offset[f + 1]):
+                s += hist[b, g, k]
+                if numeric[f]:
+                    hist[b, g, k] = s
+            totals[f, g, k] = s
+
+
+@register_jitable
 def one_sided_fixed(numeric, n, L2):
     """Fixed-point ``numeric_literal_bits(n, False)`` / ``nominal_literal_bits(n)`` from the
     ``log2`` table (-1 if no such literal exists)."""

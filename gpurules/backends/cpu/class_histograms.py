@@ -20,7 +20,7 @@ import numpy as np
 from numba import prange
 
 from gpurules.objectives import mdl
-from gpurules.objectives.mdl import nonempty_bins
+from gpurules.objectives.mdl import feature_running_sums
 
 literal_scores = numba.njit(cache=True)(mdl.literal_scores)
 
@@ -42,18 +42,8 @@ def _running_sums(hist, bin_offset, numeric, totals, nonempty):
     """In place: inclusive prefix sums over the bins of each numeric feature; ``totals[f]``
     = all non-missing counts of feature f; ``nonempty[f]`` = the cut points (numeric) or
     levels (nominal) of f that split the covered examples."""
-    A = bin_offset.shape[0] - 1
-    G, C = hist.shape[1], hist.shape[2]
-    for f in prange(A):
-        nonempty[f] = nonempty_bins(hist, bin_offset, numeric, f)
-        for g in range(G):
-            for k in range(C):
-                s = 0
-                for b in range(bin_offset[f], bin_offset[f + 1]):
-                    s += hist[b, g, k]
-                    if numeric[f]:
-                        hist[b, g, k] = s
-                totals[f, g, k] = s
+    for f in prange(bin_offset.shape[0] - 1):
+        feature_running_sums(hist, bin_offset, numeric, f, totals, nonempty)
 
 
 def _score_all(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, nonempty,

@@ -20,6 +20,7 @@ from numba import cuda, types
 from gpurules.objectives import mdl
 
 _literal_scores = cuda.jit(device=True)(mdl.literal_scores)
+_feature_running_sums = cuda.jit(device=True)(mdl.feature_running_sums)
 THREADS = 128
 
 
@@ -42,15 +43,7 @@ def _running_sums(hist, bin_offset, numeric, totals, nonempty):
     f = cuda.grid(1)
     if f >= bin_offset.shape[0] - 1:
         return
-    nonempty[f] = mdl.nonempty_bins(hist, bin_offset, numeric, f)
-    for g in range(hist.shape[1]):
-        for k in range(hist.shape[2]):
-            s = 0
-            for b in range(bin_offset[f], bin_offset[f + 1]):
-                s += hist[b, g, k]
-                if numeric[f]:
-                    hist[b, g, k] = s
-            totals[f, g, k] = s
+    _feature_running_sums(hist, bin_offset, numeric, f, totals, nonempty)
 
 
 def _score_literals(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, nonempty,
