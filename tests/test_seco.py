@@ -245,3 +245,21 @@ def test_unordered_rule_set_and_threshold():
     np.testing.assert_array_equal(loose.predict(X), ref.decision_list_predict(
         X, conditions, heads, model.default_prediction))
     assert "[value" in str(model)
+
+
+@pytest.mark.parametrize("head_type", ["single", "partial"])
+def test_narrow_backend_gives_the_same_model(head_type):
+    """Refining a rule with a fixed head on a backend holding only the head's labels finds
+    the same refinements as the full backend."""
+    from gpurules.estimators.seco_params import resolve_config
+    from gpurules.learners.covering import CoveringLearner
+
+    X, Y = _data(13, n=150, A=6, K=5)
+    est = SeCoClassifier(head_type=head_type)
+    config, _ = resolve_config(est)
+    features = presort_dense(X, np.zeros(X.shape[1], bool))
+    models = []
+    for narrow in (None, CpuBackend()):
+        learner = CoveringLearner(config, CpuBackend(), np.random.default_rng(4), narrow)
+        models.append(str(learner.fit(features, Y).build()))
+    assert models[0] == models[1]

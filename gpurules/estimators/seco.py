@@ -116,7 +116,9 @@ class SeCoClassifier(ClassifierMixin, BaseEstimator):
         else:
             features = self._feature_representation(X, nominal_mask, sparse_feature_value)
             backend = self._make_backend(threads)
-            builder = CoveringLearner(config, backend, rng).fit(features, Y)
+            # on the CPU a rule whose head is fixed is refined on its labels alone
+            narrow = None if self.device_.startswith("cuda") else self._make_backend(threads)
+            builder = CoveringLearner(config, backend, rng, narrow).fit(features, Y)
             ordered, threshold = True, -np.inf
         self.model_ = builder.build(ordered, threshold, feature_names=names,
                                     nominal_values=nominal_values or None)

@@ -23,8 +23,8 @@ from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu.kernels import side_quality
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.learners.sampling import FeatureSampling, floyd_sample
-from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE, P_SELECT,
-                                            label_value, seco_params)
+from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE, LAPLACE,
+                                            P_SELECT, label_value, seco_params)
 from gpurules.objectives.lift_functions import lift_tables
 
 # how IREP's pruned rule updates the coverage (see CoveringConfig.irep_coverage)
@@ -154,12 +154,21 @@ class CoveringConfig:
 
 
 class CoveringLearner:
-    """Fits a :class:`~gpurules.decision_list.DecisionList` with a backend (one per fit)."""
+    """Fits a :class:`~gpurules.decision_list.DecisionList` with a backend (one per fit).
 
-    def __init__(self, config, backend, rng):
+    Args:
+        config: CoveringConfig; backend: the backend of the search; rng: numpy Generator.
+        narrow_backend: optional second backend of the same kind: once a rule's head is
+            fixed (after its first condition), the rule is refined on this backend holding
+            the head's labels only, so a search no longer aggregates the other labels'
+            sums (the CPU searches cost O(K) per feature). Same refinements, same model.
+    """
+
+    def __init__(self, config, backend, rng, narrow_backend=None):
         self.config = config
         self.backend = backend
         self.rng = rng
+        self.narrow_backend = narrow_backend
 
     def fit(self, features, Y):
         """Learn the decision list.
@@ -176,6 +185,7 @@ class CoveringLearner:
         majority = (Y.sum(axis=0) > n / 2.0).astype(np.uint8)
         predicted = (1 - majority).astype(np.uint8)
         self.Y = Y
+        self.features = features
         self.min_coverage = max(cfg.min_coverage, int(cfg.min_support * n))
         self.strata = cfg.instance_sampling.strata(Y)
         self.lift = lift_tables(*cfg.lift_function, Y)
@@ -214,7 +224,9 @@ class CoveringLearner:
         tot_g, tot_h, count = backend.covered_totals(weights)
         params = self._params(cfg.heuristic, tot_g, tot_h)
         totals = (tot_g, tot_h, count)
-        labels, fixed = all_labels, False
+        labels, fixed = self._candidate_labels(all_labels, tot_g), False
+        if labels.size == 0:
+            return None
         conditions, masks, best = [], [], None
         min_quality = 0.0
         while cfg.max_conditions == 0 or len(conditions) < cfg.max_conditions:
@@ -230,14 +242,15 @@ class CoveringLearner:
             totals = (ref.g_sum, ref.h_sum, ref.count)
             if not fixed and cfg.max_head_refinements > 0 and \
                     len(conditions) >= cfg.max_head_refinements:
-                labels, fixed = self._head(ref, labels, params), True
-                params = params.copy()
-                params[P_SELECT] = 0.0
+                head, fixed = self._head(ref, labels, params), True
+                backend, labels, params, totals = self._fix_head(head, ref, weights, tot_g,
+                                                                 tot_h, params)
             if ref.count <= self.min_coverage:
                 break
         if best is None:
             return None
-        head = labels if fixed else self._head(best, labels, params)
+        if not fixed:
+            head = self._head(best, labels, params)
         covered = masks[-1]
         if cfg.irep and len(conditions) > 1 and weights is not None and (weights == 0).any():
             keep = self._irep(masks, head, weights == 0)
@@ -245,6 +258,37 @@ class CoveringLearner:
             covered = masks[-2] if cfg.irep_coverage == IREP_COVERAGE_MLRL else \
                 masks[keep - 1]
         return conditions, head, covered
+
+    def _fix_head(self, head, ref, weights, tot_g, tot_h, params):
+        """Continue the rule with its head fixed to ``head`` (int32). Returns (backend,
+        labels, params, totals) for the next refinements: on the narrow backend (columns =
+        the head's labels, coverage = the first condition's), else on the same backend."""
+        params = params.copy()
+        params[P_SELECT] = 0.0
+        narrow = self.narrow_backend
+        if narrow is None:
+            return self.backend, head, params, (ref.g_sum, ref.h_sum, ref.count)
+        n, m = self.Y.shape[0], head.shape[0]
+        narrow.start_fit(self.features, self.Y[:, head], None, np.ones(n), 1.0)
+        narrow.set_statistics(self.g[:, head], self.h[:, head])
+        narrow.apply_refinement(ref)
+        lift, max_lift = self.lift
+        heuristic = self.config.heuristic
+        params = seco_params(heuristic[0], heuristic[1], lift[:m], max_lift[:m], tot_g[head],
+                             tot_h[head], select=False)
+        totals = (ref.g_sum[head], ref.h_sum[head], ref.count)
+        return narrow, np.arange(m, dtype=np.int32), params, totals
+
+    def _candidate_labels(self, all_labels, tot_g):
+        """The labels a single-label head may predict. A label without uncovered examples of
+        its predicted value in the sample (``TP + FN = 0``) has the value 0 under every
+        heuristic but Laplace, so it can never beat another label nor the threshold 0:
+        leaving it out changes no result and saves its evaluations (many labels of sparse
+        data sets run out of uncovered minority examples early)."""
+        cfg = self.config
+        if cfg.head_mode != HEAD_SECO_SINGLE or cfg.heuristic[0] == LAPLACE:
+            return all_labels
+        return all_labels[tot_g[all_labels] > 0]
 
     def _head(self, ref, labels, params):
         """The head's labels (int32) of the best refinement."""
