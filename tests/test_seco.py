@@ -249,17 +249,25 @@ def test_unordered_rule_set_and_threshold():
 
 @pytest.mark.parametrize("head_type", ["single", "partial"])
 def test_narrow_backend_gives_the_same_model(head_type):
-    """Refining a rule with a fixed head on a backend holding only the head's labels finds
-    the same refinements as the full backend."""
+    """Refining a rule with a fixed head on a backend holding only the head's labels, and
+    skipping features that cannot split the covered examples (dense or sparse X), find
+    the same refinements as the full search."""
     from gpurules.estimators.seco_params import resolve_config
     from gpurules.learners.covering import CoveringLearner
 
     X, Y = _data(13, n=150, A=6, K=5)
     est = SeCoClassifier(head_type=head_type)
     config, _ = resolve_config(est)
-    features = presort_dense(X, np.zeros(X.shape[1], bool))
+    X[:, 5] = 1.0  # a constant feature: never splits the covered examples
     models = []
-    for narrow in (None, CpuBackend()):
-        learner = CoveringLearner(config, CpuBackend(), np.random.default_rng(4), narrow)
+    for narrow, values in ((None, None), (CpuBackend(), None), (CpuBackend(), X),
+                           (None, sp.csr_matrix(np.nan_to_num(X)))):
+        data = X if values is None or not sp.issparse(values) else np.nan_to_num(X)
+        features = presort_dense(np.ascontiguousarray(data), np.zeros(X.shape[1], bool))
+        learner = CoveringLearner(config, CpuBackend(), np.random.default_rng(4), narrow,
+                                  values)
         models.append(str(learner.fit(features, Y).build()))
-    assert models[0] == models[1]
+    assert models[0] == models[1] == models[2]
+    reference = CoveringLearner(config, CpuBackend(), np.random.default_rng(4))
+    features = presort_dense(np.nan_to_num(X), np.zeros(X.shape[1], bool))
+    assert models[3] == str(reference.fit(features, Y).build())

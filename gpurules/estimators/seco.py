@@ -118,7 +118,7 @@ class SeCoClassifier(ClassifierMixin, BaseEstimator):
             backend = self._make_backend(threads)
             # on the CPU a rule whose head is fixed is refined on its labels alone
             narrow = None if self.device_.startswith("cuda") else self._make_backend(threads)
-            builder = CoveringLearner(config, backend, rng, narrow).fit(features, Y)
+            builder = CoveringLearner(config, backend, rng, narrow, X).fit(features, Y)
             ordered, threshold = True, -np.inf
         self.model_ = builder.build(ordered, threshold, feature_names=names,
                                     nominal_values=nominal_values or None)

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu.kernels import side_quality
@@ -162,13 +163,17 @@ class CoveringLearner:
             fixed (after its first condition), the rule is refined on this backend holding
             the head's labels only, so a search no longer aggregates the other labels'
             sums (the CPU searches cost O(K) per feature). Same refinements, same model.
+        X: optional raw features (float32 ndarray (n, A) or scipy sparse): after a rule's
+            first condition, sampled features whose values cannot split the covered
+            examples are not searched (see :meth:`_splittable`). Same model.
     """
 
-    def __init__(self, config, backend, rng, narrow_backend=None):
+    def __init__(self, config, backend, rng, narrow_backend=None, X=None):
         self.config = config
         self.backend = backend
         self.rng = rng
         self.narrow_backend = narrow_backend
+        self.X = X.tocsr() if sp.issparse(X) else X
 
     def fit(self, features, Y):
         """Learn the decision list.
@@ -231,6 +236,10 @@ class CoveringLearner:
         min_quality = 0.0
         while cfg.max_conditions == 0 or len(conditions) < cfg.max_conditions:
             feats = cfg.feature_sampling.sample(self.rng, num_features)
+            if conditions and self.X is not None:
+                feats = feats[self._splittable(masks[-1], weights)[feats]]
+                if feats.size == 0:
+                    break
             search = SearchSettings(cfg.head_mode, params, self.min_coverage, min_quality)
             ref = backend.find_best_refinement(feats, labels, weights, totals, search)
             if ref is None:
@@ -278,6 +287,22 @@ class CoveringLearner:
                              tot_h[head], select=False)
         totals = (ref.g_sum[head], ref.h_sum[head], ref.count)
         return narrow, np.arange(m, dtype=np.int32), params, totals
+
+    def _splittable(self, covered, weights):
+        """bool (A,): the features whose values differ among the covered examples with
+        non-zero weight (a missing value counts as different; on sparse X: the features
+        with an explicit entry there). Any condition on another feature covers all or none
+        of them, i.e. the rule's current sums (not strictly better, the only kind of
+        refinement accepted after the first condition) or nothing."""
+        rows = covered if weights is None else covered & (weights != 0)
+        if sp.issparse(self.X):
+            out = np.zeros(self.X.shape[1], bool)
+            out[self.X[np.flatnonzero(rows)].indices] = True
+            return out
+        values = self.X[rows]
+        if values.shape[0] == 0:
+            return np.zeros(self.X.shape[1], bool)
+        return ~(values.min(axis=0) == values.max(axis=0))
 
     def _candidate_labels(self, all_labels, tot_g):
         """The labels a single-label head may predict. A label without uncovered examples of
