@@ -24,8 +24,8 @@ from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu.kernels import side_quality
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.learners.sampling import FeatureSampling, floyd_sample
-from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE, LAPLACE,
-                                            P_SELECT, label_value, seco_params)
+from gpurules.objectives.heuristics import (HEAD_SECO_SINGLE, LAPLACE, P_SELECT, label_value,
+                                            seco_params)
 from gpurules.objectives.lift_functions import lift_tables
 
 # how IREP's pruned rule updates the coverage (see CoveringConfig.irep_coverage)
@@ -353,6 +353,3 @@ def partial_head_labels(g_sum, h_sum, labels, params, num_labels):
     order = np.lexsort((np.arange(labels.shape[0]), -values))
     return np.sort(labels[order[:num_labels]]).astype(np.int32)
 
-
-__all__ = ["CoveringConfig", "CoveringLearner", "InstanceSampling", "HEAD_SECO_SINGLE",
-           "HEAD_SECO_PARTIAL", "partial_head_labels"]
