@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cpu.threads import thread_limit
-from gpurules.data.binning import bin_features
+from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import resolve_device
@@ -152,7 +152,7 @@ class SeCoClassifier(ClassifierMixin, BaseEstimator):
             self.feature_format_ = "dense"
             dense = X.toarray() if sp.issparse(X) else X
             with thread_limit(self._threads["search"]):
-                return bin_features(dense, nominal_mask, binning, **options)
+                return drop_empty_bins(bin_features(dense, nominal_mask, binning, **options))
         if fmt == "sparse" or (fmt == "auto" and sparse_is_smaller(X)):
             self.feature_format_ = "sparse"
             return presort_sparse(X, nominal_mask, sparse_value)
