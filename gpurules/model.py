@@ -32,6 +32,9 @@ class RuleModel:
         rule_head_start: int64 (R + 1,), likewise for the heads.
         feature_names, label_names: optional lists of str for ``str()``.
         nominal_values: optional dict column -> list of str, to print nominal codes.
+        label_vectors: optional uint8 (U, K), the distinct training label vectors (first
+            appearance order) that the example-wise and marginalized predictors choose from;
+        label_vector_counts: optional int64 (U,), how often each occurs in the training data.
     """
 
     default_scores: np.ndarray
@@ -46,6 +49,8 @@ class RuleModel:
     feature_names: list = field(default=None)
     label_names: list = field(default=None)
     nominal_values: dict = field(default=None)
+    label_vectors: np.ndarray = field(default=None)
+    label_vector_counts: np.ndarray = field(default=None)
 
     @property
     def num_labels(self):

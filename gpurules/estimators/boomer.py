@@ -11,10 +11,13 @@ from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import resolve_device
-from gpurules.estimators.boomer_params import parse, resolve_config
+from gpurules.estimators.boomer_params import (parse, resolve_config, resolve_predictors,
+                                               with_label_ratio)
 from gpurules.estimators.validation import (check_feature_indices, check_features,
                                             check_labels, check_sample_weight)
 from gpurules.learners.boosting import BoostingLearner
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
+from gpurules.objectives.predictors import unique_label_vectors
 
 
 class BoomerClassifier(ClassifierMixin, BaseEstimator):
@@ -26,7 +29,11 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
     the backend: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
 
     Fitted attributes:
-        model_: RuleModel (NumPy arrays only; ``len`` counts the default rule).
+        model_: RuleModel (NumPy arrays only; ``len`` counts the default rule; with the
+            training label vectors when the example-wise or marginalized predictor needs
+            them).
+        binary_predictor_, probability_predictor_: the predictors after mlrl-boomer's
+            ``auto`` rules (probability: None for losses without probabilities).
         device_: str, the device used ("cpu" or "cuda:N").
         n_features_in_, n_outputs_: ints.
         classes_: for a 1-D ``y``, its two classes; else None.
@@ -115,7 +122,13 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         if nominal & ordinal:
             raise ValueError(f"features {sorted(nominal & ordinal)} are declared both nominal "
                              f"and ordinal")
+        config = with_label_ratio(config, Y)
         self.device_ = resolve_device(self.device)
+        if self.device_.startswith("cuda") and (
+                config.non_decomposable or config.head_mode not in (HEAD_COMPLETE, HEAD_SINGLE)):
+            raise ValueError(f"device={self.device!r}: the CUDA backend supports decomposable "
+                             f"losses with single or complete heads without label binning "
+                             f"only (loss={config.loss.name!r}); use device='cpu'")
         nominal_mask = np.zeros(A, dtype=bool)
         nominal_mask[list(nominal)] = True
         self._threads = threads
@@ -125,6 +138,12 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         builder = BoostingLearner(config, backend, rng).fit(features, Y, weight)
         self.model_ = builder.build(feature_names=names, nominal_values=nominal_values or None)
         self._loss = config.loss
+        self.binary_predictor_, self.probability_predictor_ = resolve_predictors(
+            self, config.loss.name)
+        if "example-wise" == self.binary_predictor_ or \
+                "marginalized" == self.probability_predictor_:
+            vectors, counts = unique_label_vectors(Y)
+            self.model_.label_vectors, self.model_.label_vector_counts = vectors, counts
         self.n_features_in_ = A
         self.n_outputs_ = Y.shape[1]
         if names is not None:
@@ -183,7 +202,16 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         """Labels: uint8 (n, K) of 0/1 (CSR if ``prediction_format='sparse'``), or the
         classes of a 1-D y."""
         scores = self.decision_function(X)
-        relevant = scores > self._loss.decision_threshold
+        if self.binary_predictor_ == "example-wise":
+            from gpurules.backends.cpu.prediction import predict_example_wise
+
+            scores2d = np.ascontiguousarray(scores.reshape(scores.shape[0], -1), np.float64)
+            relevant = np.empty(scores2d.shape, np.uint8)
+            predict_example_wise(scores2d, self.model_.label_vectors,
+                                 self.model_.label_vector_counts, self._loss.code, relevant)
+            relevant = relevant.reshape(scores.shape).astype(bool)
+        else:
+            relevant = scores > self._loss.decision_threshold
         if self._one_d:
             return self.classes_[relevant.astype(np.intp)] if len(self.classes_) == 2 else \
                 np.full(relevant.shape, self.classes_[0])
@@ -197,11 +225,20 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         """Marginal probabilities: float64 (n, K) (sigmoid of the scores, logistic loss), or
         (n, 2) columns for ``classes_`` after a 1-D y."""
         check_is_fitted(self, "model_")
-        if not self._loss.has_probabilities:
+        if self.probability_predictor_ is None:
             raise ValueError(f"predict_proba needs a logistic loss; loss={self._loss.name!r} "
                              f"yields scores only (use decision_function)")
         scores = self.decision_function(X)
-        proba = 0.5 * (1.0 + np.tanh(0.5 * scores))
+        if self.probability_predictor_ == "marginalized":
+            from gpurules.backends.cpu.prediction import predict_marginalized
+
+            vectors = self.model_.label_vectors
+            scores2d = np.ascontiguousarray(scores.reshape(scores.shape[0], -1), np.float64)
+            proba = np.empty(scores2d.shape)
+            predict_marginalized(scores2d, vectors, np.empty(vectors.shape[0]), proba)
+            proba = proba.reshape(scores.shape)
+        else:
+            proba = 0.5 * (1.0 + np.tanh(0.5 * scores))
         if self._one_d:
             return np.column_stack([1.0 - proba, proba])
         return proba

@@ -4,18 +4,28 @@
 plus thread counts, raising ``ValueError`` for anything unsupported.
 """
 
+import dataclasses
 import os
 
 from gpurules.estimators.options import check_number, parse_option_value
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling
+from gpurules.objectives import predictors
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
+                                              SELECT_ALL, SELECT_DYNAMIC, SELECT_FIXED,
+                                              multi_output_params)
+from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES
+
+LOSSES = {**DECOMPOSABLE_LOSSES, **NON_DECOMPOSABLE_LOSSES}
 
 # name -> {option: default}; the first name is the effective default.
 SUPPORTED = {
-    "loss": {name: {} for name in DECOMPOSABLE_LOSSES},
-    "head_type": {"auto": {}, "single": {}, "complete": {}},
+    "loss": {name: {} for name in LOSSES},
+    "head_type": {"auto": {}, "single": {}, "complete": {},
+                  "partial-fixed": {"output_ratio": 0.0, "min_outputs": 2, "max_outputs": 0},
+                  "partial-dynamic": {"threshold": 0.02, "exponent": 2.0}},
     "default_rule": {"auto": {}, "true": {}, "false": {}},
     "rule_induction": {"top-down-greedy": {
         "max_conditions": 0, "min_coverage": 1, "min_support": 0.0,
@@ -37,15 +47,17 @@ SUPPORTED = {
     "post_optimization": {"none": {}},
     "marginal_probability_calibration": {"none": {}},
     "joint_probability_calibration": {"none": {}},
-    "binary_predictor": {"auto": {}, "output-wise": {"based_on_probabilities": False}},
-    "probability_predictor": {"auto": {}, "output-wise": {}},
+    "binary_predictor": {"auto": {}, "output-wise": {"based_on_probabilities": False},
+                         "example-wise": {"based_on_probabilities": False}},
+    "probability_predictor": {"auto": {}, "output-wise": {}, "marginalized": {}},
     "output_sampling": {"none": {}},
     "holdout": {"auto": {}, "none": {}},
     "feature_binning": {
         "auto": {}, "none": {},
         "equal-width": {"bin_ratio": 0.33, "min_bins": 2, "max_bins": 0},
         "equal-frequency": {"bin_ratio": 0.33, "min_bins": 2, "max_bins": 0}},
-    "label_binning": {"auto": {}, "none": {}},
+    "label_binning": {"auto": {}, "none": {},
+                      "equal-width": {"bin_ratio": 0.04, "min_bins": 1, "max_bins": 0}},
     "rule_pruning": {"none": {}},
 }
 
@@ -67,14 +79,70 @@ def num_threads(param, value):
     return max(1, min(preferred, available)) if preferred > 0 else available
 
 
-def _head_mode(head_type, loss_name):
+def _head(est, loss_name, l1, l2):
+    """(head_mode, head_params or None) of the resolved ``head_type`` and ``label_binning``
+    (``auto`` rules: ``objectives.predictors``)."""
+    head_value = est.head_type or "auto"
+    head_type, head_opts = parse("head_type", head_value)
+    head_type = predictors.resolve_head_type(head_type, loss_name)
+    if head_type != head_value.split("{")[0]:  # 'auto' resolved: the new type's defaults
+        head_opts = SUPPORTED["head_type"][head_type]
+    binning_name, binning = parse("label_binning", est.label_binning or "auto")
+    binning_name = predictors.resolve_label_binning(binning_name, loss_name, head_type)
+    if binning_name == "equal-width":
+        binning = {**SUPPORTED["label_binning"]["equal-width"], **binning}
+        check_number("label_binning bin_ratio", binning["bin_ratio"], low=0, high=1,
+                     low_open=True)
+        check_number("label_binning min_bins", binning["min_bins"], low=1, integer=True)
+        check_number("label_binning max_bins", binning["max_bins"], low=0, integer=True)
+    non_decomposable = predictors.is_non_decomposable(loss_name)
     if head_type == "single":
-        return HEAD_SINGLE
-    if head_type == "complete":
-        return HEAD_COMPLETE
-    # mlrl-boomer's 'auto': complete heads for the decomposable logistic loss, single
-    # heads for the other decomposable losses.
-    return HEAD_COMPLETE if loss_name == "logistic-decomposable" else HEAD_SINGLE
+        return (HEAD_ND_SINGLE if non_decomposable else HEAD_SINGLE), None
+    if head_type == "complete" and not non_decomposable and binning_name == "none":
+        return HEAD_COMPLETE, None
+    selection, options = SELECT_ALL, (0.0, 0.0, 0.0)
+    if head_type == "partial-fixed":
+        check_number("head_type output_ratio", head_opts["output_ratio"], low=0, high=1)
+        check_number("head_type min_outputs", head_opts["min_outputs"], low=1, integer=True)
+        check_number("head_type max_outputs", head_opts["max_outputs"], low=0, integer=True)
+        selection = SELECT_FIXED
+        options = (head_opts["output_ratio"], head_opts["min_outputs"],
+                   head_opts["max_outputs"])
+    elif head_type == "partial-dynamic":
+        check_number("head_type threshold", head_opts["threshold"], low=0, high=1,
+                     low_open=True)
+        check_number("head_type exponent", head_opts["exponent"], low=1)
+        selection, options = SELECT_DYNAMIC, (head_opts["threshold"], head_opts["exponent"],
+                                              0.0)
+    binned = None if binning_name == "none" else (
+        binning["bin_ratio"], binning["min_bins"], binning["max_bins"])
+    return HEAD_MULTI_OUTPUT, multi_output_params(l1, l2, non_decomposable, selection,
+                                                  options, binned)
+
+
+def with_label_ratio(config, Y):
+    """``config`` with a partial-fixed head's ``output_ratio = 0`` replaced by the label
+    cardinality / K of ``Y`` (uint8 (n, K)), as mlrl-boomer's ``calculateLabelRatio``."""
+    params = config.head_params
+    if params is None or params[3] != SELECT_FIXED or params[4] != 0.0:
+        return config
+    params = params.copy()
+    params[4] = float(Y.sum()) / max(Y.size, 1)
+    return dataclasses.replace(config, head_params=params)
+
+
+def resolve_predictors(est, loss_name):
+    """(binary predictor, probability predictor or None) after mlrl-boomer's ``auto``
+    rules; the probability predictor is None for losses without probabilities."""
+    binary = predictors.resolve_binary_predictor(parse("binary_predictor",
+                                                       est.binary_predictor or "auto")[0],
+                                                 loss_name)
+    value = parse("probability_predictor", est.probability_predictor or "auto")[0]
+    try:
+        probability = predictors.resolve_probability_predictor(value, loss_name)
+    except ValueError:
+        probability = None
+    return binary, probability
 
 
 def resolve_config(est):
@@ -82,7 +150,6 @@ def resolve_config(est):
     for param in SUPPORTED:
         parse(param, getattr(est, param))
     loss_name, _ = parse("loss", est.loss or "logistic-decomposable")
-    head_type, _ = parse("head_type", est.head_type)
     default_rule, _ = parse("default_rule", est.default_rule)
     _, induction = parse("rule_induction", est.rule_induction)
     fs_name, fs = parse("feature_sampling", est.feature_sampling)
@@ -104,9 +171,11 @@ def resolve_config(est):
     if is_name != "none":
         check_number("instance_sampling sample_size", inst["sample_size"], low=0, high=1,
                      low_open=True)
+    head_mode, head_params = _head(est, loss_name, l1, l2)
     config = BoostingConfig(
-        loss=DECOMPOSABLE_LOSSES[loss_name],
-        head_mode=_head_mode(head_type, loss_name),
+        loss=LOSSES[loss_name],
+        head_mode=head_mode,
+        head_params=head_params,
         max_rules=max_rules,
         time_limit=time_limit,
         shrinkage=shrinkage,

@@ -3,6 +3,11 @@
 The loop: a default rule (one Newton step on all examples, no shrinkage), then rules
 induced one by one by greedy top-down refinement on sampled features, each rule's head
 shrunk and applied to the statistics of the examples it covers.
+
+Heads: decomposable complete/single heads (``objectives.heads``), the single-output head of
+non-decomposable statistics, and multi-output heads (``objectives.multi_output``: complete
+heads of non-decomposable losses, partial heads, GBLB). A rule's head is computed from the
+best refinement's sums with the same compiled function that scored it in the search.
 """
 
 import dataclasses
@@ -12,10 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurules.backends.base import SearchSettings
+from gpurules.backends.cpu.kernels import (head_from_work, label_score, multi_output_side,
+                                           work_views)
 from gpurules.backends.cpu.kernels import head_scores as compiled_head_scores
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point, heads
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
+                                              multi_output_params, work_arrays)
+from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_index
+from gpurules.objectives.quality import boosting_params
 
 _BLOCK = 8  # refinement steps per backend call
 
@@ -24,8 +35,8 @@ _BLOCK = 8  # refinement steps per backend call
 class BoostingConfig:
     """Resolved hyper-parameters of a BOOMER fit (see ``BoomerClassifier``)."""
 
-    loss: object  # gpurules.objectives.losses.LossSpec
-    head_mode: int
+    loss: object  # LossSpec or NonDecomposableLossSpec
+    head_mode: int  # HEAD_COMPLETE, HEAD_SINGLE, HEAD_ND_SINGLE or HEAD_MULTI_OUTPUT
     max_rules: int  # including the default rule; 0 = unlimited
     time_limit: float  # seconds; 0 = unlimited
     shrinkage: float
@@ -38,12 +49,46 @@ class BoostingConfig:
     min_coverage: int
     max_head_refinements: int
     recalculate_predictions: bool
+    # HEAD_MULTI_OUTPUT's params (multi_output.multi_output_params); None: [l1, l2]
+    head_params: np.ndarray = None
+
+    @property
+    def non_decomposable(self):
+        return isinstance(self.loss, NonDecomposableLossSpec)
+
+    @property
+    def search_params(self):
+        """``params`` of the search's head mode."""
+        if self.head_params is not None:
+            return np.asarray(self.head_params, np.float64)
+        return boosting_params(self.l1, self.l2)
+
+    @property
+    def partial_head(self):
+        """Whether the head selects outputs (partial-fixed / partial-dynamic)."""
+        return self.head_mode == HEAD_MULTI_OUTPUT and self.search_params[3] != SELECT_ALL
 
 
 def head_scores(g_sum, h_sum, labels, inv_scale, l1, l2):
     """Optimal scores (float64 (m,)) of ``labels`` for fixed-point sums g_sum, h_sum (K,)."""
     out = np.empty(labels.shape[0], dtype=np.float64)
     return compiled_head_scores(g_sum, h_sum, labels, inv_scale, l1, l2, out)
+
+
+def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
+    """The multi-output head (``HEAD_MULTI_OUTPUT``) of fixed-point sums g_sum (K,), h_sum
+    (K or K(K+1)/2,): (labels int32 (c,), scores float64 (c,)), as the search scored it."""
+    g_sum = np.ascontiguousarray(g_sum, np.int64)
+    h_sum = np.ascontiguousarray(h_sum, np.int64)
+    labels = np.ascontiguousarray(labels, np.int32)
+    wf, wi = work_arrays(1, labels.shape[0])
+    views = work_views(wf[0], wi[0], labels.shape[0])
+    _, count = multi_output_side(g_sum, h_sum, g_sum, h_sum, False, labels, inv_scale,
+                                 params, views)
+    out_labels = np.empty(count, np.int32)
+    out_scores = np.empty(count, np.float64)
+    head_from_work(labels, views, count, out_labels, out_scores)
+    return out_labels, out_scores
 
 
 class BoostingLearner:
@@ -70,13 +115,14 @@ class BoostingLearner:
         self._score_bound = 0.0
         self._total_weight = float(n) * float(base_weight.max())
         backend.start_fit(features, Y, cfg.loss, base_weight, self._scale())
+        self._rescale()
         builder = RuleModelBuilder(K)
         all_labels = np.arange(K, dtype=np.int32)
         start = time.perf_counter()
         if cfg.default_rule:
             backend.reset_coverage()
             g, h, _ = backend.covered_totals(None)
-            scores = head_scores(g, h, all_labels, backend.inv_scale, cfg.l1, cfg.l2)
+            scores = self._default_scores(g, h, all_labels)
             self._apply(all_labels, scores)
             builder.set_default_rule(scores)
         while cfg.max_rules == 0 or len(builder) < cfg.max_rules:
@@ -92,16 +138,35 @@ class BoostingLearner:
         return builder
 
     def _scale(self):
-        bound = self.config.loss.statistic_bound(self._score_bound)
+        loss = self.config.loss
+        if self.config.non_decomposable:  # bounded by the largest statistic seen so far
+            bound = loss.statistic_bound(self._score_bound,
+                                         getattr(self.backend, "max_statistic", 0.0))
+        else:
+            bound = loss.statistic_bound(self._score_bound)
         return fixed_point.choose_scale(self._total_weight, bound)
+
+    def _rescale(self):
+        """Re-encode the statistics if they outgrew the fixed-point scale."""
+        scale = self._scale()
+        if scale < self.backend.scale:
+            self.backend.set_scale(scale)
+            self._rescale()  # re-encoding may observe larger statistics (squared losses)
 
     def _apply(self, labels, scores):
         """Add a head to the covered examples; re-encode if scores outgrow the scale."""
         self.backend.update_statistics(labels, scores)
         self._score_bound += float(np.abs(scores).max()) if scores.size else 0.0
-        scale = self._scale()
-        if scale < self.backend.scale:
-            self.backend.set_scale(scale)
+        self._rescale()
+
+    def _default_scores(self, g, h, all_labels):
+        """The default rule's head: mlrl-boomer's complete head over all outputs (for
+        non-decomposable losses the full system, without label binning)."""
+        cfg = self.config
+        if cfg.non_decomposable:
+            params = multi_output_params(cfg.l1, cfg.l2, packed=True)
+            return multi_output_head(g, h, all_labels, self.backend.inv_scale, params)[1]
+        return head_scores(g, h, all_labels, self.backend.inv_scale, cfg.l1, cfg.l2)
 
     def _induce_rule(self, num_features, n, all_labels):
         """Greedy top-down refinement. Returns (conditions, labels, scores) or None.
@@ -117,8 +182,7 @@ class BoostingLearner:
         conditions, best = [], None
         m = cfg.feature_sampling.num_samples(num_features)
         m = m if m < num_features else 0  # 0: every step searches all features
-        search = SearchSettings.boosting(cfg.head_mode, cfg.l1, cfg.l2, cfg.min_coverage,
-                                         -np.inf)
+        search = SearchSettings(cfg.head_mode, cfg.search_params, cfg.min_coverage, -np.inf)
         finished = False
         while not finished:
             block = _BLOCK
@@ -129,6 +193,8 @@ class BoostingLearner:
             fix_label_after = 0
             if cfg.max_head_refinements > len(conditions):
                 fix_label_after = cfg.max_head_refinements - len(conditions)
+                if cfg.partial_head:  # the learner fixes a partial head's outputs itself
+                    block = min(block, fix_label_after)
             new, last, labels, finished = backend.refine_rule(
                 self.rng.random((block, m)), labels, weights, totals, search, fix_label_after)
             if last is None:
@@ -137,16 +203,33 @@ class BoostingLearner:
             best = last
             totals = (last.g_sum, last.h_sum, last.count)
             search = dataclasses.replace(search, min_quality=last.quality)
+            if fix_label_after and len(conditions) >= cfg.max_head_refinements and \
+                    search.head_mode == HEAD_MULTI_OUTPUT and search.params[3] != SELECT_ALL:
+                # mlrl-boomer: a partial head's outputs are fixed after max_head_refinements
+                # conditions; the head over them is then the complete head of those outputs
+                labels = self._head(last.g_sum, last.h_sum, labels, search.params)[0]
+                params = search.params.copy()
+                params[3] = SELECT_ALL
+                search = dataclasses.replace(search, params=params)
         if best is None:
             return None
-        head_labels = self._head_labels(best, labels)
         g_sum, h_sum = best.g_sum, best.h_sum
         if cfg.recalculate_predictions and weights is not None and (weights == 0).any():
             g_sum, h_sum, _ = backend.covered_totals(None)
-        scores = head_scores(g_sum, h_sum, head_labels, backend.inv_scale, cfg.l1, cfg.l2)
+        head_labels, scores = self._head(g_sum, h_sum, labels, search.params, best.label)
         return conditions, head_labels, scores
 
-    def _head_labels(self, ref, labels):
-        if self.config.head_mode == heads.HEAD_SINGLE:
-            return np.array([ref.label], dtype=np.int32)
-        return labels
+    def _head(self, g_sum, h_sum, labels, params, label=-1):
+        """(labels int32, scores float64) of the rule's head for the sums of its coverage;
+        ``label``: the output a single-output head chose."""
+        cfg, inv_scale = self.config, self.backend.inv_scale
+        if cfg.head_mode == heads.HEAD_SINGLE:
+            labels = np.array([label], dtype=np.int32)
+        elif cfg.head_mode == HEAD_ND_SINGLE:
+            d = packed_index(label, label)
+            score = label_score(g_sum[label] * inv_scale, h_sum[d] * inv_scale, cfg.l1,
+                                cfg.l2)
+            return np.array([label], np.int32), np.array([score])
+        elif cfg.head_mode == HEAD_MULTI_OUTPUT:
+            return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
+        return labels, head_scores(g_sum, h_sum, labels, inv_scale, cfg.l1, cfg.l2)

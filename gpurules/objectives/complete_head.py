@@ -38,7 +38,8 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.objectives.heads import label_gain, label_score
-from gpurules.objectives.linear_solve import factor_solve, load_packed, packed_quadratic
+from gpurules.objectives.linear_solve import (factor_solve, load_packed, packed_quadratic,
+                                              positive_definite_solve)
 from gpurules.objectives.non_decomposable import packed_index
 
 @register_jitable
@@ -91,13 +92,17 @@ def regularized_solve(g, h, n, weights, l1, l2, a, ipiv, out):
     """Scores of the complete head of an n-output system: solves
     ``(H + diag(l2 w)) p = b`` (see the module) into ``out`` (n,).
 
-    ``weights``: float64 (n,) or None (all 1). Returns the number of zero pivots.
+    ``weights``: float64 (n,) or None (all 1). Tries ``positive_definite_solve`` first (the
+    case with ``l2 > 0``), else ``factor_solve``. Returns the number of zero pivots.
     """
-    load_packed(h, n, a)
-    for i in range(n):
-        w = _weight(weights, i)
-        a[i * n + i] += l2 * w
-        out[i] = l1_ordinate(g[i], w, l1)
+    for attempt in range(2):  # a positive definite system first, else Bunch-Kaufman
+        load_packed(h, n, a)
+        for i in range(n):
+            w = _weight(weights, i)
+            a[i * n + i] += l2 * w
+            out[i] = l1_ordinate(g[i], w, l1)
+        if attempt == 0 and positive_definite_solve(a, n, out):
+            return 0
     return factor_solve(a, n, ipiv, out)
 
 

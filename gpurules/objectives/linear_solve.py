@@ -230,6 +230,41 @@ def ldl_solve(a, n, ipiv, b):
 
 
 @register_jitable
+def positive_definite_solve(a, n, b):
+    """Solve A x = b in place by an unpivoted L D L^T if every pivot is clearly positive
+    (``> n 2^-32 max|A|``, i.e. A is numerically positive definite, the usual case of
+    ``H + l2 I``); about 5x faster than :func:`factor_solve` for small n.
+
+    Returns False, with ``a`` and ``b`` overwritten, when a pivot is not; the caller then
+    reloads the system and calls :func:`factor_solve`.
+    """
+    tol = _pivot_tolerance(a, n)
+    for k in range(n):
+        d = a[k * n + k]
+        if not d > tol:
+            return False
+        inv = 1.0 / d
+        for j in range(k + 1, n):
+            f = a[j * n + k] * inv
+            for i in range(j, n):
+                a[i * n + j] -= a[i * n + k] * f
+        for i in range(k + 1, n):
+            a[i * n + k] *= inv
+    for k in range(n):  # L y = b
+        bk = b[k]
+        for i in range(k + 1, n):
+            b[i] -= a[i * n + k] * bk
+    for k in range(n):  # D z = y
+        b[k] /= a[k * n + k]
+    for k in range(n - 1, -1, -1):  # L^T x = z
+        s = 0.0
+        for i in range(k + 1, n):
+            s += a[i * n + k] * b[i]
+        b[k] -= s
+    return True
+
+
+@register_jitable
 def factor_solve(a, n, ipiv, b):
     """Solve A x = b in place (``a`` holds A's lower triangle and is overwritten).
 

@@ -16,17 +16,28 @@ parameters, so a learner plugs in a new objective here without touching the sear
   ``heuristics.seco_params``; the quality is a heuristic on per-label confusion matrices
   (single: the best label; partial: the lifted mean of the chosen labels, whose number is
   returned in place of a label).
+- ``HEAD_MULTI_OUTPUT`` (boosting, ``objectives.multi_output``): complete or partial heads
+  solved as a system, optionally with GBLB, over decomposable (``run_h`` (K,)) or
+  non-decomposable statistics (``run_h`` the packed Hessian (K(K+1)/2,));
+  ``params`` from ``multi_output.multi_output_params``. Needs the per-slot ``work``
+  (``multi_output.work_views``).
+- ``HEAD_ND_SINGLE`` (boosting, non-decomposable statistics, ``params = [l1, l2]``): the
+  single-output head of ``complete_head.single_head_sums`` (only ``H_kk`` is read).
 """
 
 import numpy as np
 from numba.extending import register_jitable
 
+from gpurules.objectives.complete_head import single_head_sums
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
 from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
                                             partial_quality, single_quality)
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
+                                              multi_output_side)
 
 # every head_mode that side_quality implements (SearchSettings checks against it)
-HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
+HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL,
+              HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE)
 
 
 def boosting_params(l1, l2):
@@ -63,9 +74,14 @@ def _boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, single, in
 
 
 @register_jitable
-def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params):
+def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params,
+                 work=None):
     """Quality of the head over ``labels`` (int32 (m,)) for the running sums ``run_*``
-    (int64 (K,)) or, with ``complement``, for ``tot_* - run_*``.
+    (int64 (K,); ``run_h`` (K(K+1)/2,) for non-decomposable statistics) or, with
+    ``complement``, for ``tot_* - run_*``.
+
+    ``work``: ``multi_output.work_views`` of a scratch row, one per thread; only
+    ``HEAD_MULTI_OUTPUT`` reads it (without it that mode scores -inf).
 
     Returns (quality float64, label int: the chosen label of a single-label head, the
     number of chosen labels of a SeCo partial head, else -1).
@@ -77,4 +93,12 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
         return single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
     if head_mode == HEAD_SECO_PARTIAL:
         return partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
+    if head_mode == HEAD_MULTI_OUTPUT:
+        if work is None:
+            return -np.inf, -1
+        return multi_output_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                                 params, work)[0], -1
+    if head_mode == HEAD_ND_SINGLE:
+        return single_head_sums(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                                params[0], params[1])
     return -np.inf, -1  # not in HEAD_MODES: SearchSettings rejects it on the host

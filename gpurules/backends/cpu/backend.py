@@ -10,10 +10,16 @@ from gpurules.backends.cpu import (exact_search, histogram_search, refine, spars
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
+from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
 
 class CpuBackend:
     """Exact pre-sorted search and statistics on the CPU.
+
+    Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W): ``W = K`` for decomposable losses
+    and count statistics, ``W = K (K + 1) / 2`` (packed Hessians) for a
+    ``NonDecomposableLossSpec``; sums and refinements carry ``h`` of width W.
 
     Args:
         n_threads_search: threads for the search over features (1 = serial kernel).
@@ -32,17 +38,20 @@ class CpuBackend:
         self.features = features
         self.Y = np.ascontiguousarray(Y, dtype=np.uint8)
         self.loss = -1 if loss is None else loss.code
+        self.non_decomposable = isinstance(loss, NonDecomposableLossSpec)
+        W = packed_size(K) if self.non_decomposable else K
+        self.max_statistic = 0.0  # largest |non-decomposable statistic| seen (per unit weight)
         self.base_weight = np.ascontiguousarray(base_weight, dtype=np.float64)
         self.P = np.zeros((n, K), dtype=np.float64)
         self.g = np.zeros((n, K), dtype=np.int64)
-        self.h = np.zeros((n, K), dtype=np.int64)
+        self.h = np.zeros((n, W), dtype=np.int64)
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
         self._buffers = None
         if isinstance(features, BinnedFeatures):  # histograms of the sampled features
             B = features.total_bins
             self.hist_g = np.zeros((B, K), np.int64)
-            self.hist_h = np.zeros((B, K), np.int64)
+            self.hist_h = np.zeros((B, W), np.int64)
             self.hist_count = np.zeros(B, np.int64)
         self.indicator = 0
         self.set_scale(scale)
@@ -50,7 +59,10 @@ class CpuBackend:
     def set_scale(self, scale):
         self.scale = float(scale)
         self.inv_scale = 1.0 / self.scale
-        if self.loss >= 0:
+        if self.non_decomposable:
+            self.max_statistic = statistics.compute_all_nd(
+                self.loss, self.Y, self.P, self.base_weight, self.scale, self.g, self.h)
+        elif self.loss >= 0:
             statistics.compute_all(self.loss, self.Y, self.P, self.base_weight, self.scale,
                                    self.g, self.h)
         self._statistics_changed()
@@ -90,7 +102,7 @@ class CpuBackend:
     # -- search ----------------------------------------------------------------------
     def find_best_refinement(self, features, labels, weights, totals, search):
         S = features.shape[0]
-        scratch, *outs = self._result_buffers(S)
+        scratch, *outs = self._result_buffers(S, search.head_mode)
         settings = (labels, search.head_mode, search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
         parallel = self.n_threads_search > 1 and S > 1
@@ -133,11 +145,11 @@ class CpuBackend:
         """
         R, m = uniforms.shape
         S = m if m > 0 else self.features.num_features
-        scratch, *outs = self._result_buffers(S)
-        K = self.g.shape[1]
+        scratch, *outs = self._result_buffers(S, search.head_mode)
+        K, W = self.g.shape[1], self.h.shape[1]
         result = (np.empty(R, np.int64), np.empty(R, np.int8), np.empty(R, np.float32),
                   np.empty(R), np.empty(R, np.int64), np.empty(R, np.int32),
-                  np.empty((R, K), np.int64), np.empty((R, K), np.int64))
+                  np.empty((R, K), np.int64), np.empty((R, W), np.int64))
         module, data = self._representation()
         parallel = self.n_threads_search > 1 and S > 1
         with thread_limit(self.n_threads_search) if parallel else contextlib.nullcontext():
@@ -157,17 +169,23 @@ class CpuBackend:
             int(cnt[steps - 1]), int(label[steps - 1]), g[steps - 1], h[steps - 1])
         return conditions, last, labels, finished
 
-    def _result_buffers(self, S):
-        """Per-feature scratch sums and result slots (see exact_search), reused across
-        refinements."""
-        buffers = self._buffers
-        if buffers is None or buffers[0].shape[0] != S:  # S is fixed per fit in practice
-            K = self.g.shape[1]
-            buffers = (np.empty((S, 8, K), np.int64), np.empty(S), np.empty(S, np.int8),
-                       np.empty(S, np.float32), np.empty(S, np.int64), np.empty(S, np.int32),
-                       np.empty((S, K), np.int64), np.empty((S, K), np.int64))
-            self._buffers = buffers
-        return buffers
+    def _result_buffers(self, S, head_mode):
+        """Per-feature scratch (sums and head work rows, see exact_search) and result slots,
+        reused across refinements. Work rows exist for ``HEAD_MULTI_OUTPUT`` and whenever ``h``
+        is wider than ``g``; the decomposable searches compile without them."""
+        K, W = self.g.shape[1], self.h.shape[1]
+        needs_work = head_mode == HEAD_MULTI_OUTPUT or W != K  # exact_search.accumulate
+        work = work_sizes(K) if needs_work else None
+        key = (S, work)
+        if self._buffers is None or self._buffers[0] != key:  # fixed per fit in practice
+            scratch = (np.empty((S, 8, max(K, W)), np.int64), None, None)
+            if work is not None:  # None: the searches compile without multi-output heads
+                scratch = (scratch[0], np.zeros((S, work[0])), np.zeros((S, work[1]), np.int64))
+            self._buffers = (key, scratch, np.empty(S), np.empty(S, np.int8),
+                             np.empty(S, np.float32), np.empty(S, np.int64),
+                             np.empty(S, np.int32), np.empty((S, K), np.int64),
+                             np.empty((S, W), np.int64))
+        return self._buffers[1:]
 
     def apply_refinement(self, refinement):
         self._full_coverage = False
@@ -179,13 +197,19 @@ class CpuBackend:
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):
         chunks = self.n_threads_update
-        K = self.g.shape[1]
-        delta_g = np.zeros((chunks, K), np.int64)
-        delta_h = np.zeros((chunks, K), np.int64)
+        delta_g = np.zeros((chunks, self.g.shape[1]), np.int64)
+        delta_h = np.zeros((chunks, self.h.shape[1]), np.int64)
         args = (self.loss, self.Y, self.P, self.base_weight, self.scale, self.g, self.h,
                 self.mask, self.indicator, np.asarray(labels, np.int32),
                 np.asarray(scores, np.float64), delta_g, delta_h)
-        if chunks > 1:
+        if self.non_decomposable:
+            largest = np.zeros(chunks)
+            kernel = statistics.update_covered_nd_parallel if chunks > 1 else \
+                statistics.update_covered_nd_serial
+            with thread_limit(chunks) if chunks > 1 else contextlib.nullcontext():
+                kernel(*args, largest)
+            self.max_statistic = max(self.max_statistic, float(largest.max()))
+        elif chunks > 1:
             with thread_limit(chunks):
                 statistics.update_covered_parallel(*args)
         else:

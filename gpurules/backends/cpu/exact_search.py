@@ -9,12 +9,23 @@ the sorted vectors; their statistics are excluded from that feature's totals.
 
 Coverage is a mask with an indicator value (Rapp et al. 2023, Fig. 8): example ``i`` is
 covered while ``mask[i] == indicator``.
+
+Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W): ``W = K`` for decomposable losses,
+``W = K (K + 1) / 2`` (the packed Hessian) for non-decomposable ones; a sum of ``g`` uses
+its first K entries, a sum of ``h`` its first W. ``scratch`` is the tuple ``(sums int64
+(S, 8, max(K, W)), work_f float64 (S, F), work_i int64 (S, I))``: per search slot ``j`` the
+running sums and feature totals (rows), and the head's work row
+(``objectives.multi_output``). The work arrays are None when the head needs none and the
+statistics are decomposable; the searches are then compiled without the multi-output code
+(see :func:`accumulate`, :func:`_quality`).
 """
 
 import numba as nb
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
-from gpurules.backends.cpu.kernels import side_quality
+from gpurules.backends.cpu.kernels import side_quality, work_views
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
@@ -28,26 +39,29 @@ def _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out
     out_thr[j] = thr
     out_cnt[j] = count
     out_label[j] = lab
-    for k in range(run_g.shape[0]):
-        if complement:
+    if complement:
+        for k in range(out_g.shape[1]):
             out_g[j, k] = tot_g[k] - run_g[k]
+        for k in range(out_h.shape[1]):
             out_h[j, k] = tot_h[k] - run_h[k]
-        else:
+    else:
+        for k in range(out_g.shape[1]):
             out_g[j, k] = run_g[k]
+        for k in range(out_h.shape[1]):
             out_h[j, k] = run_h[k]
 
 
 def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels, head_mode,
-                 params, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt,
-                 out_label, out_g, out_h):
+                 params, inv_scale, min_coverage, min_quality, work, out_q, out_op, out_thr,
+                 out_cnt, out_label, out_g, out_h):
     """Score one candidate and keep it in slot ``j`` if it is canonically better: a larger
     quality, then a smaller threshold, then the smaller op (``<=`` before ``>``, ``==``
     before ``!=``). Slot ``j`` starts empty (``out_op[j] = -1``) and only takes candidates
     above ``min_quality`` that cover at least ``min_coverage`` examples."""
     if count < min_coverage or count <= 0:
         return
-    q, lab = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                          inv_scale, params)
+    q, lab = _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                      params, work)
     if out_op[j] < 0:
         better = q > min_quality
     else:
@@ -66,13 +80,13 @@ _evaluate = nb.njit(_evaluate_py)
 
 @nb.njit(inline="always")
 def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels,
-              head_mode, params, inv_scale, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-              out_h):
+              head_mode, params, inv_scale, work, out_q, out_op, out_thr, out_cnt, out_label,
+              out_g, out_h):
     """Score one candidate of a scan that visits thresholds in ascending order, ``<=``
     before ``>``; keep it in slot ``j`` if its quality beats ``best_q`` (so ties keep the
     canonical first). The caller checks the coverage. Returns the new best quality."""
-    q, lab = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                          inv_scale, params)
+    q, lab = _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                      params, work)
     if q > best_q:
         _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
               out_thr, out_cnt, out_label, out_g, out_h)
@@ -91,28 +105,96 @@ def _midpoint(lower, upper):
 
 @nb.njit(inline="always")
 def _add(run_g, run_h, g, h, i, w):
-    """run += w * row i of (g, h). Unit weights skip the int64 multiply (which has no
-    AVX2 vector form), so the common case vectorises."""
+    """run += w * row i of (g, h) of decomposable statistics (g and h of one width). Unit
+    weights skip the int64 multiply (which has no AVX2 vector form), so the common case
+    vectorises."""
     if w == 1:
-        for k in range(run_g.shape[0]):
+        for k in range(g.shape[1]):
             run_g[k] += g[i, k]
             run_h[k] += h[i, k]
     else:
-        for k in range(run_g.shape[0]):
+        for k in range(g.shape[1]):
             run_g[k] += w * g[i, k]
             run_h[k] += w * h[i, k]
 
 
+@nb.njit(inline="always")
+def _add_wide(run_g, run_h, g, h, i, w):
+    """:func:`_add` for ``h`` wider than ``g`` (packed Hessians)."""
+    if w == 1:
+        for k in range(g.shape[1]):
+            run_g[k] += g[i, k]
+        for k in range(h.shape[1]):
+            run_h[k] += h[i, k]
+    else:
+        for k in range(g.shape[1]):
+            run_g[k] += w * g[i, k]
+        for k in range(h.shape[1]):
+            run_h[k] += w * h[i, k]
+
+
+@nb.njit(inline="always")
+def accumulate(run_g, run_h, g, h, i, w, wide):
+    """run += w * row i of (g, h): :func:`_add` when ``wide`` is None (statistics of one
+    width), else :func:`_add_wide` (``wide``: the search's work rows, which every search
+    over non-decomposable statistics has). ``wide is None`` is a constant of the argument
+    types, so the decomposable searches compile the fused loop alone (an extra loop or a
+    run-time branch in it cost them ~8%)."""
+    if wide is None:
+        _add(run_g, run_h, g, h, i, w)
+    else:
+        _add_wide(run_g, run_h, g, h, i, w)
+
+
+def _work_row(work_f, work_i, j, m):
+    """Slot ``j``'s head work (``multi_output.work_views`` of ``work_f[j]``, ``work_i[j]`` for
+    m outputs), or None when the search needs none (``work_f is None``, decided by the
+    argument types)."""
+
+
+@overload(_work_row, inline="always")
+def _work_row_typed(work_f, work_i, j, m):
+    if isinstance(work_f, types.NoneType):
+        return lambda work_f, work_i, j, m: None
+    return lambda work_f, work_i, j, m: work_views(work_f[j], work_i[j], m)
+
+
+def _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params,
+             work):
+    """``side_quality``; without ``work`` (None) it is compiled without the multi-output
+    heads, so the decomposable searches run the code they ran before those existed (passing
+    the work rows cost them ~7%)."""
+
+
+@overload(_quality, inline="always")
+def _quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                   params, work):
+    if isinstance(work, types.NoneType):
+        def without_work(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                         params, work):
+            return side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                                inv_scale, params)
+        return without_work
+
+    def with_work(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                  params, work):
+        return side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                            inv_scale, params, work)
+    return with_work
+
+
 @nb.njit
-def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h, tot_g, tot_h):
-    """Sums over the covered examples not missing feature ``f`` into tot_*; returns their count."""
+def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h, tot_g, tot_h,
+                    wide):
+    """Sums over the covered examples not missing feature ``f`` into tot_*; returns their
+    count. ``wide``: as for :func:`accumulate`."""
     tot_g[:] = 0
     tot_h[:] = 0
     count = 0
     for pos in range(n_present[f]):
         i = sorted_index[f, pos]
         if mask[i] == indicator and weights[i] != 0:
-            _add(tot_g, tot_h, g, h, i, weights[i])
+            accumulate(tot_g, tot_h, g, h, i, weights[i], wide)
             count += 1
     return count
 
@@ -124,14 +206,16 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
                     out_cnt, out_label, out_g, out_h):
     """Best condition on feature ``f``; writes slot ``j`` of the ``out_*`` arrays.
 
-    ``scratch[j]`` (int64 (>= 4, K)) holds the running sums and the feature totals."""
-    sums = scratch[j]
+    ``scratch`` (see the module): slot ``j``'s rows hold the running sums and the feature
+    totals, and the head's work row."""
+    sums = scratch[0][j]
+    work = _work_row(scratch[1], scratch[2], j, labels.shape[0])
     run_g, run_h = sums[0], sums[1]
     run_g[:] = 0
     run_h[:] = 0
     if n_present[f] < mask.shape[0]:
         tot_count = _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h,
-                                    sums[2], sums[3])
+                                    sums[2], sums[3], work)
         tot_g, tot_h = sums[2], sums[3]
     best_q = min_quality
     out_op[j] = -1
@@ -166,14 +250,14 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
                     continue
                 best_q = _consider(best_q, j, ops[side], thr, side_cnt, complement, run_g,
                                    run_h, tot_g, tot_h, labels, head_mode, params, inv_scale,
-                                   out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                                   work, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
             if is_nominal and not at_end:
                 run_g[:] = 0
                 run_h[:] = 0
                 cnt = 0
         if at_end:
             break
-        _add(run_g, run_h, g, h, i, w)
+        accumulate(run_g, run_h, g, h, i, w, work)
         cnt += 1
         prev = v
 

@@ -18,7 +18,9 @@ The calling convention and output contract are those of
 sampled feature, ``out_op[j] = -1`` when no candidate beats ``min_quality``, and ties keep
 the first candidate (bins ascending, ``<=`` before ``>``, ``==`` before ``!=``).
 
-Histograms: ``hist_g``, ``hist_h`` int64 (B, K) and ``hist_count`` int64 (B,), one row per bin
+Histograms: ``hist_g`` int64 (B, K), ``hist_h`` int64 (B, W) (``W = K``, or the packed
+Hessian's ``K (K + 1) / 2`` for non-decomposable losses) and ``hist_count`` int64 (B,), one
+row per bin
 of the flat layout of :class:`~gpurules.data.binning.BinnedFeatures` (``B = bin_offset[-1]``);
 the CUDA backend fills the same arrays with the same meaning.
 """
@@ -26,22 +28,27 @@ the CUDA backend fills the same arrays with the same meaning.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import _add, _consider, _evaluate, _midpoint
+from gpurules.backends.cpu.exact_search import (_consider, _evaluate, _midpoint, _work_row,
+                                                accumulate)
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
+
+_WIDE = np.zeros(0)  # the ``wide`` flag of the build kernels for packed Hessians
 
 
 def _build_py(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
-              hist_count):
+              hist_count, wide):
     for j in nb.prange(features.shape[0]):
         _build_feature(features[j], bin_index, bin_offset, mask, indicator, weights, g, h,
-                       hist_g, hist_h, hist_count)
+                       hist_g, hist_h, hist_count, wide)
 
 
 @nb.njit
 def _build_feature(f, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
-                   hist_count):
-    """Zero and fill the histogram rows of feature ``f``."""
+                   hist_count, wide):
+    """Zero and fill the histogram rows of feature ``f``. ``wide``: None for statistics of
+    one width, an array when ``h`` is wider (``exact_search.accumulate``)."""
     first = bin_offset[f]
     for r in range(first, bin_offset[f + 1]):
         hist_g[r, :] = 0
@@ -53,7 +60,7 @@ def _build_feature(f, bin_index, bin_offset, mask, indicator, weights, g, h, his
         if b < 0 or mask[i] != indicator or weights[i] == 0:
             continue
         r = first + b
-        _add(hist_g[r], hist_h[r], g, h, i, weights[i])
+        accumulate(hist_g[r], hist_h[r], g, h, i, weights[i], wide)
         hist_count[r] += 1
 
 
@@ -80,30 +87,32 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
         parallel: run the features on Numba's threads (``prange``).
     """
     kernel = build_parallel if parallel else build_serial
+    wide = None if g.shape[1] == h.shape[1] else _WIDE
     kernel(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
-           hist_count)
+           hist_count, wide)
 
 
 @nb.njit
-def _feature_totals(first, stop, hist_g, hist_h, hist_count):
-    """Sums over the bins ``first .. stop - 1``: (g int64 (K,), h int64 (K,), count)."""
+def _feature_totals(first, stop, hist_g, hist_h, hist_count, wide):
+    """Sums over the bins ``first .. stop - 1``: (g int64 (K,), h int64 (W,), count)."""
     tot_g = np.zeros(hist_g.shape[1], np.int64)
-    tot_h = np.zeros(hist_g.shape[1], np.int64)
+    tot_h = np.zeros(hist_h.shape[1], np.int64)
     count = 0
     for r in range(first, stop):
         if hist_count[r] > 0:
-            _add(tot_g, tot_h, hist_g, hist_h, r, 1)
+            accumulate(tot_g, tot_h, hist_g, hist_h, r, 1, wide)
             count += hist_count[r]
     return tot_g, tot_h, count
 
 
 @nb.njit
 def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-                  labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q,
+                  labels, head_mode, params, inv_scale, min_coverage, min_quality, work, out_q,
                   out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    """Best condition on feature ``f`` from its histogram; writes slot ``j``."""
+    """Best condition on feature ``f`` from its histogram; writes slot ``j``. ``work``:
+    the head's (float64, int64) work row of slot ``j`` (``objectives.multi_output``)."""
     first, stop = bin_offset[f], bin_offset[f + 1]
-    tot_g, tot_h, tot_count = _feature_totals(first, stop, hist_g, hist_h, hist_count)
+    tot_g, tot_h, tot_count = _feature_totals(first, stop, hist_g, hist_h, hist_count, work)
     out = (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
     out_op[j] = -1
     if nominal[f]:
@@ -114,10 +123,10 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
             for op, side_cnt in ((OP_EQ, cnt), (OP_NEQ, tot_count - cnt)):
                 _evaluate(j, op, bin_min[r], side_cnt, op == OP_NEQ, hist_g[r], hist_h[r],
                           tot_g, tot_h, labels, head_mode, params, inv_scale, min_coverage,
-                          min_quality, *out)
+                          min_quality, work, *out)
         return
     run_g = np.zeros(hist_g.shape[1], np.int64)
-    run_h = np.zeros(hist_g.shape[1], np.int64)
+    run_h = np.zeros(hist_h.shape[1], np.int64)
     cnt = 0
     prev = -1
     best_q = min_quality
@@ -136,20 +145,21 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
                 if side_cnt >= min_coverage and side_cnt > 0:
                     best_q = _consider(best_q, j, OP_GR if side else OP_LEQ, thr, side_cnt,
                                        side == 1, run_g, run_h, tot_g, tot_h, labels,
-                                       head_mode, params, inv_scale, out_q, out_op, out_thr,
-                                       out_cnt, out_label, out_g, out_h)
-        _add(run_g, run_h, hist_g, hist_h, r, 1)
+                                       head_mode, params, inv_scale, work, out_q, out_op,
+                                       out_thr, out_cnt, out_label, out_g, out_h)
+        accumulate(run_g, run_h, hist_g, hist_h, r, 1, work)
         cnt += hist_count[r]
         prev = r
 
 
 def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-             labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op,
-             out_thr, out_cnt, out_label, out_g, out_h):
+             labels, head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i,
+             out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _scan_feature(j, features[j], bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                       hist_count, labels, head_mode, params, inv_scale, min_coverage,
-                      min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                      min_quality, _work_row(work_f, work_i, j, labels.shape[0]), out_q,
+                      out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 scan_serial = nb.njit(cache=True)(_scan_py)
@@ -158,7 +168,8 @@ scan_parallel = nb.njit(cache=True, parallel=True)(_scan_py)
 
 def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                     hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h, parallel=False):
+                    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h, parallel=False,
+                    work=None):
     """Best condition per sampled feature from the histograms of :func:`build_histograms`.
 
     Args:
@@ -172,11 +183,16 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, his
         out_label int32 (S,), out_g, out_h int64 (S, K): slot ``j`` receives feature
             ``features[j]``'s best candidate; ``out_op[j] = -1`` if none beats min_quality.
         parallel: run the features on Numba's threads (``prange``).
+        work: (float64 (S, F), int64 (S, I)) head work rows (``multi_output.work_arrays``),
+            needed by ``HEAD_MULTI_OUTPUT``; None allocates them for ``labels``.
     """
+    if work is None:
+        needed = head_mode == HEAD_MULTI_OUTPUT or hist_g.shape[1] != hist_h.shape[1]
+        work = work_arrays(features.shape[0], labels.shape[0]) if needed else (None, None)
     kernel = scan_parallel if parallel else scan_serial
     kernel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-           head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op, out_thr,
-           out_cnt, out_label, out_g, out_h)
+           head_mode, params, inv_scale, min_coverage, min_quality, work[0], work[1], out_q,
+           out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 @nb.njit(cache=True)
@@ -201,16 +217,17 @@ def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mas
 
 
 # The histogram search with the signature of the exact and sparse ``search_*`` kernels, so
-# that the fused refinement (``refine.py``) drives all three alike; ``tot_*`` and ``scratch``
-# are unused (the totals come from the histograms).
+# that the fused refinement (``refine.py``) drives all three alike; ``tot_*`` and the sums of
+# ``scratch`` are unused (the totals come from the histograms), its work rows are used.
 @nb.njit(cache=True)
 def search_serial(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                   hist_count, mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
                   head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out):
     build_serial(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g,
-                 hist_h, hist_count)
+                 hist_h, hist_count, scratch[1])
     scan_serial(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-                labels, head_mode, params, inv_scale, min_coverage, min_quality, *out)
+                labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[1],
+                scratch[2], *out)
 
 
 @nb.njit(cache=True)
@@ -219,9 +236,10 @@ def search_parallel(features, bin_index, bin_offset, bin_min, bin_max, nominal, 
                     labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
                     *out):
     build_parallel(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g,
-                   hist_h, hist_count)
+                   hist_h, hist_count, scratch[1])
     scan_parallel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-                  labels, head_mode, params, inv_scale, min_coverage, min_quality, *out)
+                  labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[1],
+                  scratch[2], *out)
 
 
 @nb.njit(cache=True)

@@ -1,10 +1,15 @@
-"""CPU prediction: summed heads of the rules that cover each example (Numba)."""
+"""CPU prediction: summed heads of the rules that cover each example, and the example-wise
+and marginalized predictors of ``objectives.predictors`` compiled with Numba."""
 
 import numba as nb
 import numpy as np
 
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ
+from gpurules.objectives import predictors
+
+predict_example_wise = nb.njit(cache=True)(predictors.predict_example_wise)
+predict_marginalized = nb.njit(cache=True)(predictors.predict_marginalized)
 
 
 @nb.njit(inline="always")

@@ -14,7 +14,7 @@ candidates in, so dense and sparse inputs give the same model.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import _add, _evaluate, _midpoint
+from gpurules.backends.cpu.exact_search import _evaluate, _midpoint, _work_row, accumulate
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
@@ -25,29 +25,31 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
                            out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Best condition on sparse feature ``f``; writes slot ``j`` of the ``out_*`` arrays.
 
-    ``scratch[j]`` (int64 (8, K)) holds the phase sums, the current value group and the
-    feature totals, so that no memory is allocated per feature."""
+    ``scratch`` (as in ``exact_search``): slot ``j``'s rows hold the phase sums, the current
+    value group and the feature totals, so that no memory is allocated per feature."""
     start, end = indptr[f], indptr[f + 1]
     pos_end = start + n_present[f]
-    sums = scratch[j]
+    sums = scratch[0][j]
+    work = _work_row(scratch[1], scratch[2], j, labels.shape[0])
     sums[:] = 0
     neg_g, neg_h, pos_g, pos_h = sums[0], sums[1], sums[2], sums[3]
     grp_g, grp_h = sums[4], sums[5]
     if pos_end < end:  # covered examples missing this feature leave its totals
         ftot_g, ftot_h = sums[6], sums[7]
-        ftot_g[:] = tot_g
-        ftot_h[:] = tot_h
+        ftot_g[:tot_g.shape[0]] = tot_g
+        ftot_h[:tot_h.shape[0]] = tot_h
         for p in range(pos_end, end):
             i = index[p]
             w = weights[i]
             if mask[i] == indicator and w != 0:
-                _add(ftot_g, ftot_h, g, h, i, -w)
+                accumulate(ftot_g, ftot_h, g, h, i, -w, work)
                 tot_count -= 1
         tot_g, tot_h = ftot_g, ftot_h
     out_op[j] = -1
     is_nominal = nominal[f]
-    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op,
-            out_thr, out_cnt, out_label, out_g, out_h)
+    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality,
+            work, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+            out_h)
     n_below = start + n_neg[f]
     # phase I: below z, ascending; phase II: above z, descending
     neg_max, n_lo = _phase(j, start, n_below, 1, is_nominal, index, value, z, mask, indicator,
@@ -63,14 +65,15 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
 @nb.njit
 def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weights, g, h, tot_g,
            tot_h, tot_count, acc_g, acc_h, grp_g, grp_h, labels, head_mode, params, inv_scale,
-           min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+           min_coverage, min_quality, work, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+           out_h):
     """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``.
 
     Ascending (step 1): ``<=`` is the running sum; descending (step -1): ``>`` is. Nominal
     features accumulate each value group in ``grp`` and fold it into ``acc`` at its end.
     Returns (the last value visited, the number of covered entries)."""
-    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op,
-            out_thr, out_cnt, out_label, out_g, out_h)
+    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, work, out_q,
+            out_op, out_thr, out_cnt, out_label, out_g, out_h)
     cnt = 0
     gcnt = 0
     prev = z
@@ -92,6 +95,7 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
                           *args)
                 for k in range(acc_g.shape[0]):
                     acc_g[k] += grp_g[k]
+                for k in range(acc_h.shape[0]):
                     acc_h[k] += grp_h[k]
                 grp_g[:] = 0
                 grp_h[:] = 0
@@ -106,10 +110,10 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
         if at_end:
             break
         if is_nominal:
-            _add(grp_g, grp_h, g, h, i, w)
+            accumulate(grp_g, grp_h, g, h, i, w, work)
             gcnt += 1
         else:
-            _add(acc_g, acc_h, g, h, i, w)
+            accumulate(acc_g, acc_h, g, h, i, w, work)
         cnt += 1
         prev = v
     return prev, cnt
@@ -118,16 +122,17 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
 @nb.njit
 def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg_max,
                  pos_min, tot_g, tot_h, tot_count, exp_g, exp_h, labels, head_mode, params,
-                 inv_scale, min_coverage, min_quality, out_q, out_op, out_thr, out_cnt, out_label,
-                 out_g, out_h):
+                 inv_scale, min_coverage, min_quality, work, out_q, out_op, out_thr, out_cnt,
+                 out_label, out_g, out_h):
     """Candidates next to the implicit value, scored from ``totals - phase sums``."""
-    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, out_q, out_op,
-            out_thr, out_cnt, out_label, out_g, out_h)
+    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, work, out_q,
+            out_op, out_thr, out_cnt, out_label, out_g, out_h)
     n_zero = tot_count - n_neg - n_pos
     if is_nominal:
         if n_zero > 0:  # exp_*: the explicit entries' sums (scratch)
             for k in range(exp_g.shape[0]):
                 exp_g[k] = neg_g[k] + pos_g[k]
+            for k in range(exp_h.shape[0]):
                 exp_h[k] = neg_h[k] + pos_h[k]
             _evaluate(j, OP_EQ, z, n_zero, True, exp_g, exp_h, tot_g, tot_h, *args)
             _evaluate(j, OP_NEQ, z, n_neg + n_pos, False, exp_g, exp_h, tot_g, tot_h, *args)

@@ -1,14 +1,17 @@
-"""Statistics of decomposable losses on the CPU: compute, update, aggregate (Numba).
+"""Statistics on the CPU: compute, update, aggregate (Numba).
 
 Per example ``i`` and label ``k`` the backend keeps the score ``P[i, k]`` (float64) and the
-fixed-point gradient ``g[i, k]`` and Hessian ``h[i, k]`` (int64), already multiplied by the
-example's base weight (``sample_weight``).
+fixed-point gradient ``g[i, k]`` (int64), already multiplied by the example's base weight
+(``sample_weight``). The Hessian ``h`` is int64 (n, K) for decomposable losses (``h[i, k]``)
+and int64 (n, K (K + 1) / 2) for non-decomposable ones (example ``i``'s packed Hessian,
+``objectives.non_decomposable``); the ``*_nd`` functions compute those, and all ``K``
+gradients and the whole Hessian of an example change when any of its scores does.
 """
 
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.kernels import loss_gradient_hessian, quantize
+from gpurules.backends.cpu.kernels import encode_example, loss_gradient_hessian, quantize
 
 
 @nb.njit(inline="always")
@@ -57,18 +60,79 @@ update_covered_serial = nb.njit(cache=True)(_update_covered_py)
 update_covered_parallel = nb.njit(cache=True, parallel=True)(_update_covered_py)
 
 
+@nb.njit(inline="always")
+def _largest(largest, g_tmp, h_tmp):
+    """max(largest, |values| of g_tmp and h_tmp)."""
+    for k in range(g_tmp.shape[0]):
+        largest = max(largest, abs(g_tmp[k]))
+    for k in range(h_tmp.shape[0]):
+        largest = max(largest, abs(h_tmp[k]))
+    return largest
+
+
+@nb.njit(cache=True)
+def compute_all_nd(loss, Y, P, base_weight, scale, g, h):
+    """Non-decomposable statistics of every example from the scores ``P``.
+
+    Returns the largest |statistic| per unit weight (float64), for the fixed-point bound."""
+    g_tmp = np.empty(g.shape[1])
+    h_tmp = np.empty(h.shape[1])
+    largest = 0.0
+    for i in range(Y.shape[0]):
+        encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp, h_tmp, g[i], h[i])
+        largest = _largest(largest, g_tmp, h_tmp)
+    return largest
+
+
+def _update_covered_nd_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels,
+                          scores, delta_g, delta_h, largest):
+    """As :func:`_update_covered_py` for non-decomposable statistics: every gradient and
+    Hessian entry of a covered example is re-encoded; ``delta_h`` is (C, W). ``largest``
+    (float64 (C,)): chunk ``c``'s largest |statistic| per unit weight."""
+    n = Y.shape[0]
+    chunks = delta_g.shape[0]
+    for c in nb.prange(chunks):
+        sum_g = np.zeros(g.shape[1], np.int64)
+        sum_h = np.zeros(h.shape[1], np.int64)
+        new_g = np.empty(g.shape[1], np.int64)
+        new_h = np.empty(h.shape[1], np.int64)
+        g_tmp = np.empty(g.shape[1])
+        h_tmp = np.empty(h.shape[1])
+        big = 0.0
+        for i in range(c * n // chunks, (c + 1) * n // chunks):
+            if mask[i] != indicator:
+                continue
+            for idx in range(labels.shape[0]):
+                P[i, labels[idx]] += scores[idx]
+            encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp, h_tmp, new_g, new_h)
+            big = _largest(big, g_tmp, h_tmp)
+            for k in range(new_g.shape[0]):
+                sum_g[k] += new_g[k] - g[i, k]
+                g[i, k] = new_g[k]
+            for k in range(new_h.shape[0]):
+                sum_h[k] += new_h[k] - h[i, k]
+                h[i, k] = new_h[k]
+        delta_g[c] = sum_g
+        delta_h[c] = sum_h
+        largest[c] = big
+
+
+update_covered_nd_serial = nb.njit(cache=True)(_update_covered_nd_py)
+update_covered_nd_parallel = nb.njit(cache=True, parallel=True)(_update_covered_nd_py)
+
+
 @nb.njit(cache=True)
 def covered_totals(mask, indicator, weights, g, h):
-    """Weighted sums over the covered examples: (g int64 (K,), h int64 (K,), count)."""
-    K = g.shape[1]
-    tot_g = np.zeros(K, np.int64)
-    tot_h = np.zeros(K, np.int64)
+    """Weighted sums over the covered examples: (g int64 (K,), h int64 (W,), count)."""
+    tot_g = np.zeros(g.shape[1], np.int64)
+    tot_h = np.zeros(h.shape[1], np.int64)
     count = 0
     for i in range(mask.shape[0]):
         w = weights[i]
         if mask[i] == indicator and w != 0:
             count += 1
-            for k in range(K):
+            for k in range(g.shape[1]):
                 tot_g[k] += w * g[i, k]
+            for k in range(h.shape[1]):
                 tot_h[k] += w * h[i, k]
     return tot_g, tot_h, count

@@ -21,7 +21,12 @@ import numpy as np
 from gpurules.backends.base import refine_stepwise, select_refinement
 from gpurules.backends.cuda import sources
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
-from gpurules.objectives.quality import HEAD_MODES
+from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
+from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
+
+# the head modes of objectives.quality that the CUDA scan implements (not the multi-output
+# heads of non-decomposable losses, partial heads or GBLB)
+_CUDA_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
 
 _HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
 _MAX_GRID_Y = 65535
@@ -99,6 +104,9 @@ class CudaBackend:
     def start_fit(self, features, Y, loss, base_weight, scale):
         """Upload the binned features (BinnedFeatures), labels uint8 (n, K) and base weights
         float64 (n,); set the scores to 0 and compute the statistics."""
+        if isinstance(loss, NonDecomposableLossSpec):
+            raise ValueError(f"the CUDA backend does not implement non-decomposable losses "
+                             f"(loss={loss.name!r}); use device='cpu'")
         cp = self.cp
         n, K = Y.shape
         self.features = features
@@ -190,9 +198,9 @@ class CudaBackend:
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
         for features without missing values), so ``totals`` is not needed on the device."""
-        if search.head_mode not in HEAD_MODES:
+        if search.head_mode not in _CUDA_HEAD_MODES:
             raise ValueError(f"the CUDA scan does not implement head_mode {search.head_mode}; "
-                             f"known: {HEAD_MODES}")
+                             f"known: {_CUDA_HEAD_MODES}")
         features = np.ascontiguousarray(features, np.int64)
         if features.size == 0:
             return None
