@@ -216,30 +216,26 @@ def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mas
             mask[i] = indicator + 1
 
 
-# The histogram search with the signature of the exact and sparse ``search_*`` kernels, so
-# that the fused refinement (``refine.py``) drives all three alike; ``tot_*`` and the sums of
-# ``scratch`` are unused (the totals come from the histograms), its work rows are used.
-@nb.njit(cache=True)
-def search_serial(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
-                  hist_count, mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
-                  head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out):
-    build_serial(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g,
-                 hist_h, hist_count, scratch[1])
-    scan_serial(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-                labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[1],
-                scratch[2], *out)
+def _make_search(build, scan):
+    """The histogram search with the signature of the exact and sparse ``search_*`` kernels,
+    so that the fused refinement (``refine.py``) drives all three alike; ``tot_*`` and the
+    sums of ``scratch`` are unused (the totals come from the histograms), its work rows are
+    used. ``build``/``scan``: the serial or parallel kernels (closure constants)."""
+
+    def search(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+               hist_count, mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
+               head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out):
+        build(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
+              hist_count, scratch[1])
+        scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
+             labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[1],
+             scratch[2], *out)
+
+    return nb.njit(cache=True)(search)
 
 
-@nb.njit(cache=True)
-def search_parallel(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g,
-                    hist_h, hist_count, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                    labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
-                    *out):
-    build_parallel(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g,
-                   hist_h, hist_count, scratch[1])
-    scan_parallel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-                  labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[1],
-                  scratch[2], *out)
+search_serial = _make_search(build_serial, scan_serial)
+search_parallel = _make_search(build_parallel, scan_parallel)
 
 
 @nb.njit(cache=True)
