@@ -51,6 +51,8 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
+from gpurules.objectives.non_decomposable import divide_or_zero  # mlrl's divideOrZero
+
 # head modes of the SeCo learners (objectives.quality dispatches on them)
 HEAD_SECO_SINGLE = 2
 HEAD_SECO_PARTIAL = 3
@@ -120,14 +122,6 @@ def seco_params(heuristic, parameter, lift, max_lift, tot_g, tot_h, select=True)
 
 
 @register_jitable
-def _ratio(numerator, denominator):
-    """``numerator / denominator``, 0 if the denominator is 0 (mlrl's divideOrZero)."""
-    if denominator == 0.0:
-        return 0.0
-    return numerator / denominator
-
-
-@register_jitable
 def _wra(tp, fp, fn, tn):
     covered = tp + fp
     total = covered + fn + tn
@@ -143,14 +137,14 @@ def heuristic_value(heuristic, parameter, tp, fp, fn, tn):
     ``parameter``: beta**2 for f-measure, m for m-estimate (ignored otherwise).
     """
     if heuristic == PRECISION:
-        return _ratio(tp, tp + fp)
+        return divide_or_zero(tp, tp + fp)
     if heuristic == F_MEASURE:
         if parameter == np.inf:
-            return _ratio(tp, tp + fn)
+            return divide_or_zero(tp, tp + fn)
         if parameter > 0.0:
             numerator = tp + parameter * tp
-            return _ratio(numerator, numerator + parameter * fn + fp)
-        return _ratio(tp, tp + fp)
+            return divide_or_zero(numerator, numerator + parameter * fn + fp)
+        return divide_or_zero(tp, tp + fp)
     if heuristic == M_ESTIMATE:
         if parameter == np.inf:
             return _wra(tp, fp, fn, tn)
@@ -160,11 +154,11 @@ def heuristic_value(heuristic, parameter, tp, fp, fn, tn):
             if total > 0.0:
                 return (tp * total + parameter * (tp + fn)) / ((covered + parameter) * total)
             return 0.0
-        return _ratio(tp, tp + fp)
+        return divide_or_zero(tp, tp + fp)
     if heuristic == ACCURACY:
-        return _ratio(tp + fn, tp + fp + fn + tn)
+        return divide_or_zero(tp + fn, tp + fp + fn + tn)
     if heuristic == RECALL:
-        return _ratio(tp, tp + fn)
+        return divide_or_zero(tp, tp + fn)
     if heuristic == LAPLACE:
         return (tp + 1.0) / (tp + fp + 2.0)
     if heuristic == WRA:
