@@ -108,6 +108,29 @@ def test_dense_and_sparse_choose_the_same_refinement(seed):
     assert picks[0] == picks[1]
 
 
+
+@pytest.mark.parametrize("values", [(0.0, 1.0), (-1.0, 0.0), (-1.0, 1.0), (-2.0, -1.0),
+                                    (1.0, 2.0)])
+@pytest.mark.parametrize("seed", range(4))
+def test_two_valued_nominal_features_pick_the_canonical_condition(values, seed):
+    """A nominal feature whose covered examples hold two values a < b scores ``== a`` and
+    ``!= a`` only (``!= b`` and ``== b`` cover the same examples); the choice must be the one
+    the dense search makes after scoring all four, for every placement of the implicit 0."""
+    rng = np.random.default_rng(seed)
+    n, A = 40, 4
+    X = np.where(rng.random((n, A)) < 0.5, values[0], values[1]).astype(np.float32)
+    X[rng.random((n, A)) < 0.1 * (seed % 2)] = np.nan
+    nominal = np.ones(A, bool)
+    g = rng.integers(-2 ** 20, 2 ** 20, size=(n, 3))
+    h = rng.integers(0, 2 ** 19, size=(n, 3))
+    picks = []
+    for fmt in FORMATS:
+        got = check_against_reference(X, nominal, g, h, np.random.default_rng(seed),
+                                      single=seed > 1, refine_first=seed % 2 == 1, fmt=fmt)
+        picks.append(None if got is None else (got.feature, got.op, got.threshold, got.quality))
+    assert picks[0] == picks[1]
+    assert picks[0] is None or picks[0][2] == values[0]
+
 def test_parallel_search_equals_serial():
     rng = np.random.default_rng(7)
     X, nominal, g, h = random_problem(rng, n=300, A=12, K=5, n_distinct=40, nan_frac=0.05)

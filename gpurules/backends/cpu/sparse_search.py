@@ -52,30 +52,49 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
             out_h)
     n_below = start + n_neg[f]
     # phase I: below z, ascending; phase II: above z, descending
-    neg_max, n_lo = _phase(j, start, n_below, 1, is_nominal, index, value, z, mask, indicator,
-                           weights, g, h, tot_g, tot_h, tot_count, neg_g, neg_h, grp_g, grp_h,
-                           *args)
-    pos_min, n_hi = _phase(j, pos_end - 1, n_below - 1, -1, is_nominal, index, value, z, mask,
-                           indicator, weights, g, h, tot_g, tot_h, tot_count, pos_g, pos_h,
-                           grp_g, grp_h, *args)
+    neg_max, n_lo, groups_lo = _phase(j, start, n_below, 1, is_nominal, index, value, z, mask,
+                                      indicator, weights, g, h, tot_g, tot_h, tot_count, -1, 0,
+                                      neg_g, neg_h, grp_g, grp_h, *args)
+    pos_min, n_hi, groups_hi = _phase(j, pos_end - 1, n_below - 1, -1, is_nominal, index, value,
+                                      z, mask, indicator, weights, g, h, tot_g, tot_h,
+                                      tot_count, groups_lo, n_lo, pos_g, pos_h, grp_g, grp_h,
+                                      *args)
     _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_lo, n_hi, neg_max, pos_min,
-                 tot_g, tot_h, tot_count, grp_g, grp_h, *args)
+                 groups_lo + groups_hi == 1 and groups_hi == 0, tot_g, tot_h, tot_count, grp_g,
+                 grp_h, *args)
+
+
+@nb.njit(inline="always")
+def _second_of_two(prior_groups, prior_cnt, tot_count, cnt):
+    """Whether phase II's first group, closed with ``cnt`` entries of the phase, is the larger
+    value of a nominal feature whose covered examples hold exactly two values: phase I found
+    ``prior_groups`` groups of ``prior_cnt`` entries (``prior_groups < 0``: not phase II).
+
+    Then ``== larger`` covers what ``!= smaller`` covers and ``!= larger`` what ``== smaller``
+    does, with equal sums and a larger threshold, so the canonical order never picks them:
+    the search skips their (per-label) scoring."""
+    n_zero = tot_count - prior_cnt - cnt
+    return (prior_groups == 0 and n_zero > 0) or (prior_groups == 1 and n_zero == 0)
 
 
 @nb.njit
 def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weights, g, h, tot_g,
-           tot_h, tot_count, acc_g, acc_h, grp_g, grp_h, labels, head_mode, params, inv_scale,
-           min_coverage, min_quality, work, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-           out_h):
+           tot_h, tot_count, prior_groups, prior_cnt, acc_g, acc_h, grp_g, grp_h, labels,
+           head_mode, params, inv_scale, min_coverage, min_quality, work, out_q, out_op,
+           out_thr, out_cnt, out_label, out_g, out_h):
     """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``.
 
     Ascending (step 1): ``<=`` is the running sum; descending (step -1): ``>`` is. Nominal
     features accumulate each value group in ``grp`` and fold it into ``acc`` at its end.
-    Returns (the last value visited, the number of covered entries)."""
+    ``prior_groups``, ``prior_cnt``: phase I's value groups and covered entries when this is
+    phase II, else -1 and 0 (see :func:`_second_of_two`).
+    Returns (the last value visited, the number of covered entries, the number of value
+    groups)."""
     args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, work, out_q,
             out_op, out_thr, out_cnt, out_label, out_g, out_h)
     cnt = 0
     gcnt = 0
+    groups = 0
     prev = z
     v = z
     i = 0
@@ -90,9 +109,12 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
             v = value[p]
         if cnt > 0 and (at_end or v != prev):
             if is_nominal:
-                _evaluate(j, OP_EQ, prev, gcnt, False, grp_g, grp_h, tot_g, tot_h, *args)
-                _evaluate(j, OP_NEQ, prev, tot_count - gcnt, True, grp_g, grp_h, tot_g, tot_h,
-                          *args)
+                if not (at_end and groups == 0 and prior_groups >= 0
+                        and _second_of_two(prior_groups, prior_cnt, tot_count, cnt)):
+                    _evaluate(j, OP_EQ, prev, gcnt, False, grp_g, grp_h, tot_g, tot_h, *args)
+                    _evaluate(j, OP_NEQ, prev, tot_count - gcnt, True, grp_g, grp_h, tot_g,
+                              tot_h, *args)
+                groups += 1
                 for k in range(acc_g.shape[0]):
                     acc_g[k] += grp_g[k]
                 for k in range(acc_h.shape[0]):
@@ -116,20 +138,23 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
             accumulate(acc_g, acc_h, g, h, i, w, work)
         cnt += 1
         prev = v
-    return prev, cnt
+    return prev, cnt, groups
 
 
 @nb.njit
 def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg_max,
-                 pos_min, tot_g, tot_h, tot_count, exp_g, exp_h, labels, head_mode, params,
-                 inv_scale, min_coverage, min_quality, work, out_q, out_op, out_thr, out_cnt,
-                 out_label, out_g, out_h):
-    """Candidates next to the implicit value, scored from ``totals - phase sums``."""
+                 pos_min, one_group_below, tot_g, tot_h, tot_count, exp_g, exp_h, labels,
+                 head_mode, params, inv_scale, min_coverage, min_quality, work, out_q, out_op,
+                 out_thr, out_cnt, out_label, out_g, out_h):
+    """Candidates next to the implicit value, scored from ``totals - phase sums``.
+    ``one_group_below``: the explicit entries are one value group below ``z``; then a nominal
+    feature's ``z`` group is the larger of two values and is not scored (as in
+    :func:`_second_of_two`)."""
     args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, work, out_q,
             out_op, out_thr, out_cnt, out_label, out_g, out_h)
     n_zero = tot_count - n_neg - n_pos
     if is_nominal:
-        if n_zero > 0:  # exp_*: the explicit entries' sums (scratch)
+        if n_zero > 0 and not one_group_below:  # exp_*: the explicit entries' sums (scratch)
             for k in range(exp_g.shape[0]):
                 exp_g[k] = neg_g[k] + pos_g[k]
             for k in range(exp_h.shape[0]):
