@@ -7,8 +7,11 @@
 //   bin_offset int64 (A + 1,)  feature f owns histogram rows bin_offset[f] .. bin_offset[f+1]-1
 //   mask       int32 (n,)      example i is covered iff mask[i] == indicator
 //   weights    int32 (n,)      examples with weight 0 are left out
-//   g, h       int64 (n, K)    row-major fixed-point statistics
-//   hist_g, hist_h int64 (B, K), hist_count int64 (B,)
+//   g          int64 (n, K)    row-major fixed-point gradients
+//   h          int64 (n, W)    row-major fixed-point Hessians, W >= K: W = K for decomposable
+//                              losses and counts, W = K (K + 1) / 2 for the packed Hessians
+//                              of non-decomposable losses
+//   hist_g int64 (B, K), hist_h int64 (B, W), hist_count int64 (B,)
 // For every sampled feature f and covered example i with weights[i] != 0 and
 // b = bin_index[f, i] >= 0, row r = bin_offset[f] + b receives weights[i] * g[i, :],
 // weights[i] * h[i, :] and a count of 1. The sums are integers, so the result does not depend
@@ -17,12 +20,13 @@
 //
 // Launch configuration, all three kernels:
 //   grid  = (chunks, min(S, 65535)); blockIdx.y strides over the sampled features,
-//           blockIdx.x/threadIdx.x stride over the flat index e = i * K + k (example, label)
-//           of the histogram kernels, so consecutive threads read consecutive entries of g
-//           and h, or over the (bin, label) entries that zero_histograms clears.
+//           blockIdx.x/threadIdx.x stride over the flat index e = i * W + c (example, column)
+//           of the histogram kernels, so consecutive threads read consecutive entries of h
+//           (and of g, whose K columns are the first K of the W), or over the (bin, column)
+//           entries that zero_histograms clears.
 //   block = (threads,), a multiple of 32, e.g. 256.
 // histogram_shared additionally needs dynamic shared memory of
-//   (2 * max_bins * K + max_bins) * 8 bytes,
+//   (max_bins * (K + W + 1)) * 8 bytes,
 // max_bins = the largest bin count among the sampled features of the launch (above 48 KiB the
 // kernel's MaxDynamicSharedMemorySize must be raised first); features whose bins do not fit
 // go to histogram_global instead. The output rows of the sampled features must be zero
@@ -35,9 +39,9 @@ __device__ __forceinline__ void add_i64(i64* target, i64 value) {
     atomicAdd(reinterpret_cast<u64*>(target), static_cast<u64>(value));
 }
 
-// What flat index e = i * K + k adds to feature f's histogram: bin -1 = nothing (example not
-// covered, weight 0 or value missing), else w * g[i, k] and w * h[i, k] to label k of that bin,
-// and a count of 1 through the entry of label 0.
+// What flat index e = i * W + k adds to feature f's histogram: bin -1 = nothing (example not
+// covered, weight 0 or value missing), else w * h[i, k] to column k of that bin, w * g[i, k]
+// too when k < K (always, for W = K), and a count of 1 through the entry of column 0.
 struct Contribution {
     int bin;
     int k;
@@ -46,31 +50,29 @@ struct Contribution {
 
 __device__ __forceinline__ Contribution contribution(
         i64 e, i64 f, const int* bin_index, const int* mask, int indicator,
-        const int* weights, const i64* g, const i64* h, int K, int n) {
+        const int* weights, const i64* g, const i64* h, int K, int W, int n) {
     Contribution c;
     c.bin = -1;
-    const i64 i = e / K;
+    const i64 i = e / W;
     const int w = weights[i];
     if (mask[i] != indicator || w == 0) return c;
     c.bin = bin_index[f * n + i];
-    c.k = static_cast<int>(e - i * K);
-    c.g = static_cast<i64>(w) * g[e];
+    c.k = static_cast<int>(e - i * W);
+    c.g = c.k < K ? static_cast<i64>(w) * g[i * K + c.k] : 0;
     c.h = static_cast<i64>(w) * h[e];
     return c;
 }
 
 extern "C" __global__ void zero_histograms(
-        const i64* features, int S, const i64* bin_offset, int K,
+        const i64* features, int S, const i64* bin_offset, int K, int W,
         i64* hist_g, i64* hist_h, i64* hist_count) {
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
         const i64 f = features[s];
         const i64 lo = bin_offset[f], hi = bin_offset[f + 1];
         const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
         const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
-        for (i64 r = lo * K + start; r < hi * K; r += stride) {
-            hist_g[r] = 0;
-            hist_h[r] = 0;
-        }
+        for (i64 r = lo * K + start; r < hi * K; r += stride) hist_g[r] = 0;
+        for (i64 r = lo * W + start; r < hi * W; r += stride) hist_h[r] = 0;
         for (i64 r = lo + start; r < hi; r += stride) hist_count[r] = 0;
     }
 }
@@ -79,8 +81,8 @@ extern "C" __global__ void zero_histograms(
 extern "C" __global__ void histogram_global(
         const i64* features, int S, const int* bin_index, const i64* bin_offset,
         const int* mask, int indicator, const int* weights, const i64* g, const i64* h,
-        int K, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
-    const i64 total = static_cast<i64>(n) * K;
+        int K, int W, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
+    const i64 total = static_cast<i64>(n) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
@@ -89,25 +91,25 @@ extern "C" __global__ void histogram_global(
         const i64 lo = bin_offset[f];
         for (i64 e = start; e < total; e += stride) {
             const Contribution c =
-                contribution(e, f, bin_index, mask, indicator, weights, g, h, K, n);
+                contribution(e, f, bin_index, mask, indicator, weights, g, h, K, W, n);
             if (c.bin < 0) continue;
             const i64 r = lo + c.bin;
-            add_i64(&hist_g[r * K + c.k], c.g);
-            add_i64(&hist_h[r * K + c.k], c.h);
+            if (c.k < K) add_i64(&hist_g[r * K + c.k], c.g);
+            add_i64(&hist_h[r * W + c.k], c.h);
             if (c.k == 0) add_i64(&hist_count[r], 1);
         }
     }
 }
 
 // Shared-memory privatised variant: each block accumulates its share of the examples for one
-// feature in shared memory (layout: g [bins * K], h [bins * K], count [bins]) and flushes the
+// feature in shared memory (layout: g [bins * K], h [bins * W], count [bins]) and flushes the
 // non-zero entries to global memory with atomics.
 extern "C" __global__ void histogram_shared(
         const i64* features, int S, const int* bin_index, const i64* bin_offset,
         const int* mask, int indicator, const int* weights, const i64* g, const i64* h,
-        int K, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
+        int K, int W, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
     extern __shared__ i64 shared[];
-    const i64 total = static_cast<i64>(n) * K;
+    const i64 total = static_cast<i64>(n) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
@@ -117,21 +119,21 @@ extern "C" __global__ void histogram_shared(
         const i64 bins = bin_offset[f + 1] - lo;
         i64* sh_g = shared;
         i64* sh_h = shared + bins * K;
-        i64* sh_count = shared + 2 * bins * K;
-        for (i64 r = threadIdx.x; r < 2 * bins * K + bins; r += blockDim.x) shared[r] = 0;
+        i64* sh_count = sh_h + bins * W;
+        for (i64 r = threadIdx.x; r < bins * (K + W + 1); r += blockDim.x) shared[r] = 0;
         __syncthreads();
         for (i64 e = start; e < total; e += stride) {
             const Contribution c =
-                contribution(e, f, bin_index, mask, indicator, weights, g, h, K, n);
+                contribution(e, f, bin_index, mask, indicator, weights, g, h, K, W, n);
             if (c.bin < 0) continue;
-            add_i64(&sh_g[c.bin * K + c.k], c.g);
-            add_i64(&sh_h[c.bin * K + c.k], c.h);
+            if (c.k < K) add_i64(&sh_g[c.bin * K + c.k], c.g);
+            add_i64(&sh_h[c.bin * W + c.k], c.h);
             if (c.k == 0) add_i64(&sh_count[c.bin], 1);
         }
         __syncthreads();
-        for (i64 r = threadIdx.x; r < bins * K; r += blockDim.x) {
-            if (sh_g[r] != 0) add_i64(&hist_g[lo * K + r], sh_g[r]);
-            if (sh_h[r] != 0) add_i64(&hist_h[lo * K + r], sh_h[r]);
+        for (i64 r = threadIdx.x; r < bins * W; r += blockDim.x) {
+            if (r < bins * K && sh_g[r] != 0) add_i64(&hist_g[lo * K + r], sh_g[r]);
+            if (sh_h[r] != 0) add_i64(&hist_h[lo * W + r], sh_h[r]);
         }
         for (i64 r = threadIdx.x; r < bins; r += blockDim.x) {
             if (sh_count[r] != 0) add_i64(&hist_count[lo + r], sh_count[r]);

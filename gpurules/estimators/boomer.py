@@ -16,7 +16,6 @@ from gpurules.estimators.boomer_params import (parse, resolve_config, resolve_pr
 from gpurules.estimators.validation import (check_feature_indices, check_features,
                                             check_labels, check_sample_weight)
 from gpurules.learners.boosting import BoostingLearner
-from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.predictors import unique_label_vectors
 
 
@@ -124,11 +123,6 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
                              f"and ordinal")
         config = with_label_ratio(config, Y)
         self.device_ = resolve_device(self.device)
-        if self.device_.startswith("cuda") and (
-                config.non_decomposable or config.head_mode not in (HEAD_COMPLETE, HEAD_SINGLE)):
-            raise ValueError(f"device={self.device!r}: the CUDA backend supports decomposable "
-                             f"losses with single or complete heads without label binning "
-                             f"only (loss={config.loss.name!r}); use device='cpu'")
         nominal_mask = np.zeros(A, dtype=bool)
         nominal_mask[list(nominal)] = True
         self._threads = threads

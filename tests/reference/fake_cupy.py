@@ -83,14 +83,15 @@ class RawKernel:
         named = {pname: arg for (_, _, pname), arg in zip(self.params, args)}
         getattr(self, "_" + self.name)(shared_mem=shared_mem, **named)
 
-    def _zero_histograms(self, features, S, bin_offset, K, hist_g, hist_h, hist_count,
+    def _zero_histograms(self, features, S, bin_offset, K, W, hist_g, hist_h, hist_count,
                          shared_mem):
         for f in features[:S]:
             rows = slice(bin_offset[f], bin_offset[f + 1])
             hist_g[rows], hist_h[rows], hist_count[rows] = 0, 0, 0
 
     def _histogram_global(self, features, S, bin_index, bin_offset, mask, indicator, weights,
-                          g, h, K, n, A, hist_g, hist_h, hist_count, shared_mem):
+                          g, h, K, W, n, A, hist_g, hist_h, hist_count, shared_mem):
+        assert g.shape[1] == K and h.shape[1] == W and hist_h.shape[1] == W
         assert shared_mem == 0
         binned = types.SimpleNamespace(total_bins=int(bin_offset[-1]), bin_index=bin_index,
                                        bin_offset=bin_offset)
@@ -100,7 +101,7 @@ class RawKernel:
 
     def _histogram_shared(self, shared_mem, **args):
         num_bins = np.diff(args["bin_offset"])[args["features"][:args["S"]]]
-        need = int(shared_histogram_bytes(num_bins, int(args["K"])).max())
+        need = int(shared_histogram_bytes(num_bins, int(args["K"]), int(args["W"])).max())
         assert need <= shared_mem <= max(self.max_dynamic_shared_size_bytes, 48 * 1024)
         assert shared_mem <= SHARED_OPTIN
         self._histogram_global(shared_mem=0, **args)

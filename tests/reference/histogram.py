@@ -16,14 +16,14 @@ def histograms(binned, features, covered, weights, g, h):
 
     Args:
         binned: BinnedFeatures; features: int (S,); covered: bool (n,); weights: int (n,);
-        g, h: int64 (n, K).
+        g: int64 (n, K); h: int64 (n, W).
 
     Returns:
-        (hist_g int64 (B, K), hist_h int64 (B, K), hist_count int64 (B,)).
+        (hist_g int64 (B, K), hist_h int64 (B, W), hist_count int64 (B,)).
     """
     B, K = binned.total_bins, g.shape[1]
     hist_g = np.zeros((B, K), np.int64)
-    hist_h = np.zeros((B, K), np.int64)
+    hist_h = np.zeros((B, h.shape[1]), np.int64)
     hist_count = np.zeros(B, np.int64)
     for f in features:
         bins = binned.bin_index[f]

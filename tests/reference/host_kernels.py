@@ -47,7 +47,8 @@ class HostKernels:
         rc = self._lib.run_zero_histograms(
             ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]), ctypes.c_uint(block),
             _ptr(features, np.int64), ctypes.c_int(features.shape[0]),
-            _ptr(bin_offset, np.int64), ctypes.c_int(K), *self._hists(hists))
+            _ptr(bin_offset, np.int64), ctypes.c_int(K), ctypes.c_int(hists[1].shape[1]),
+            *self._hists(hists))
         assert rc == 0, f"zero_histograms: harness error {rc}"
 
     def histogram(self, use_shared, grid, block, shared_bytes, features, binned, mask,
@@ -61,7 +62,8 @@ class HostKernels:
             ctypes.c_int(features.shape[0]), _ptr(binned.bin_index, np.int32),
             _ptr(binned.bin_offset, np.int64), _ptr(mask, np.int32), ctypes.c_int(indicator),
             _ptr(weights, np.int32), _ptr(g, np.int64), _ptr(h, np.int64), ctypes.c_int(K),
-            ctypes.c_int(n), ctypes.c_int(binned.bin_index.shape[0]), *self._hists(hists))
+            ctypes.c_int(h.shape[1]), ctypes.c_int(n), ctypes.c_int(binned.bin_index.shape[0]),
+            *self._hists(hists))
 
     @staticmethod
     def _hists(hists):

@@ -3,9 +3,15 @@
 Everything a fit needs stays on the device for the whole fit (CuPy arrays): the binned
 matrix, labels, scores, statistics, coverage mask and histograms. Per refinement the host
 sends the sampled features (and the instance weights once per rule) and receives only the
-``out_*`` records of the search (S entries and S*K sums). Histograms are built by the CUDA C
-kernels of ``kernels/histogram.cu`` (CuPy ``RawModule``); the scan, the statistics and the
+``out_*`` records of the search (S entries and S*(K+W) sums). Histograms are built by the CUDA
+C kernels of ``kernels/histogram.cu`` (CuPy ``RawModule``); the scan, the statistics and the
 coverage are Numba CUDA kernels (``gpurules.backends.cuda.kernels``).
+
+Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W), ``W = K`` for decomposable losses and
+count statistics, ``W = K (K + 1) / 2`` (packed Hessians) for a ``NonDecomposableLossSpec``,
+encoded as the CPU backend encodes them. Heads scored as systems (``HEAD_MULTI_OUTPUT``:
+complete/partial heads, GBLB) and ``HEAD_ND_SINGLE`` use the batched candidate search of
+``multi_output_kernels``; the other head modes the per-feature scan of ``kernels``.
 
 CuPy and Numba CUDA are imported when a backend is constructed, never at module import.
 Both libraries launch on the legacy default stream of the device, so their kernels run in
@@ -22,11 +28,15 @@ from gpurules.backends.base import refine_stepwise, select_refinement
 from gpurules.backends.cuda import sources
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
-from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, work_sizes
+from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
-# the head modes of objectives.quality that the CUDA scan implements (not the multi-output
-# heads of non-decomposable losses, partial heads or GBLB)
-_CUDA_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
+# the head modes of objectives.quality that the per-feature scan implements (statistics of
+# one width), and those of the batched candidate search (any width)
+_SCAN_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
+_BATCHED_HEAD_MODES = (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE)
+_SCRATCH_BYTES = 64 << 20  # per-thread scratch of the statistics and the batched search
+_BATCHED_THREADS = 64  # threads per block of the candidate evaluation (one per candidate)
 
 _HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
 _MAX_GRID_Y = 65535
@@ -44,9 +54,11 @@ def _raw_module(cp, device_index):
     return module
 
 
-def shared_histogram_bytes(num_bins, K):
-    """Dynamic shared memory (bytes) of ``histogram_shared`` for a feature with ``num_bins``."""
-    return (2 * num_bins * K + num_bins) * 8
+def shared_histogram_bytes(num_bins, K, W=None):
+    """Dynamic shared memory (bytes) of ``histogram_shared`` for a feature with ``num_bins``,
+    gradients of width ``K`` and Hessians of width ``W`` (default ``K``)."""
+    W = K if W is None else W
+    return num_bins * (K + W + 1) * 8
 
 
 class CudaBackend:
@@ -65,9 +77,10 @@ class CudaBackend:
         import cupy as cp
         from numba import cuda as nb_cuda
 
-        from gpurules.backends.cuda import kernels
+        from gpurules.backends.cuda import kernels, multi_output_kernels
 
         self.cp, self._nb_cuda, self._kernels = cp, nb_cuda, kernels
+        self._mo = multi_output_kernels
         self.device_index = int(device_index)
         self.force_global_atomics = bool(force_global_atomics)
         self.threads = int(block_size)
@@ -104,13 +117,13 @@ class CudaBackend:
     def start_fit(self, features, Y, loss, base_weight, scale):
         """Upload the binned features (BinnedFeatures), labels uint8 (n, K) and base weights
         float64 (n,); set the scores to 0 and compute the statistics."""
-        if isinstance(loss, NonDecomposableLossSpec):
-            raise ValueError(f"the CUDA backend does not implement non-decomposable losses "
-                             f"(loss={loss.name!r}); use device='cpu'")
         cp = self.cp
         n, K = Y.shape
         self.features = features
         self.loss = -1 if loss is None else loss.code
+        self.non_decomposable = isinstance(loss, NonDecomposableLossSpec)
+        W = packed_size(K) if self.non_decomposable else K
+        self.max_statistic = 0.0  # largest |non-decomposable statistic| seen (per unit weight)
         self._num_bins = np.diff(np.asarray(features.bin_offset, np.int64))
         B = max(features.total_bins, 1)
         with self._on_device():
@@ -123,12 +136,12 @@ class CudaBackend:
             self.base_weight = cp.asarray(np.ascontiguousarray(base_weight, np.float64))
             self.P = cp.zeros((n, K), np.float64)
             self.g = cp.zeros((n, K), np.int64)
-            self.h = cp.zeros((n, K), np.int64)
+            self.h = cp.zeros((n, W), np.int64)
             self.mask = cp.zeros(n, np.int32)
             self.hist_g = cp.zeros((B, K), np.int64)
-            self.hist_h = cp.zeros((B, K), np.int64)
+            self.hist_h = cp.zeros((B, W), np.int64)
             self.hist_count = cp.zeros(B, np.int64)
-            self._sums = cp.zeros(2 * K + 1, np.int64)  # covered_totals: g | h | count
+            self._sums = cp.zeros(K + W + 1, np.int64)  # covered_totals: g | h | count
             self._v = {name: self._nb(getattr(self, name)) for name in (
                 "bin_index", "bin_offset", "bin_min", "bin_max", "nominal", "Y",
                 "base_weight", "P", "g", "h", "mask", "hist_g", "hist_h", "hist_count")}
@@ -141,7 +154,10 @@ class CudaBackend:
         self.scale = float(scale)
         self.inv_scale = 1.0 / self.scale
         v = self._v
-        if self.loss >= 0:
+        if self.non_decomposable:
+            self.reset_coverage()  # every example covered: encode_covered re-encodes all
+            self.max_statistic = self._encode_covered(np.zeros(0, np.int32), np.zeros(0))
+        elif self.loss >= 0:
             with self._on_device():
                 self._kernels.compute_all_statistics[self._blocks(self.g.size), self.threads](
                     self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"])
@@ -179,18 +195,18 @@ class CudaBackend:
 
     def covered_totals(self, weights):
         """Sums over the covered examples with non-zero weight (int32 (n,), ``None`` = all
-        ones): (g int64 (K,), h int64 (K,), count int)."""
-        K = self.g.shape[1]
+        ones): (g int64 (K,), h int64 (W,), count int)."""
+        K, W = self.g.shape[1], self.h.shape[1]
         v = self._v
         with self._on_device():
             w = self._nb(self._weights(weights))
             self._sums.fill(0)
             s = self._nb(self._sums)
-            blocks = self._blocks(self.g.size, _HIST_ITEMS_PER_THREAD)
+            blocks = self._blocks(self.h.size, _HIST_ITEMS_PER_THREAD)
             self._kernels.covered_totals[blocks, self.threads](
-                v["mask"], self.indicator, w, v["g"], v["h"], s[:K], s[K:2 * K], s[2 * K:])
+                v["mask"], self.indicator, w, v["g"], v["h"], s[:K], s[K:K + W], s[K + W:])
             sums = self.cp.asnumpy(self._sums)
-        return sums[:K].copy(), sums[K:2 * K].copy(), int(sums[2 * K])
+        return sums[:K].copy(), sums[K:K + W].copy(), int(sums[K + W])
 
     # -- search ----------------------------------------------------------------------
     def find_best_refinement(self, features, labels, weights, totals, search):
@@ -198,17 +214,21 @@ class CudaBackend:
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
         for features without missing values), so ``totals`` is not needed on the device."""
-        if search.head_mode not in _CUDA_HEAD_MODES:
-            raise ValueError(f"the CUDA scan does not implement head_mode {search.head_mode}; "
-                             f"known: {_CUDA_HEAD_MODES}")
+        batched = search.head_mode in _BATCHED_HEAD_MODES
+        if not batched and (search.head_mode not in _SCAN_HEAD_MODES or self.non_decomposable):
+            raise ValueError(
+                f"the CUDA backend does not implement head_mode {search.head_mode} for "
+                f"{'non-' if self.non_decomposable else ''}decomposable statistics; known: "
+                f"{_BATCHED_HEAD_MODES if self.non_decomposable else _SCAN_HEAD_MODES}")
         features = np.ascontiguousarray(features, np.int64)
         if features.size == 0:
             return None
+        labels = np.ascontiguousarray(labels, np.int32)
         with self._on_device():
             features_dev = self.cp.asarray(features)  # uploaded once per refinement
             self.build_histograms(features, weights, features_dev)
-            out = self._scan(features, features_dev, np.ascontiguousarray(labels, np.int32),
-                             search)
+            scan = self._scan_batched if batched else self._scan
+            out = scan(features, features_dev, labels, search)
         return select_refinement(features, out)
 
     def build_histograms(self, features, weights, features_dev=None):
@@ -217,17 +237,17 @@ class CudaBackend:
         ``None``). Features whose bins fit in shared memory use ``histogram_shared``, the
         others (or all, with ``force_global_atomics``) ``histogram_global``.
         ``features_dev``: the same features already on the device, if at hand."""
-        n, K = self.g.shape
+        K, W = self.g.shape[1], self.h.shape[1]
         S = features.shape[0]
         if features_dev is None:
             features_dev = self.cp.asarray(features)
         weights_dev = self._weights(weights)
-        zero_blocks = self._blocks(int(self._num_bins[features].max(initial=0)) * K)
+        zero_blocks = self._blocks(int(self._num_bins[features].max(initial=0)) * W)
         self._hist["zero_histograms"](
             (zero_blocks, min(S, _MAX_GRID_Y)), (self.threads,),
-            (features_dev, np.int32(S), self.bin_offset, np.int32(K), self.hist_g,
-             self.hist_h, self.hist_count))
-        need = shared_histogram_bytes(self._num_bins[features], K)
+            (features_dev, np.int32(S), self.bin_offset, np.int32(K), np.int32(W),
+             self.hist_g, self.hist_h, self.hist_count))
+        need = shared_histogram_bytes(self._num_bins[features], K, W)
         in_shared = (need <= self._shared_limit) & (not self.force_global_atomics)
         for use_shared in (True, False):
             selected = in_shared == use_shared
@@ -241,7 +261,8 @@ class CudaBackend:
         """One histogram launch over the ``S`` features ``group_dev`` (device int64); shared
         memory privatised when ``shared_bytes`` > 0, else global atomics."""
         n, K = self.g.shape
-        chunks = math.ceil(n * K / (self.threads * _HIST_ITEMS_PER_THREAD))
+        W = self.h.shape[1]
+        chunks = math.ceil(n * W / (self.threads * _HIST_ITEMS_PER_THREAD))
         chunks = max(1, min(chunks, math.ceil(4 * self._sm_count / S)))
         kernel = self._hist["histogram_shared" if shared_bytes else "histogram_global"]
         if shared_bytes > _DEFAULT_SHARED_BYTES and \
@@ -249,8 +270,8 @@ class CudaBackend:
             kernel.max_dynamic_shared_size_bytes = shared_bytes
         args = (group_dev, np.int32(S), self.bin_index, self.bin_offset,
                 self.mask, np.int32(self.indicator), weights_dev, self.g, self.h,
-                np.int32(K), np.int32(n), np.int32(self.bin_index.shape[0]), self.hist_g,
-                self.hist_h, self.hist_count)
+                np.int32(K), np.int32(W), np.int32(n), np.int32(self.bin_index.shape[0]),
+                self.hist_g, self.hist_h, self.hist_count)
         kernel((chunks, min(S, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
 
     def _scan(self, features, features_dev, labels, search):
@@ -279,6 +300,43 @@ class CudaBackend:
             self._kernels.scan_histograms_params[S, threads](*head, params, *tail)
         return tuple(cp.asnumpy(a) for a in out)
 
+    def _scan_batched(self, features, features_dev, labels, search):
+        """The batched candidate search of ``multi_output_kernels`` over the histograms of
+        ``features`` (host int64 (S,), and on the device) for ``labels`` (host int32 (m,)):
+        prefix sums, every candidate scored in launches of up to ``_SCRATCH_BYTES`` of head
+        work rows, one selection per feature. Returns the host ``out_*`` arrays."""
+        cp, k, v, nb = self.cp, self._mo, self._v, self._nb
+        S, K, W = features.shape[0], self.g.shape[1], self.h.shape[1]
+        B = max(int(self._num_bins[features].max(initial=0)), 1)
+        pre = (cp.empty((S, B + 1, K), np.int64), cp.empty((S, B + 1, W), np.int64),
+               cp.empty((S, B + 1), np.int64))
+        total = S * B * 2
+        cand_q, cand_label = cp.empty(total, np.float64), cp.empty(total, np.int32)
+        F, I = work_sizes(labels.shape[0])
+        rows = max(1, min(total, _SCRATCH_BYTES // ((F + I) * 8)))
+        work_f, work_i = cp.empty((rows, F), np.float64), cp.empty((rows, I), np.int64)
+        out = (cp.full(S, -np.inf, np.float64), cp.full(S, -1, np.int8),
+               cp.zeros(S, np.float32), cp.zeros(S, np.int64), cp.full(S, -1, np.int32),
+               cp.zeros((S, K), np.int64), cp.zeros((S, W), np.int64))
+        hists = (v["hist_g"], v["hist_h"], v["hist_count"])
+        pre_v = tuple(nb(a) for a in pre)
+        features_v = nb(features_dev)
+        k.bin_prefix_sums[S, 32 if K + W < 64 else 128](features_v, v["bin_offset"], *hists,
+                                                         *pre_v)
+        settings = (nb(cp.asarray(labels)), int(search.head_mode),
+                    nb(cp.asarray(np.ascontiguousarray(search.params, np.float64))),
+                    self.inv_scale, int(search.min_coverage))
+        for start in range(0, total, rows):
+            blocks = math.ceil(min(rows, total - start) / _BATCHED_THREADS)
+            k.evaluate_candidates[blocks, _BATCHED_THREADS](
+                start, features_v, v["bin_offset"], v["nominal"], *hists, *pre_v, *settings,
+                nb(work_f), nb(work_i), nb(cand_q), nb(cand_label))
+        k.select_candidates[S, 32](
+            features_v, v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"], *hists,
+            *pre_v, nb(cand_q), nb(cand_label), float(search.min_quality),
+            *(nb(a) for a in out))
+        return tuple(cp.asnumpy(a) for a in out)
+
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         """Refinement steps one by one (see ``Backend.refine_rule``); per step only the
         best refinement crosses to the host."""
@@ -301,6 +359,10 @@ class CudaBackend:
         labels = np.ascontiguousarray(labels, np.int32)
         if labels.size == 0:
             return
+        if self.non_decomposable:
+            largest = self._encode_covered(labels, np.ascontiguousarray(scores, np.float64))
+            self.max_statistic = max(self.max_statistic, largest)
+            return
         v = self._v
         with self._on_device():
             labels_dev = self._nb(self.cp.asarray(labels))
@@ -309,6 +371,24 @@ class CudaBackend:
             self._kernels.update_statistics[self._blocks(work), self.threads](
                 self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
                 v["mask"], self.indicator, labels_dev, scores_dev)
+
+    def _encode_covered(self, labels, scores):
+        """``multi_output_kernels.encode_covered``: add ``scores`` (host float64 (m,)) to the
+        covered examples' ``labels`` (host int32 (m,)) and re-encode their non-decomposable
+        statistics; returns the largest |statistic| per unit weight computed (float)."""
+        cp, v, nb = self.cp, self._v, self._nb
+        n, K = self.g.shape
+        W = self.h.shape[1]
+        threads = min(n, self._blocks(n) * self.threads, _SCRATCH_BYTES // ((K + W) * 8))
+        threads = max(threads, 1)
+        with self._on_device():
+            g_tmp, h_tmp = cp.empty((threads, K), np.float64), cp.empty((threads, W), np.float64)
+            largest = cp.zeros(threads, np.float64)
+            self._mo.encode_covered[self._blocks(threads), self.threads](
+                self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
+                v["mask"], self.indicator, nb(cp.asarray(labels)), nb(cp.asarray(scores)),
+                nb(g_tmp), nb(h_tmp), nb(largest))
+            return float(largest.max())
 
     def training_scores(self):
         """float64 (n, K): the current scores of the training examples (host copy)."""

@@ -5,18 +5,55 @@ Every formula is compiled from its single Python definition with
 ``numba.cuda``, so only the CUDA backend and its tests import it (set
 ``NUMBA_ENABLE_CUDASIM=1`` before the first import to run under the simulator).
 
-Agreement with the host: NVVM contracts a multiply followed by an add into an FMA (e.g.
-``h * inv_scale + l2`` in ``label_gain``, ``value * scale + 0.5`` in ``quantize``); each such
-product is by a power-of-two scale, hence exact, so the results equal the host's bit for
-bit. ``math.exp`` (libdevice, within 1 ulp) may differ from the host's by an ulp, so a
-re-encoded logistic statistic may differ from the CPU's by one fixed-point unit.
+Agreement with the host: by default NVVM contracts a multiply followed by an add into an
+FMA (``-fma=1``), which rounds once where the host (Numba on the CPU never contracts) rounds
+twice. Products by a power-of-two scale are exact either way (``h * inv_scale + l2`` in
+``label_gain``, ``value * scale + 0.5`` in ``quantize``), but the linear solves and sums of
+squares of the non-decomposable losses are not; so every kernel whose code comes from
+``gpurules`` is compiled with ``-fma=0`` (:func:`_compile_without_contraction`), and the
+GPU's ``+ - * /`` and ``sqrt`` (correctly rounded) then give the host's results bit for bit.
+``math.exp``/``math.log`` (libdevice, within 1-2 ulp) may still differ from the host's by
+an ulp, so a re-encoded logistic statistic may differ from the CPU's by one fixed-point unit.
 """
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda
 
 from gpurules.backends.cpu import exact_search, prediction
 from gpurules.objectives import fixed_point, heads, losses
+
+
+_PACKAGE_MARK = "gpurules"  # in the mangled names of every function compiled from gpurules
+
+
+def _compile_without_contraction():
+    """Make NVVM compile every module holding code of ``gpurules`` with ``-fma=0``.
+
+    numba-cuda passes no ``fma`` option of its own (only ``fastmath=True`` sets one) and has
+    no public way to pass one, so its ``nvvm.compile_ir`` is wrapped, once per process: the
+    option is added when one of the LLVM IR modules names a ``gpurules`` function, so the
+    users' own kernels compile as before. Nothing to do under the simulator (no NVVM)."""
+    if config.ENABLE_CUDASIM:
+        return
+    from numba.cuda.cudadrv import nvvm
+
+    original = nvvm.compile_ir
+    if getattr(original, "gpurules_without_fma", False):
+        return
+
+    def compile_ir(llvmir, **options):
+        modules = [llvmir] if isinstance(llvmir, (str, bytes)) else llvmir
+        if not options.get("fastmath") and any(
+                _PACKAGE_MARK in (m if isinstance(m, str) else m.decode(errors="replace"))
+                for m in modules):
+            options["fma"] = False
+        return original(llvmir, **options)
+
+    compile_ir.gpurules_without_fma = True
+    nvvm.compile_ir = compile_ir
+
+
+_compile_without_contraction()
 
 
 def _device(pyfunc):

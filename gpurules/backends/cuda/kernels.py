@@ -11,6 +11,8 @@ m head labels):
     bin_min, bin_max float32 (B,); nominal bool (A,);
     hist_g, hist_h int64 (B, K); hist_count int64 (B,); labels int32 (m,);
     Y uint8 (n, K); P float64 (n, K); base_weight float64 (n,); g, h int64 (n, K);
+    (``covered_totals`` also takes h int64 (n, W), W >= K: packed Hessians; the other
+    kernels of non-decomposable statistics are in ``multi_output_kernels``);
     mask int32 (n,); weights int32 (n,);
     out_q float64 (S,), out_op int8 (S,), out_thr float32 (S,), out_cnt int64 (S,),
     out_label int32 (S,), out_g, out_h int64 (S, K): as in ``cpu/exact_search.py``.
@@ -18,6 +20,7 @@ m head labels):
 
 from numba import cuda, types
 
+from gpurules.backends.cuda import multi_output_kernels
 from gpurules.backends.cuda.device_math import (_device, encode, label_gain, midpoint,
                                                 satisfies)
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
@@ -239,31 +242,35 @@ def _update_statistics(loss, Y, P, base_weight, scale, g, h, mask, indicator, la
 
 
 def _covered_totals(mask, indicator, weights, g, h, tot_g, tot_h, count):
-    """tot_g, tot_h int64 (K,) and count int64 (1,) += the weighted sums over the covered
-    examples with non-zero weight (outputs zeroed by the caller).
+    """tot_g int64 (K,), tot_h int64 (W,) and count int64 (1,) += the weighted sums over the
+    covered examples with non-zero weight (outputs zeroed by the caller); ``h`` is (n, W),
+    W >= K (the packed Hessians of non-decomposable losses), ``g`` its first K columns.
 
-    The T threads form ``rows = T // cols`` rows of ``cols = min(K, T)`` columns; a thread sums
-    its labels over every ``rows``-th example locally and adds the result with one atomic."""
+    The T threads form ``rows = T // cols`` rows of ``cols = min(W, T)`` columns; a thread sums
+    its columns over every ``rows``-th example locally and adds the result with one atomic."""
     n, K = g.shape
+    W = h.shape[1]
     t = cuda.grid(1)
     T = cuda.gridsize(1)
-    cols = min(K, T)
+    cols = min(W, T)
     rows = T // cols
     col = t % cols
     row = t // cols
     if row >= rows:
         return
-    for k in range(col, K, cols):
+    for k in range(col, W, cols):
         sg = 0
         sh = 0
         c = 0
         for i in range(row, n, rows):
             w = weights[i]
             if mask[i] == indicator and w != 0:
-                sg += w * g[i, k]
+                if k < K:
+                    sg += w * g[i, k]
                 sh += w * h[i, k]
                 c += 1
-        cuda.atomic.add(tot_g, k, sg)
+        if k < K:
+            cuda.atomic.add(tot_g, k, sg)
         cuda.atomic.add(tot_h, k, sh)
         if k == 0:
             cuda.atomic.add(count, 0, c)
@@ -310,9 +317,11 @@ def _signatures():
     }
 
 
-# kernel name -> argument types (``void`` return), for ``numba.cuda.compile_ptx``
-SIGNATURES = _signatures()
+# kernel name -> argument types (``void`` return), for ``numba.cuda.compile_ptx``; with
+# the kernels of multi_output_kernels (non-decomposable statistics, batched head search)
+SIGNATURES = {**_signatures(), **multi_output_kernels.SIGNATURES}
 KERNELS = {
+    **multi_output_kernels.KERNELS,
     "scan_histograms": scan_histograms,
     "scan_histograms_params": scan_histograms_params,
     "compute_all_statistics": compute_all_statistics,
