@@ -45,35 +45,43 @@ def boosting_params(l1, l2):
     return np.array([l1, l2], dtype=np.float64)
 
 
-@register_jitable
-def _side_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale):
-    """(G, H) float64 of label ``k``: the running sums or their complement, unscaled."""
+@register_jitable(inline="always")
+def _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
+    """Sum of ``label_gain`` over ``labels``, in label order (the CUDA scan sums in the same
+    order). The complement test sits outside the loop, which keeps the loop branch-light: it
+    runs for every candidate of every search."""
+    total = 0.0
     if complement:
-        return (tot_g[k] - run_g[k]) * inv_scale, (tot_h[k] - run_h[k]) * inv_scale
-    return run_g[k] * inv_scale, run_h[k] * inv_scale
+        for idx in range(labels.shape[0]):
+            k = labels[idx]
+            total += label_gain((tot_g[k] - run_g[k]) * inv_scale,
+                                (tot_h[k] - run_h[k]) * inv_scale, l1, l2)
+    else:
+        for idx in range(labels.shape[0]):
+            k = labels[idx]
+            total += label_gain(run_g[k] * inv_scale, run_h[k] * inv_scale, l1, l2)
+    return total
 
 
-@register_jitable
-def _boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, single, inv_scale,
-                      l1, l2):
+@register_jitable(inline="always")
+def _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
+    """(largest ``label_gain`` over ``labels``, its label; the first on ties)."""
     best = 0.0
     best_label = -1
-    total = 0.0
     for idx in range(labels.shape[0]):
         k = labels[idx]
-        gk, hk = _side_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale)
-        gain = label_gain(gk, hk, l1, l2)
-        if not single:
-            total += gain
-        elif best_label < 0 or gain > best:
+        if complement:
+            gain = label_gain((tot_g[k] - run_g[k]) * inv_scale,
+                              (tot_h[k] - run_h[k]) * inv_scale, l1, l2)
+        else:
+            gain = label_gain(run_g[k] * inv_scale, run_h[k] * inv_scale, l1, l2)
+        if best_label < 0 or gain > best:
             best = gain
             best_label = k
-    if single:
-        return best, best_label
-    return total, -1
+    return best, best_label
 
 
-@register_jitable
+@register_jitable(inline="always")
 def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params,
                  work=None):
     """Quality of the head over ``labels`` (int32 (m,)) for the running sums ``run_*``
@@ -85,10 +93,25 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
 
     Returns (quality float64, label int: the chosen label of a single-label head, the
     number of chosen labels of a SeCo partial head, else -1).
+
+    Inlined where it is called (the searches call it per candidate; a call cost as much as
+    the gains of a dozen labels): the boosting heads are computed in place, the other
+    modes through :func:`_other_quality`.
     """
-    if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE:
-        return _boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels,
-                                 head_mode == HEAD_SINGLE, inv_scale, params[0], params[1])
+    if head_mode == HEAD_COMPLETE:
+        return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                            params[0], params[1]), -1
+    if head_mode == HEAD_SINGLE:
+        return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                          params[0], params[1])
+    return _other_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                          params, work)
+
+
+@register_jitable
+def _other_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                   params, work):
+    """:func:`side_quality` of the head modes other than the boosting ones."""
     if head_mode == HEAD_SECO_SINGLE:
         return single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
     if head_mode == HEAD_SECO_PARTIAL:

@@ -53,6 +53,9 @@ class CpuBackend:
             self.hist_g = np.zeros((B, K), np.int64)
             self.hist_h = np.zeros((B, W), np.int64)
             self.hist_count = np.zeros(B, np.int64)
+            # the covered examples of the current rule (histogram_search.covered_list)
+            self._covered = np.empty(n, np.int32)
+            self._covered_state = np.full(2, -1, np.int64)
         self.indicator = 0
         self.set_scale(scale)
 
@@ -87,6 +90,8 @@ class CpuBackend:
         self.mask[:] = 0
         self.indicator = 0
         self._full_coverage = True
+        if isinstance(self.features, BinnedFeatures):
+            self._covered_state[1] = -1  # the list of the last rule is stale
 
     def covered_totals(self, weights):
         """Sums over the covered examples; ``weights=None`` means unit weights."""
@@ -123,7 +128,8 @@ class CpuBackend:
         fs = self.features
         if isinstance(fs, BinnedFeatures):
             return histogram_search, (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max,
-                                      fs.nominal, self.hist_g, self.hist_h, self.hist_count)
+                                      fs.nominal, self.hist_g, self.hist_h, self.hist_count,
+                                      self._covered, self._covered_state)
         if isinstance(fs, SparseSortedFeatures):
             return sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
                                    fs.nominal, fs.sparse_value)

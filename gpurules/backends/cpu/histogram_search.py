@@ -37,30 +37,36 @@ from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 _WIDE = np.zeros(0)  # the ``wide`` flag of the build kernels for packed Hessians
 
 
-def _build_py(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
-              hist_count, wide):
+def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
+              hist_h, hist_count, wide):
     for j in nb.prange(features.shape[0]):
-        _build_feature(features[j], bin_index, bin_offset, mask, indicator, weights, g, h,
+        _build_feature(features[j], bin_index, bin_offset, covered, n_covered, weights, g, h,
                        hist_g, hist_h, hist_count, wide)
 
 
 @nb.njit
-def _build_feature(f, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
+def _build_feature(f, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g, hist_h,
                    hist_count, wide):
-    """Zero and fill the histogram rows of feature ``f``. ``wide``: None for statistics of
-    one width, an array when ``h`` is wider (``exact_search.accumulate``)."""
+    """Fill the histogram rows of feature ``f`` from the covered examples ``covered[:n_covered]``.
+
+    Counts are zeroed for all of ``f``'s rows; the sums of a row only when its first example
+    arrives, so rows with count 0 keep stale sums (the scan never reads them) and the cost
+    follows the covered examples rather than the bins. ``wide``: None for statistics of one
+    width, an array when ``h`` is wider (``exact_search.accumulate``)."""
     first = bin_offset[f]
-    for r in range(first, bin_offset[f + 1]):
-        hist_g[r, :] = 0
-        hist_h[r, :] = 0
-        hist_count[r] = 0
+    hist_count[first:bin_offset[f + 1]] = 0
     row = bin_index[f]
-    for i in range(row.shape[0]):
+    for c in range(n_covered):
+        i = covered[c]
         b = row[i]
-        if b < 0 or mask[i] != indicator or weights[i] == 0:
+        w = weights[i]
+        if b < 0 or w == 0:
             continue
         r = first + b
-        accumulate(hist_g[r], hist_h[r], g, h, i, weights[i], wide)
+        if hist_count[r] == 0:
+            hist_g[r, :] = 0
+            hist_h[r, :] = 0
+        accumulate(hist_g[r], hist_h[r], g, h, i, w, wide)
         hist_count[r] += 1
 
 
@@ -88,31 +94,58 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
     """
     kernel = build_parallel if parallel else build_serial
     wide = None if g.shape[1] == h.shape[1] else _WIDE
-    kernel(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
-           hist_count, wide)
+    for f in features:
+        rows = slice(bin_offset[f], bin_offset[f + 1])
+        hist_g[rows] = 0
+        hist_h[rows] = 0
+    covered = np.flatnonzero(mask == indicator).astype(np.int32)
+    kernel(features, bin_index, bin_offset, covered, covered.shape[0], weights, g, h, hist_g,
+           hist_h, hist_count, wide)
+
+
+@nb.njit(cache=True)
+def covered_list(mask, indicator, covered, state):
+    """The covered examples in ascending order: ``covered[:state[0]]`` once this returns.
+
+    ``state`` int64 (2,) = (length, the indicator the list was made for); the list is rebuilt
+    from ``mask`` (O(n)) only when that indicator is not ``indicator`` (a new rule resets it
+    to -1, see ``CpuBackend.reset_coverage``). Returns the length."""
+    if state[1] != indicator:
+        count = 0
+        for i in range(mask.shape[0]):
+            if mask[i] == indicator:
+                covered[count] = i
+                count += 1
+        state[0] = count
+        state[1] = indicator
+    return state[0]
 
 
 @nb.njit
-def _feature_totals(first, stop, hist_g, hist_h, hist_count, wide):
-    """Sums over the bins ``first .. stop - 1``: (g int64 (K,), h int64 (W,), count)."""
-    tot_g = np.zeros(hist_g.shape[1], np.int64)
-    tot_h = np.zeros(hist_h.shape[1], np.int64)
+def _feature_totals(first, stop, hist_g, hist_h, hist_count, wide, tot_g, tot_h):
+    """Sums over the bins ``first .. stop - 1`` into ``tot_g`` int64 (K,), ``tot_h`` int64
+    (W,); returns their count."""
+    tot_g[:] = 0
+    tot_h[:] = 0
     count = 0
     for r in range(first, stop):
         if hist_count[r] > 0:
             accumulate(tot_g, tot_h, hist_g, hist_h, r, 1, wide)
             count += hist_count[r]
-    return tot_g, tot_h, count
+    return count
 
 
 @nb.njit
 def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-                  labels, head_mode, params, inv_scale, min_coverage, min_quality, work, out_q,
-                  out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    """Best condition on feature ``f`` from its histogram; writes slot ``j``. ``work``:
-    the head's (float64, int64) work row of slot ``j`` (``objectives.multi_output``)."""
+                  labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work,
+                  out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    """Best condition on feature ``f`` from its histogram; writes slot ``j``. ``sums``: int64
+    (4, max(K, W)), slot ``j``'s rows for the feature totals and running sums; ``work``: the
+    head's (float64, int64) work row of slot ``j`` (``objectives.multi_output``)."""
     first, stop = bin_offset[f], bin_offset[f + 1]
-    tot_g, tot_h, tot_count = _feature_totals(first, stop, hist_g, hist_h, hist_count, work)
+    K, W = hist_g.shape[1], hist_h.shape[1]
+    tot_g, tot_h, run_g, run_h = sums[0, :K], sums[1, :W], sums[2, :K], sums[3, :W]
+    tot_count = _feature_totals(first, stop, hist_g, hist_h, hist_count, work, tot_g, tot_h)
     out = (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
     out_op[j] = -1
     if nominal[f]:
@@ -125,8 +158,8 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
                           tot_g, tot_h, labels, head_mode, params, inv_scale, min_coverage,
                           min_quality, work, *out)
         return
-    run_g = np.zeros(hist_g.shape[1], np.int64)
-    run_h = np.zeros(hist_h.shape[1], np.int64)
+    run_g[:] = 0
+    run_h[:] = 0
     cnt = 0
     prev = -1
     best_q = min_quality
@@ -153,13 +186,13 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
 
 
 def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-             labels, head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i,
-             out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+             labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work_f,
+             work_i, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _scan_feature(j, features[j], bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                       hist_count, labels, head_mode, params, inv_scale, min_coverage,
-                      min_quality, _work_row(work_f, work_i, j, labels.shape[0]), out_q,
-                      out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                      min_quality, sums[j], _work_row(work_f, work_i, j, labels.shape[0]),
+                      out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 scan_serial = nb.njit(cache=True)(_scan_py)
@@ -190,9 +223,10 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, his
         needed = head_mode == HEAD_MULTI_OUTPUT or hist_g.shape[1] != hist_h.shape[1]
         work = work_arrays(features.shape[0], labels.shape[0]) if needed else (None, None)
     kernel = scan_parallel if parallel else scan_serial
+    sums = np.empty((features.shape[0], 4, max(hist_g.shape[1], hist_h.shape[1])), np.int64)
     kernel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-           head_mode, params, inv_scale, min_coverage, min_quality, work[0], work[1], out_q,
-           out_op, out_thr, out_cnt, out_label, out_g, out_h)
+           head_mode, params, inv_scale, min_coverage, min_quality, sums, work[0], work[1],
+           out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 @nb.njit(cache=True)
@@ -208,12 +242,29 @@ def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mas
         f, op: int; threshold: float32; bin_index: int32 (A, n); bin_offset: int64 (A + 1,);
         bin_min: float32 (B,); mask: int32 (n,), updated in place; indicator: int.
     """
+    state = np.full(2, -1, np.int64)
+    _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator,
+                  np.empty(mask.shape[0], np.int32), state)
+
+
+@nb.njit
+def _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator, covered,
+                  state):
+    """:func:`apply_binned_condition` over the covered list (:func:`covered_list`), which it
+    keeps current: afterwards it lists the examples covered at ``indicator + 1``."""
+    n_covered = covered_list(mask, indicator, covered, state)
     row = bin_index[f]
     first = bin_offset[f]
-    for i in range(row.shape[0]):
+    kept = 0
+    for c in range(n_covered):
+        i = covered[c]
         b = row[i]
-        if mask[i] == indicator and b >= 0 and satisfies(op, bin_min[first + b], threshold):
+        if b >= 0 and satisfies(op, bin_min[first + b], threshold):
             mask[i] = indicator + 1
+            covered[kept] = i
+            kept += 1
+    state[0] = kept
+    state[1] = indicator + 1
 
 
 def _make_search(build, scan):
@@ -223,13 +274,15 @@ def _make_search(build, scan):
     used. ``build``/``scan``: the serial or parallel kernels (closure constants)."""
 
     def search(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
-               hist_count, mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
-               head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out):
-        build(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g, hist_h,
-              hist_count, scratch[1])
+               hist_count, covered, state, mask, indicator, weights, g, h, tot_g, tot_h,
+               tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
+               scratch, *out):
+        n_covered = covered_list(mask, indicator, covered, state)
+        build(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
+              hist_h, hist_count, scratch[1])
         scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-             labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[1],
-             scratch[2], *out)
+             labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[0],
+             scratch[1], scratch[2], *out)
 
     return nb.njit(cache=True)(search)
 
@@ -241,6 +294,8 @@ search_parallel = _make_search(build_parallel, scan_parallel)
 @nb.njit(cache=True)
 def apply_step(f, op, threshold, data, mask, indicator):
     """:func:`apply_binned_condition` on ``data = (bin_index, bin_offset, bin_min, bin_max,
-    nominal, hist_g, hist_h, hist_count)``; returns the new indicator."""
-    apply_binned_condition(f, op, threshold, data[0], data[1], data[2], mask, indicator)
+    nominal, hist_g, hist_h, hist_count, covered, state)`` over its covered list; returns the
+    new indicator."""
+    _apply_listed(f, op, threshold, data[0], data[1], data[2], mask, indicator, data[8],
+                  data[9])
     return indicator + 1
