@@ -32,6 +32,11 @@ def _statistics(loss, y, p):
 
 
 @nb.njit
+def _largest(loss, g, h):
+    return nd.largest_statistic(loss, g, h)
+
+
+@nb.njit
 def _loss_value(loss, y, p):
     return nd.loss_value(loss, y, p)
 
@@ -227,6 +232,18 @@ def test_fixed_point_encoding(name):
     g, h = _statistics(LOSSES[name], y, p)
     np.testing.assert_array_equal(gi, np.floor(g * 1.5 * scale + 0.5).astype(np.int64))
     np.testing.assert_array_equal(hi, np.floor(h * 1.5 * scale + 0.5).astype(np.int64))
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_largest_statistic_is_the_largest_entry(name):
+    """The logistic loss's O(K) shortcut (two largest |g_k|) gives the exact maximum."""
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        K = int(rng.integers(1, 12))
+        y = (rng.random(K) < 0.4).astype(np.uint8)
+        p = rng.normal(0.0, 3.0, K) if trial % 2 else np.zeros(K)
+        g, h = _statistics(LOSSES[name], y, p)
+        assert _largest(LOSSES[name], g, h) == max(np.abs(g).max(), np.abs(h).max())
 
 
 def test_statistic_bound():

@@ -91,10 +91,13 @@ def _logistic_sum(y, p, m):
 def _logistic_statistics(y, p, g, h):
     K = p.shape[0]
     m = _logistic_shift(y, p)
-    z = _logistic_sum(y, p, m)
+    z = math.exp(-m)  # _logistic_sum, keeping each exp(x_k - m) in g[k]
     for k in range(K):
         x = -p[k] if y[k] else p[k]
-        s = math.exp(x - m) / z
+        g[k] = math.exp(x - m)
+        z += g[k]
+    for k in range(K):
+        s = g[k] / z
         g[k] = -s if y[k] else s
     for i in range(K):
         row = i * (i + 1) // 2
@@ -151,6 +154,32 @@ def gradient_hessian(loss, y, p, g, h):
         _logistic_statistics(y, p, g, h)
     else:
         _residual_statistics(loss, y, p, g, h)
+
+
+@register_jitable
+def largest_statistic(loss, g, h):
+    """max(|g_k|, |H_kl|) of one example's float64 statistics (as :func:`gradient_hessian`
+    writes them). For the logistic loss in O(K): |H_kl| = |g_k| |g_l| off the diagonal, whose
+    largest value is the product of the two largest |g_k| (rounding is monotone), and the
+    K diagonal entries; for the squared losses over all entries."""
+    largest = 0.0
+    if loss != LOGISTIC:
+        for k in range(g.shape[0]):
+            largest = max(largest, abs(g[k]))
+        for k in range(h.shape[0]):
+            largest = max(largest, abs(h[k]))
+        return largest
+    first = 0.0
+    second = 0.0
+    for k in range(g.shape[0]):
+        a = abs(g[k])
+        largest = max(largest, a, abs(h[k * (k + 1) // 2 + k]))
+        if a > first:
+            second = first
+            first = a
+        elif a > second:
+            second = a
+    return max(largest, first * second)
 
 
 @register_jitable

@@ -11,7 +11,8 @@ gradients and the whole Hessian of an example change when any of its scores does
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.kernels import encode_example, loss_gradient_hessian, quantize
+from gpurules.backends.cpu.kernels import loss_gradient_hessian, quantize
+from gpurules.objectives.non_decomposable import gradient_hessian, largest_statistic
 
 
 @nb.njit(inline="always")
@@ -61,13 +62,13 @@ update_covered_parallel = nb.njit(cache=True, parallel=True)(_update_covered_py)
 
 
 @nb.njit(inline="always")
-def _largest(largest, g_tmp, h_tmp):
-    """max(largest, |values| of g_tmp and h_tmp)."""
-    for k in range(g_tmp.shape[0]):
-        largest = max(largest, abs(g_tmp[k]))
-    for k in range(h_tmp.shape[0]):
-        largest = max(largest, abs(h_tmp[k]))
-    return largest
+def _replace(values, weight, scale, stored, sums):
+    """stored[k] <- quantize(values[k] * weight, scale) (int64), adding the change to sums[k]
+    (``objectives.non_decomposable.encode``'s rounding, fused with the update: one pass)."""
+    for k in range(stored.shape[0]):
+        q = np.int64(quantize(values[k] * weight, scale))
+        sums[k] += q - stored[k]
+        stored[k] = q
 
 
 @nb.njit(cache=True)
@@ -77,10 +78,14 @@ def compute_all_nd(loss, Y, P, base_weight, scale, g, h):
     Returns the largest |statistic| per unit weight (float64), for the fixed-point bound."""
     g_tmp = np.empty(g.shape[1])
     h_tmp = np.empty(h.shape[1])
+    sum_g = np.zeros(g.shape[1], np.int64)  # unused: _replace's sums
+    sum_h = np.zeros(h.shape[1], np.int64)
     largest = 0.0
     for i in range(Y.shape[0]):
-        encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp, h_tmp, g[i], h[i])
-        largest = _largest(largest, g_tmp, h_tmp)
+        gradient_hessian(loss, Y[i], P[i], g_tmp, h_tmp)
+        largest = max(largest, largest_statistic(loss, g_tmp, h_tmp))
+        _replace(g_tmp, base_weight[i], scale, g[i], sum_g)
+        _replace(h_tmp, base_weight[i], scale, h[i], sum_h)
     return largest
 
 
@@ -94,8 +99,6 @@ def _update_covered_nd_py(loss, Y, P, base_weight, scale, g, h, mask, indicator,
     for c in nb.prange(chunks):
         sum_g = np.zeros(g.shape[1], np.int64)
         sum_h = np.zeros(h.shape[1], np.int64)
-        new_g = np.empty(g.shape[1], np.int64)
-        new_h = np.empty(h.shape[1], np.int64)
         g_tmp = np.empty(g.shape[1])
         h_tmp = np.empty(h.shape[1])
         big = 0.0
@@ -104,14 +107,10 @@ def _update_covered_nd_py(loss, Y, P, base_weight, scale, g, h, mask, indicator,
                 continue
             for idx in range(labels.shape[0]):
                 P[i, labels[idx]] += scores[idx]
-            encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp, h_tmp, new_g, new_h)
-            big = _largest(big, g_tmp, h_tmp)
-            for k in range(new_g.shape[0]):
-                sum_g[k] += new_g[k] - g[i, k]
-                g[i, k] = new_g[k]
-            for k in range(new_h.shape[0]):
-                sum_h[k] += new_h[k] - h[i, k]
-                h[i, k] = new_h[k]
+            gradient_hessian(loss, Y[i], P[i], g_tmp, h_tmp)
+            big = max(big, largest_statistic(loss, g_tmp, h_tmp))
+            _replace(g_tmp, base_weight[i], scale, g[i], sum_g)
+            _replace(h_tmp, base_weight[i], scale, h[i], sum_h)
         delta_g[c] = sum_g
         delta_h[c] = sum_h
         largest[c] = big
