@@ -38,8 +38,9 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.objectives.heads import label_gain, label_score
-from gpurules.objectives.linear_solve import (factor_solve, load_packed, packed_quadratic,
-                                              positive_definite_solve)
+from gpurules.objectives.linear_solve import (ZERO_PIVOT, factor_solve, load_packed,
+                                              load_packed_upper, packed_quadratic,
+                                              upper_positive_definite_solve)
 from gpurules.objectives.non_decomposable import packed_index
 
 @register_jitable
@@ -56,6 +57,27 @@ def _diagonal(h, i, packed):
 
 
 @register_jitable
+def _is_prefix(labels):
+    """Whether labels[a] == a for every a (a complete head over the first m outputs)."""
+    for a in range(labels.shape[0]):
+        if labels[a] != a:
+            return False
+    return True
+
+
+@register_jitable
+def _scaled_side(run, tot, complement, n, inv_scale, out):
+    """out[:n] = (tot - run if complement else run)[:n] * inv_scale (unsigned indices, so
+    that the loops vectorise, see ``linear_solve._sub_scaled``)."""
+    if complement:
+        for i in range(np.uint64(0), np.uint64(n)):
+            out[i] = (tot[i] - run[i]) * inv_scale
+    else:
+        for i in range(np.uint64(0), np.uint64(n)):
+            out[i] = run[i] * inv_scale
+
+
+@register_jitable
 def gather_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g_out, h_out):
     """The float64 statistics of ``labels`` (int (m,)) for one side of a boundary.
 
@@ -64,6 +86,10 @@ def gather_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g_out
     Writes g_out (m,) and the packed h_out (m(m+1)/2,).
     """
     m = labels.shape[0]
+    if _is_prefix(labels):  # the sums' own packed order: one flat (vectorised) pass
+        _scaled_side(run_g, tot_g, complement, m, inv_scale, g_out)
+        _scaled_side(run_h, tot_h, complement, m * (m + 1) // 2, inv_scale, h_out)
+        return
     for a in range(m):
         ka = labels[a]
         ga = tot_g[ka] - run_g[ka] if complement else run_g[ka]
@@ -95,14 +121,20 @@ def regularized_solve(g, h, n, weights, l1, l2, a, ipiv, out):
     ``weights``: float64 (n,) or None (all 1). Tries ``positive_definite_solve`` first (the
     case with ``l2 > 0``), else ``factor_solve``. Returns the number of zero pivots.
     """
-    for attempt in range(2):  # a positive definite system first, else Bunch-Kaufman
-        load_packed(h, n, a)
-        for i in range(n):
-            w = _weight(weights, i)
-            a[i * n + i] += l2 * w
-            out[i] = l1_ordinate(g[i], w, l1)
-        if attempt == 0 and positive_definite_solve(a, n, out):
-            return 0
+    # a positive definite system first (loaded into the upper triangle, see linear_solve)
+    largest = load_packed_upper(h, n, a)
+    for i in range(n):
+        w = _weight(weights, i)
+        a[i * n + i] += l2 * w
+        largest = max(largest, abs(a[i * n + i]))
+        out[i] = l1_ordinate(g[i], w, l1)
+    if upper_positive_definite_solve(a, n, out, n * ZERO_PIVOT * largest):
+        return 0
+    load_packed(h, n, a)  # else Bunch-Kaufman
+    for i in range(n):
+        w = _weight(weights, i)
+        a[i * n + i] += l2 * w
+        out[i] = l1_ordinate(g[i], w, l1)
     return factor_solve(a, n, ipiv, out)
 
 

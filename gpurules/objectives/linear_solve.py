@@ -32,12 +32,12 @@ from numba.extending import register_jitable
 
 # Bunch-Kaufman's pivot threshold (1 + sqrt(17)) / 8, as in LAPACK
 _ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
-# A pivot column whose entries are all <= n * _ZERO_PIVOT * max|A| counts as zero. Round-off
+# A pivot column whose entries are all <= n * ZERO_PIVOT * max|A| counts as zero. Round-off
 # leaves pivots of about 1e-13 (relative) in exactly rank-deficient matrices, so the plain
 # ``n * eps`` of rank decisions misses a fifth of them (measured on random PSD matrices of
 # rank r < n <= 40); 2^-32 (2.3e-10) caught all of 2000. It only affects systems with a
 # condition number above ~1e9 / n, i.e. never with an L2 weight comparable to the Hessian.
-_ZERO_PIVOT = 2.0 ** -32
+ZERO_PIVOT = 2.0 ** -32
 
 
 @register_jitable
@@ -75,12 +75,12 @@ def _swap(v, i, j):
 
 @register_jitable
 def _pivot_tolerance(a, n):
-    """n * _ZERO_PIVOT * max |a_ij| over the lower triangle."""
+    """n * ZERO_PIVOT * max |a_ij| over the lower triangle."""
     largest = 0.0
     for i in range(n):
         for j in range(i + 1):
             largest = max(largest, abs(a[i * n + j]))
-    return n * _ZERO_PIVOT * largest
+    return n * ZERO_PIVOT * largest
 
 
 @register_jitable
@@ -246,12 +246,8 @@ def positive_definite_solve(a, n, b):
     (``> n 2^-32 max|A|``, i.e. A is numerically positive definite, the usual case of
     ``H + l2 I``); about 5x faster than :func:`factor_solve` for small n.
 
-    ``a`` holds A's lower triangle (as everywhere in this module); the factorisation first
-    mirrors it into the upper triangle and works there, so that column k of L is the
-    contiguous ``a[k n + k + 1 : k n + n]`` and the rank-1 updates run along rows (they
-    vectorise: a 45 x 45 system took 31 us with the column-strided loops, see
-    docs/benchmarks.md). Every entry sees the same operations in the same order as the
-    strided form, so the result is bit-identical.
+    ``a`` holds A's lower triangle (as everywhere in this module); it is mirrored into the
+    upper triangle and factorised there by :func:`upper_positive_definite_solve`.
 
     Returns False, with ``a`` and ``b`` overwritten, when a pivot is not; the caller then
     reloads the system and calls :func:`factor_solve`.
@@ -260,6 +256,37 @@ def positive_definite_solve(a, n, b):
     for i in range(n):  # upper triangle, row j = column j of the lower one
         for j in range(i):
             a[j * n + i] = a[i * n + j]
+    return upper_positive_definite_solve(a, n, b, tol)
+
+
+@register_jitable
+def load_packed_upper(h, n, a):
+    """Unpack the packed symmetric ``h`` into the *upper* triangle of ``a`` (row j holds
+    column j of the lower triangle: ``a[j n + i] = H_ij`` for i >= j). Returns the largest
+    |H_ij| off the diagonal (the caller adds the diagonal's, after regularising it)."""
+    pos = 0
+    largest = 0.0
+    for i in range(n):
+        for j in range(i):
+            v = h[pos]
+            a[j * n + i] = v
+            largest = max(largest, abs(v))
+            pos += 1
+        a[i * n + i] = h[pos]
+        pos += 1
+    return largest
+
+
+@register_jitable
+def upper_positive_definite_solve(a, n, b, tol):
+    """:func:`positive_definite_solve` on a matrix held in the upper triangle of ``a`` (see
+    :func:`load_packed_upper`), with the zero-pivot tolerance ``tol`` (``n 2^-32 max|A|``).
+
+    Column k of L is the contiguous ``a[k n + k + 1 : k n + n]``, so the rank-1 updates run
+    along rows and vectorise (a 45 x 45 system: 31 us with column-strided loops, 8 us so).
+    Every entry sees the operations of the plain right-looking L D L^T in the same order, so
+    the result is bit-identical to it (tests/test_linear_solve.py).
+    """
     for k in range(n):
         rk = k * n
         d = a[rk + k]
