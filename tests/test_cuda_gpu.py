@@ -2,9 +2,10 @@
 
 Histograms equal the NumPy contract bit for bit with the shared-memory kernel, the
 global-atomics kernel and the opt-in shared memory of wide features; the two kernels and
-repeated runs give identical histograms; the scan equals the CPU exact search with one bin
-per distinct value; whole refinements, coverage, statistics and a short boosting fit equal
-the CPU backend's. Run with ``pytest -m gpu tests/test_cuda_gpu.py`` on a GPU machine.
+repeated runs give identical histograms; the scan equals the CPU histogram search on the
+same bins (thresholds included); whole refinements, coverage, statistics and a short
+boosting fit equal the CPU backend's with the same bins. Run with
+``pytest -m gpu tests/test_cuda_gpu.py`` on a GPU machine.
 """
 
 import numpy as np
@@ -13,12 +14,11 @@ import pytest
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.binning import bin_features
-from gpurules.data.presorted import presort_dense
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (
-    assert_same_refinements, compare_backends, exact_bins, exact_per_feature, histograms,
-    random_problem)
+    assert_same_refinements, compare_backends, exact_bins, histogram_per_feature, histograms,
+    random_problem, uncovered_bin_problem)
 from tests.reference.cuda_support import skip_without_gpu
 
 pytestmark = pytest.mark.gpu
@@ -121,31 +121,45 @@ def test_wide_features_use_opt_in_shared_memory_or_global_atomics():
         np.testing.assert_array_equal(a, b)
     labels = np.arange(K, dtype=np.int32)
     search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
-    _compare_per_feature(backend, X, nominal, features, mask, weights, g, h, labels, search)
+    _compare_per_feature(backend, binned, features, mask, weights, g, h, labels, search)
 
 
-def _compare_per_feature(backend, X, nominal, features, mask, weights, g, h, labels, search):
+def _compare_per_feature(backend, binned, features, mask, weights, g, h, labels, search):
     got = [backend.find_best_refinement(np.array([f]), labels, weights, None, search)
            for f in features]
-    want = exact_per_feature(X, nominal, features, mask, 1, weights, g, h, labels, search)
+    want = histogram_per_feature(binned, features, mask, 1, weights, g, h, labels, search)
     assert_same_refinements(got, want)
 
 
 @pytest.mark.parametrize("head", [HEAD_COMPLETE, HEAD_SINGLE])
-def test_scan_equals_exact_search(head):
-    """One bin per distinct value (nominal, missing values, weights 0/1/2, a covered
-    subset): per feature, the GPU finds exactly the CPU exact search's refinement."""
+@pytest.mark.parametrize("binning", ["exact", "equal-frequency"])
+def test_scan_equals_cpu_histogram_search(head, binning):
+    """One bin per distinct value, or equal-frequency bins (nominal, missing values, weights
+    0/1/2, a covered subset): per feature, the GPU finds exactly the CPU histogram search's
+    refinement on the same bins, threshold included, quality bit for bit."""
     rng = np.random.default_rng(4)
     X, nominal, g, h, weights, mask = random_problem(rng, 3000, 6, 4, n_distinct=30,
                                                      nominal=(0, 3))
-    binned = exact_bins(X, nominal)
+    binned = exact_bins(X, nominal) if binning == "exact" else \
+        bin_features(X, nominal, "equal-frequency", bin_ratio=0.005)
     backend = cuda_backend(binned, g, h, mask, 1)
     features = np.array([5, 0, 3, 1, 2, 4], np.int64)
     for labels, min_coverage in ((np.arange(4, dtype=np.int32), 1),
                                  (np.array([3, 1], np.int32), 50)):
         search = SearchSettings.boosting(head, 0.05, 1.0, min_coverage, -np.inf)
-        _compare_per_feature(backend, X, nominal, features, mask, weights, g, h, labels,
-                             search)
+        _compare_per_feature(backend, binned, features, mask, weights, g, h, labels, search)
+
+
+def test_threshold_next_to_a_bin_without_covered_examples():
+    """An uncovered non-empty bin between two covered ones: the GPU stores the CPU histogram
+    search's threshold (11.5, next to that bin), not the midpoint of the covered values."""
+    binned, g, h, weights, mask, threshold = uncovered_bin_problem()
+    backend = cuda_backend(binned, g, h, mask, 1)
+    features, labels = np.array([0], np.int64), np.array([0], np.int32)
+    search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
+    want = histogram_per_feature(binned, features, mask, 1, weights, g, h, labels, search)
+    assert want[0].threshold == threshold
+    _compare_per_feature(backend, binned, features, mask, weights, g, h, labels, search)
 
 
 def _backends(loss, seed, n=2000, A=5, K=4, **options):
@@ -155,16 +169,16 @@ def _backends(loss, seed, n=2000, A=5, K=4, **options):
     X, nominal, *_ = random_problem(rng, n, A, 1, n_distinct=25, nominal=(1,))
     Y = (rng.random((n, K)) < 0.4).astype(np.uint8)
     base_weight = rng.uniform(0.5, 2.0, size=n)
-    cpu = CpuBackend()
-    cpu.start_fit(presort_dense(X, nominal), Y, loss, base_weight, 2.0 ** 40)
-    gpu = CudaBackend(0, **options)
-    gpu.start_fit(exact_bins(X, nominal), Y, loss, base_weight, 2.0 ** 40)
+    cpu, gpu = CpuBackend(), CudaBackend(0, **options)
+    for backend in (cpu, gpu):
+        backend.start_fit(exact_bins(X, nominal), Y, loss, base_weight, 2.0 ** 40)
     return cpu, gpu, rng
 
 
 @pytest.mark.parametrize("force_global", [False, True], ids=["shared", "global"])
 def test_backend_equals_cpu_backend(force_global):
-    """Totals, refinements, coverage, score updates and re-scaling, bit for bit."""
+    """Totals, refinements, coverage, score updates and re-scaling, bit for bit (the CPU
+    histogram search on the same bins)."""
     cpu, gpu, rng = _backends(SQUARED_ERROR, 5, force_global_atomics=force_global)
     compare_backends(cpu, gpu, rng, rules=3, conditions=3)
 
@@ -182,8 +196,9 @@ def test_logistic_statistics_within_one_unit():
 
 
 def test_boosting_fit_equals_cpu():
-    """A short BOOMER fit (squared-error loss, feature sampling) with the CUDA backend on
-    one bin per distinct value learns the CPU backend's rules."""
+    """A short BOOMER fit (squared-error loss, feature sampling) learns the same rules,
+    thresholds included, with the CUDA and the CPU backend on the same bins (one per
+    distinct value, and equal-width)."""
     from gpurules import BoomerClassifier
     from gpurules.backends.cuda import CudaBackend
     from gpurules.estimators.boomer_params import resolve_config
@@ -194,14 +209,14 @@ def test_boosting_fit_equals_cpu():
     Y = (rng.random((1500, 3)) < 0.3).astype(np.uint8)
     config, _ = resolve_config(BoomerClassifier(loss="squared-error-decomposable",
                                                 max_rules=12, random_state=1))
-    models = []
-    for backend, features in ((CpuBackend(), presort_dense(X, nominal)),
-                              (CudaBackend(0), exact_bins(X, nominal))):
-        learner = BoostingLearner(config, backend, np.random.default_rng(1))
-        models.append(learner.fit(features, Y, np.ones(X.shape[0])).build())
-    cpu_model, gpu_model = models
-    assert len(cpu_model) == len(gpu_model) > 2
-    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
-                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
-        np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
-                                      err_msg=name)
+    for binned in (exact_bins(X, nominal),
+                   bin_features(X, nominal, "equal-width", bin_ratio=0.5)):
+        cpu_model, gpu_model = (
+            BoostingLearner(config, backend, np.random.default_rng(1)).fit(
+                binned, Y, np.ones(X.shape[0])).build()
+            for backend in (CpuBackend(), CudaBackend(0)))
+        assert len(cpu_model) == len(gpu_model) > 2
+        for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
+                     "rule_cond_start", "head_label", "head_score", "rule_head_start"):
+            np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
+                                          err_msg=name)

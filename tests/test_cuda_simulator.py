@@ -4,8 +4,9 @@
    ``numba.cuda`` is first imported, so these checks run in one fresh interpreter
    (``python -m tests.test_cuda_simulator`` with ``NUMBA_ENABLE_CUDASIM=1``) and each test
    reads its check's result; the pytest process never imports ``numba.cuda`` here. The
-   scan must equal the CPU searches bit for bit (qualities included). One check runs the
-   whole ``CudaBackend`` with ``tests/reference/fake_cupy.py`` standing in for CuPy.
+   scan must equal the CPU histogram search on the same bins bit for bit (thresholds and
+   qualities included). One check runs the whole ``CudaBackend`` with
+   ``tests/reference/fake_cupy.py`` standing in for CuPy.
 2. The CUDA C kernels of ``kernels/histogram.cu`` compiled for the host by
    ``tests/reference/cuda_host_harness.cpp`` (threads of a block as real threads).
 
@@ -29,7 +30,8 @@ from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (
     assert_same_refinements, compare_backends, cpu_backend, empty_outputs, exact_bins,
-    exact_per_feature, histograms, random_problem, reference_per_feature, slot_refinements)
+    histogram_per_feature, histograms, random_problem, reference_per_feature, slot_refinements,
+    uncovered_bin_problem)
 from tests.reference.cuda_support import require, run_checks, run_isolated
 from tests.reference.host_kernels import HostKernels, compiler
 from tests.reference.search import satisfied
@@ -95,18 +97,47 @@ def _numpy_reference(binned):
     return reference
 
 
+def _cpu_histogram_reference(binned):
+    def reference(features, mask, weights, g, h, labels, search):
+        return histogram_per_feature(binned, features, mask, 1, weights, g, h, labels, search)
+    return reference
+
+
 @check
-def scan_exact_bins_equals_exact_search():
-    """One bin per distinct value: per feature, the scan finds what the CPU's pre-sorted
-    exact search finds, quality bit for bit (nominal and numerical, with missing values)."""
+def scan_exact_bins_equals_cpu_histogram_search():
+    """One bin per distinct value: per feature, the scan finds what the CPU histogram search
+    on the same bins finds, threshold exactly and quality bit for bit (nominal and
+    numerical, with missing values)."""
     X, nominal, *_ = random_problem(np.random.default_rng(1), 40, 3, 1)
     X[:, 2] = np.nan_to_num(X[:, 2], nan=0.25)
-
-    def exact(features, mask, weights, g, h, labels, search):
-        return exact_per_feature(X, nominal, features, mask, 1, weights, g, h, labels, search)
-
-    _compare_scan(exact, exact_bins(X, nominal), np.array([0, 1, 2], np.int64),
+    binned = exact_bins(X, nominal)
+    _compare_scan(_cpu_histogram_reference(binned), binned, np.array([0, 1, 2], np.int64),
                   np.arange(3, dtype=np.int32), 32, 1, seed=2)
+
+
+@check
+def scan_coarse_bins_equals_cpu_histogram_search():
+    """Equal-frequency bins with missing values, a head over a label subset, min_coverage
+    > 1: the CPU histogram search on the same bins, thresholds and qualities bit for bit."""
+    X, nominal, *_ = random_problem(np.random.default_rng(13), 40, 3, 1, n_distinct=9)
+    binned = bin_features(X, nominal, "equal-frequency", bin_ratio=0.2)
+    _compare_scan(_cpu_histogram_reference(binned), binned, np.array([1, 2, 0], np.int64),
+                  np.array([2, 0], np.int32), 2, 2, seed=14)
+
+
+@check
+def scan_threshold_next_to_an_uncovered_bin():
+    """The boundary between two covered bins with an uncovered non-empty bin between them:
+    the CPU histogram search cuts next to that bin (11.5, not 11.0 between the covered
+    values), and the scan stores the very same threshold."""
+    binned, g, h, weights, mask, threshold = uncovered_bin_problem()
+    features, labels = np.array([0], np.int64), np.array([0], np.int32)
+    for head in (HEAD_COMPLETE, HEAD_SINGLE):
+        search = SearchSettings.boosting(head, 0.0, 1.0, 1, -np.inf)
+        want = histogram_per_feature(binned, features, mask, 1, weights, g, h, labels, search)
+        assert want[0].threshold == threshold, want[0]
+        got = _simulate_scan(binned, features, mask, weights, g, h, labels, search, 32)
+        assert_same_refinements(got, want)
 
 
 @check
@@ -162,7 +193,7 @@ def covered_totals_equal_cpu():
     """Both thread layouts: more threads than labels, and more labels than threads."""
     for (blocks, threads), K in ((GRID, 3), ((1, 2), 5)):
         X, nominal, g, h, weights, mask = random_problem(np.random.default_rng(K), 50, 1, K)
-        want = cpu_backend(X, nominal, g, h, mask, 1).covered_totals(weights)
+        want = cpu_backend(presort_dense(X, nominal), g, h, mask, 1).covered_totals(weights)
         got = (np.zeros(K, np.int64), np.zeros(K, np.int64), np.zeros(1, np.int64))
         _kernels().covered_totals[blocks, threads](mask, 1, weights, g, h, *got)
         np.testing.assert_array_equal(got[0], want[0])
@@ -214,7 +245,8 @@ def _simulated_backend_class():
 def backend_equals_cpu_backend():
     """CudaBackend's uploads, launches, kernel argument types (checked against the CUDA C
     signatures), shared/global split, coverage and statistics: refinements, totals, scores
-    and statistics equal the CpuBackend's exactly (squared-error loss, one bin per value)."""
+    and statistics equal the CpuBackend's (histogram search on the same bins) exactly
+    (squared-error loss, one bin per value)."""
     backend_class, fake_cupy = _simulated_backend_class()
     rng = np.random.default_rng(7)
     n, K = 40, 3
@@ -225,9 +257,9 @@ def backend_equals_cpu_backend():
     loss = DECOMPOSABLE_LOSSES["squared-error-decomposable"]
     for force_global in (False, True):
         cpu = CpuBackend()
-        cpu.start_fit(presort_dense(X, nominal), Y, loss, base_weight, SCALE)
         gpu = backend_class(0, force_global_atomics=force_global, block_size=32)
-        gpu.start_fit(exact_bins(X, nominal), Y, loss, base_weight, SCALE)
+        for backend in (cpu, gpu):
+            backend.start_fit(exact_bins(X, nominal), Y, loss, base_weight, SCALE)
         fake_cupy.launches.clear()
         compare_backends(cpu, gpu, np.random.default_rng(8))
         used = {name for name, *_ in fake_cupy.launches}
@@ -238,7 +270,8 @@ def backend_equals_cpu_backend():
 @check
 def backend_with_statistics_set_by_the_learner():
     """A fit started without a loss (``loss=None``): ``set_statistics`` replaces the
-    statistics, and the refinements, totals and ``covered_mask`` equal the CpuBackend's."""
+    statistics, and the refinements, totals and ``covered_mask`` equal the CpuBackend's
+    (histogram search on the same bins)."""
     backend_class, _ = _simulated_backend_class()
     rng = np.random.default_rng(9)
     n, K = 30, 2
@@ -246,8 +279,9 @@ def backend_with_statistics_set_by_the_learner():
     g = rng.integers(0, 3, size=(n, K)).astype(np.int64)
     h = g + rng.integers(0, 3, size=(n, K))
     cpu, gpu = CpuBackend(), backend_class(0, block_size=32)
-    cpu.start_fit(presort_dense(X, nominal), np.zeros((n, K), np.uint8), None, np.ones(n), 1.0)
-    gpu.start_fit(exact_bins(X, nominal), np.zeros((n, K), np.uint8), None, np.ones(n), 1.0)
+    binned = exact_bins(X, nominal)
+    for backend in (cpu, gpu):
+        backend.start_fit(binned, np.zeros((n, K), np.uint8), None, np.ones(n), 1.0)
     features, labels = np.arange(3, dtype=np.int64), np.arange(K, dtype=np.int32)
     search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
     for backend in (cpu, gpu):
@@ -267,8 +301,8 @@ def backend_with_statistics_set_by_the_learner():
 def seco_refinements_equal_cpu():
     """SeCo heads (single; partial choosing its labels; partial over fixed labels) with
     several heuristics: the simulated CudaBackend's histogram scan finds the CpuBackend's
-    refinements, qualities bit for bit, on exact bins (against the pre-sorted search) and on
-    equal-width bins (against the CPU histogram search)."""
+    histogram search's refinements on the same bins, thresholds and qualities bit for bit,
+    on exact bins and on equal-width bins."""
     from gpurules.objectives import heuristics as H
     from gpurules.objectives.lift_functions import lift_tables
 
@@ -283,13 +317,11 @@ def seco_refinements_equal_cpu():
     weights = rng.integers(0, 3, n).astype(np.int32)
     lift = lift_tables("peak", {"peak_label": 2, "max_lift": 1.08, "curvature": 1.0}, Y)
     features, labels = np.arange(3, dtype=np.int64), np.arange(K, dtype=np.int32)
-    representations = ((presort_dense(X, nominal), exact_bins(X, nominal)),
-                       (bin_features(X, nominal, "equal-width", bin_ratio=0.5),) * 2)
-    for cpu_features, gpu_features in representations:
+    for binned in (exact_bins(X, nominal), bin_features(X, nominal, "equal-width",
+                                                        bin_ratio=0.5)):
         cpu, gpu = CpuBackend(), backend_class(0, block_size=32)
-        cpu.start_fit(cpu_features, Y, None, np.ones(n), 1.0)
-        gpu.start_fit(gpu_features, Y, None, np.ones(n), 1.0)
         for backend in (cpu, gpu):
+            backend.start_fit(binned, Y, None, np.ones(n), 1.0)
             backend.set_statistics(g, h)
         totals = cpu.covered_totals(weights)
         np.testing.assert_array_equal(gpu.covered_totals(weights)[1], totals[1])

@@ -1,10 +1,13 @@
 """References and tiny problems for the CUDA backend's tests (host only, no CUDA imports).
 
-``exact_bins`` maps every distinct value to its own bin, so a histogram search over these
-bins must choose exactly what the pre-sorted exact search chooses. The CPU side is reached
-through the public ``CpuBackend`` protocol and the NumPy oracle of
-``tests/reference/histogram.py``, one feature at a time, so that every slot of the CUDA
-scan's ``out_*`` arrays is compared.
+The CUDA backend's reference is the CPU *histogram* search on the same ``BinnedFeatures``
+(DESIGN: same model for a seed on either device), thresholds included. ``exact_bins`` maps
+every distinct value to its own bin; there the histogram search scores the exact search's
+candidates, but places a threshold next to the nearest bin holding any training example,
+covered or not (``backends/thresholds.py``), where the exact search uses the covered values
+only. The CPU side is reached through the public ``CpuBackend`` protocol and the NumPy
+oracle of ``tests/reference/histogram.py``, one feature at a time, so that every slot of
+the CUDA scan's ``out_*`` arrays is compared.
 """
 
 import numpy as np
@@ -13,7 +16,6 @@ from gpurules.backends.base import Refinement, SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cuda.backend import select_refinement
 from gpurules.data.binning import BinnedFeatures
-from gpurules.data.presorted import presort_dense
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference import histogram as ref_histogram
@@ -81,23 +83,40 @@ def slot_refinements(features, out):
             for j in range(features.shape[0])]
 
 
-def cpu_backend(X, nominal, g, h, mask, indicator):
-    """A CpuBackend (pre-sorted exact search) holding the given statistics and coverage."""
+def cpu_backend(features, g, h, mask, indicator):
+    """A CpuBackend holding the given statistics and coverage; ``features``: BinnedFeatures
+    (histogram search) or a pre-sorted representation (exact search)."""
     n, K = g.shape
     backend = CpuBackend()
-    backend.start_fit(presort_dense(X, nominal), np.zeros((n, K), np.uint8), LOGISTIC,
-                      np.ones(n), 2.0 ** 20)
+    backend.start_fit(features, np.zeros((n, K), np.uint8), LOGISTIC, np.ones(n), 2.0 ** 20)
     backend.g[:], backend.h[:], backend.mask[:] = g, h, mask
     backend.indicator = indicator
     return backend
 
 
-def exact_per_feature(X, nominal, features, mask, indicator, weights, g, h, labels, search):
-    """The CPU exact search's best refinement of each feature alone (scale 2**20)."""
-    backend = cpu_backend(X, nominal, g, h, mask, indicator)
+def histogram_per_feature(binned, features, mask, indicator, weights, g, h, labels, search):
+    """The CPU histogram search's best refinement of each feature alone on ``binned``
+    (BinnedFeatures; scale 2**20)."""
+    backend = cpu_backend(binned, g, h, mask, indicator)
     totals = backend.covered_totals(weights)
     return [backend.find_best_refinement(np.array([f], np.int64), labels, weights, totals,
                                          search) for f in features]
+
+
+def uncovered_bin_problem():
+    """A hand-built feature whose boundary is decided by a bin without covered examples:
+    values 10, 11, 12 (one bin each), the example at 11 not covered, the ones at 10 and 12
+    covered with opposite gradients. The histogram search must cut at 11.5 (next to the
+    bin holding 11), not at the midpoint 11.0 of the covered values 10 and 12.
+
+    Returns (binned, g int64 (4, 1), h int64 (4, 1), weights int32 (4,), mask int32 (4,),
+    the expected threshold float32)."""
+    X = np.array([[10.0], [11.0], [12.0], [12.0]], np.float32)
+    g = np.array([[-3], [5], [2], [2]], np.int64) * 2 ** 20
+    h = np.full((4, 1), 2 ** 20, np.int64)
+    mask = np.array([1, 0, 1, 1], np.int32)
+    return (exact_bins(X, np.zeros(1, bool)), g, h, np.ones(4, np.int32), mask,
+            np.float32(11.5))
 
 
 def reference_per_feature(binned, features, mask, indicator, weights, g, h, labels, search):
@@ -147,8 +166,8 @@ def assert_same_statistics(cpu, gpu):
 
 
 def compare_backends(cpu, gpu, rng, rules=2, conditions=2):
-    """Drive a CpuBackend and a CudaBackend (after ``start_fit`` on the same data; the CPU
-    one pre-sorted, the CUDA one with :func:`exact_bins`) through the learner's phases:
+    """Drive a CpuBackend and a CudaBackend (after ``start_fit`` on the same binned data, so
+    both run the histogram search) through the learner's phases:
     per rule reset, totals, refinements over all features (unit weights for the first rule,
     drawn weights after), coverage, a head update; then a new scale. Every result must be
     equal, so the loss must be one whose statistics involve no ``exp``."""

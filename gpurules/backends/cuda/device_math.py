@@ -19,7 +19,8 @@ an ulp, so a re-encoded logistic statistic may differ from the CPU's by one fixe
 import numpy as np
 from numba import config, cuda
 
-from gpurules.backends.cpu import exact_search, prediction
+from gpurules.backends import thresholds
+from gpurules.backends.cpu import prediction
 from gpurules.objectives import fixed_point, heads, losses
 
 
@@ -66,8 +67,8 @@ label_gain = _device(heads.label_gain)
 label_score = _device(heads.label_score)
 loss_gradient_hessian = _device(losses.loss_gradient_hessian)
 quantize = _device(fixed_point.quantize)
-# the threshold between two adjacent bins and the condition test, as the CPU search has them
-midpoint = _device(exact_search._midpoint)
+# the threshold between two histogram bins and the condition test, as the CPU search has them
+bin_threshold = _device(thresholds.bin_threshold)
 satisfies = _device(prediction.satisfies)
 
 

@@ -21,7 +21,7 @@ m head labels):
 from numba import cuda, types
 
 from gpurules.backends.cuda import multi_output_kernels
-from gpurules.backends.cuda.device_math import (_device, encode, label_gain, midpoint,
+from gpurules.backends.cuda.device_math import (_device, bin_threshold, encode, label_gain,
                                                 satisfies)
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives import heuristics
@@ -163,7 +163,9 @@ def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_
     """Best condition per sampled feature, one block per feature (grid = S blocks).
 
     Bins with count 0 are skipped. Between consecutive non-empty bins ``a < b`` of a numerical
-    feature, ``<=``/``>`` are scored with threshold ``midpoint(bin_max[a], bin_min[b])``; every
+    feature, ``<=``/``>`` are scored with the CPU histogram search's threshold
+    ``bin_threshold(bin_min, bin_max, b)`` (``backends/thresholds.py``: from the nearest bin
+    below ``b`` holding any training example, so it never falls inside a bin); every
     non-empty bin of a nominal feature gives ``==``/``!=`` its value. Candidates are visited in
     the CPU's order and a later one must be strictly better, so ties keep the first.
 
@@ -195,7 +197,7 @@ def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_
             elif at_end:
                 break  # ``<= max`` covers everything, ``> max`` nothing
             else:
-                thr = midpoint(bin_max[prev], bin_min[b])
+                thr = bin_threshold(bin_min, bin_max, b)
                 first_op, second_op = OP_LEQ, OP_GR
             for side in range(2):
                 complement = side == 1

@@ -32,14 +32,13 @@ import math
 
 from numba import cuda, types
 
-from gpurules.backends.cpu import statistics as cpu_statistics
-from gpurules.backends.cuda.device_math import _device, midpoint
+from gpurules.backends.cuda.device_math import _device, bin_threshold
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives import complete_head, multi_output, non_decomposable
 from gpurules.objectives.multi_output import HEAD_ND_SINGLE
 
 encode_example = _device(non_decomposable.encode)
-largest_statistic = _device(cpu_statistics._largest)
+largest_statistic = _device(non_decomposable.largest_statistic)
 multi_output_side = _device(multi_output.multi_output_side)
 single_head_sums = _device(complete_head.single_head_sums)
 work_views = _device(multi_output.work_views)
@@ -80,7 +79,7 @@ def _encode_covered(loss, Y, P, base_weight, scale, g, h, mask, indicator, label
                 P[i, labels[idx]] += scores[idx]
             encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp[t], h_tmp[t], g[i],
                            h[i])
-            big = largest_statistic(big, g_tmp[t], h_tmp[t])
+            big = max(big, largest_statistic(loss, g_tmp[t], h_tmp[t]))
         largest[t] = big
 
 
@@ -210,11 +209,7 @@ def _select_candidates(features, bin_offset, bin_min, bin_max, nominal, hist_g, 
                 out_thr[j] = bin_min[r]
             else:
                 out_op[j] = OP_GR if side == 1 else OP_LEQ
-                # the nearest bin below that holds any training example, as the CPU search
-                lower = r - 1
-                while bin_max[lower] != bin_max[lower]:
-                    lower -= 1
-                out_thr[j] = midpoint(bin_max[lower], bin_min[r])
+                out_thr[j] = bin_threshold(bin_min, bin_max, r)
     cuda.syncthreads()
     best = chosen[0]
     if best < 0:
