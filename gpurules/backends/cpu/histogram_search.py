@@ -6,9 +6,10 @@ statistics per (sampled feature, bin), and :func:`scan_histograms` walks each fe
 bins in ascending order, skipping empty ones:
 
 - numerical: at the boundary between consecutive non-empty bins ``b < b2``, ``<=`` is scored
-  from the running sums and ``>`` from ``totals - running sums``, with the threshold
-  ``_midpoint(bin_max[b'], bin_min[b2])`` where ``b'`` is the last bin below ``b2`` that
-  holds any training example (``b' >= b``), so a threshold never falls inside a bin;
+  from the running sums and ``>`` from ``totals - running sums``, with the threshold of
+  ``thresholds.bin_threshold`` (shared with the CUDA scan): the midpoint of ``bin_max[b']``
+  and ``bin_min[b2]``, where ``b'`` is the last bin below ``b2`` that holds any training
+  example (``b' >= b``), so a threshold never falls inside a bin;
 - nominal: ``==`` from a bin's sums and ``!=`` from ``totals - bin``, threshold = the bin's
   value.
 
@@ -28,9 +29,10 @@ the CUDA backend fills the same arrays with the same meaning.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import (_consider, _evaluate, _midpoint, _work_row,
+from gpurules.backends.cpu.exact_search import (_consider, _evaluate, _work_row,
                                                 accumulate)
 from gpurules.backends.cpu.prediction import satisfies
+from gpurules.backends.thresholds import bin_threshold
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 
@@ -167,12 +169,7 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
         if hist_count[r] == 0:
             continue
         if prev >= 0:
-            # between r and the nearest bin below it that holds any training example, so
-            # the threshold never falls inside a bin (e.g. of a zero-weight example)
-            lower = r - 1
-            while bin_max[lower] != bin_max[lower]:
-                lower -= 1
-            thr = _midpoint(bin_max[lower], bin_min[r])
+            thr = bin_threshold(bin_min, bin_max, r)
             for side in range(2):  # ascending thresholds, ``<=`` first: canonical ties
                 side_cnt = tot_count - cnt if side else cnt
                 if side_cnt >= min_coverage and side_cnt > 0:
