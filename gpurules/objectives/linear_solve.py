@@ -19,8 +19,10 @@ of zero pivots is returned so that callers can tell. With mlrl-boomer's default
 definite (each loss is convex, so ``H`` is positive semi-definite), and this never happens.
 
 Storage: ``a`` is a flat float64 scratch of at least ``n * n`` values holding an ``n x n``
-matrix row-major with stride ``n``; only its lower triangle (``a[i * n + j]``, ``j <= i``) is
-read and written. ``ipiv`` is int64 (n,): ``ipiv[k] = r >= 0`` for a 1x1 pivot after rows and
+matrix row-major with stride ``n``; the Bunch-Kaufman functions read and write only its lower
+triangle (``a[i * n + j]``, ``j <= i``); the positive definite fast path works on the upper
+triangle (:func:`load_packed_upper`, :func:`upper_positive_definite_solve`), where a column of
+the lower triangle is a contiguous row. ``ipiv`` is int64 (n,): ``ipiv[k] = r >= 0`` for a 1x1 pivot after rows and
 columns ``k`` and ``r`` were swapped, ``ipiv[k] = ipiv[k + 1] = -(r + 1)`` for a 2x2 pivot at
 ``k, k + 1`` after ``k + 1`` and ``r`` were swapped.
 """
