@@ -26,10 +26,11 @@ parameters, so a learner plugs in a new objective here without touching the sear
 """
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.core import types
+from numba.extending import overload, register_jitable
 
 from gpurules.objectives.complete_head import single_head_sums
-from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, _shrunk, label_gain
 from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
                                             partial_quality, single_quality)
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
@@ -64,6 +65,52 @@ def _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, 
 
 
 @register_jitable(inline="always")
+def _summed_gain_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains):
+    """:func:`_summed_gain` over all labels ``0..K-1``: the gains go to ``gains`` float64 (K,)
+    first, a loop without branches or gathers that the compiler vectorises, then they are
+    summed in label order, so the result is the same bit for bit."""
+    K = run_g.shape[0]
+    if complement:
+        for k in range(K):
+            a, denom = _shrunk((tot_g[k] - run_g[k]) * inv_scale,
+                               (tot_h[k] - run_h[k]) * inv_scale, l1, l2)
+            gains[k] = 0.5 * a * a / denom if a > 0.0 and denom > 0.0 else 0.0
+    else:
+        for k in range(K):
+            a, denom = _shrunk(run_g[k] * inv_scale, run_h[k] * inv_scale, l1, l2)
+            gains[k] = 0.5 * a * a / denom if a > 0.0 and denom > 0.0 else 0.0
+    total = 0.0
+    for k in range(K):
+        total += gains[k]
+    return total
+
+
+def complete_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
+                     gains):
+    """The complete head's quality (``HEAD_COMPLETE``): :func:`_summed_gain`, computed by
+    :func:`_summed_gain_all` when the head covers every label and a ``gains`` buffer
+    (float64 (K,)) is given; ``gains`` None (a type, decided at compile time) always takes
+    the plain loop."""
+
+
+@overload(complete_quality, inline="always")
+def _complete_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
+                            gains):
+    if isinstance(gains, (types.NoneType, types.Omitted)):
+        def plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, gains):
+            return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
+                                l2)
+        return plain
+
+    def buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, gains):
+        if labels.shape[0] == run_g.shape[0]:  # labels are sorted and distinct: 0..K-1
+            return _summed_gain_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2,
+                                    gains)
+        return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2)
+    return buffered
+
+
+@register_jitable(inline="always")
 def _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
     """(largest ``label_gain`` over ``labels``, its label; the first on ties)."""
     best = 0.0
@@ -83,13 +130,15 @@ def _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2
 
 @register_jitable(inline="always")
 def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params,
-                 work=None):
+                 work=None, gains=None):
     """Quality of the head over ``labels`` (int32 (m,)) for the running sums ``run_*``
     (int64 (K,); ``run_h`` (K(K+1)/2,) for non-decomposable statistics) or, with
     ``complement``, for ``tot_* - run_*``.
 
     ``work``: ``multi_output.work_views`` of a scratch row, one per thread; only
-    ``HEAD_MULTI_OUTPUT`` reads it (without it that mode scores -inf).
+    ``HEAD_MULTI_OUTPUT`` reads it (without it that mode scores -inf). ``gains``: float64
+    (K,) scratch, one per thread, that lets the complete head vectorise
+    (:func:`complete_quality`); the result is the same without it.
 
     Returns (quality float64, label int: the chosen label of a single-label head, the
     number of chosen labels of a SeCo partial head, else -1).
@@ -99,8 +148,8 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
     modes through :func:`_other_quality`.
     """
     if head_mode == HEAD_COMPLETE:
-        return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
-                            params[0], params[1]), -1
+        return complete_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                                params[0], params[1], gains), -1
     if head_mode == HEAD_SINGLE:
         return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
                           params[0], params[1])

@@ -184,9 +184,11 @@ class CpuBackend:
         work = work_sizes(K) if needs_work else None
         key = (S, work)
         if self._buffers is None or self._buffers[0] != key:  # fixed per fit in practice
-            scratch = (np.empty((S, 8, max(K, W)), np.int64), None, None)
+            sums, gains = np.empty((S, 8, max(K, W)), np.int64), np.empty((S, K))
+            scratch = (sums, None, None, gains)
             if work is not None:  # None: the searches compile without multi-output heads
-                scratch = (scratch[0], np.zeros((S, work[0])), np.zeros((S, work[1]), np.int64))
+                scratch = (sums, np.zeros((S, work[0])), np.zeros((S, work[1]), np.int64),
+                           gains)
             self._buffers = (key, scratch, np.empty(S), np.empty(S, np.int8),
                              np.empty(S, np.float32), np.empty(S, np.int64),
                              np.empty(S, np.int32), np.empty((S, K), np.int64),

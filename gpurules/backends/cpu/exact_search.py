@@ -13,9 +13,10 @@ covered while ``mask[i] == indicator``.
 Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W): ``W = K`` for decomposable losses,
 ``W = K (K + 1) / 2`` (the packed Hessian) for non-decomposable ones; a sum of ``g`` uses
 its first K entries, a sum of ``h`` its first W. ``scratch`` is the tuple ``(sums int64
-(S, 8, max(K, W)), work_f float64 (S, F), work_i int64 (S, I))``: per search slot ``j`` the
-running sums and feature totals (rows), and the head's work row
-(``objectives.multi_output``). The work arrays are None when the head needs none and the
+(S, 8, max(K, W)), work_f float64 (S, F), work_i int64 (S, I), gains float64 (S, K))``: per
+search slot ``j`` the running sums and feature totals (rows), the head's work row
+(``objectives.multi_output``) and a row for the complete head's per-label gains
+(``quality.complete_quality``). The work arrays are None when the head needs none and the
 statistics are decomposable; the searches are then compiled without the multi-output code
 (see :func:`accumulate`, :func:`_quality`).
 """
@@ -52,8 +53,8 @@ def _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out
 
 
 def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels, head_mode,
-                 params, inv_scale, min_coverage, min_quality, work, out_q, out_op, out_thr,
-                 out_cnt, out_label, out_g, out_h):
+                 params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
+                 out_thr, out_cnt, out_label, out_g, out_h):
     """Score one candidate and keep it in slot ``j`` if it is canonically better: a larger
     quality, then a smaller threshold, then the smaller op (``<=`` before ``>``, ``==``
     before ``!=``). Slot ``j`` starts empty (``out_op[j] = -1``) and only takes candidates
@@ -61,7 +62,7 @@ def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labe
     if count < min_coverage or count <= 0:
         return
     q, lab = _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
-                      params, work)
+                      params, work, gains)
     if out_op[j] < 0:
         better = q > min_quality
     else:
@@ -80,13 +81,13 @@ _evaluate = nb.njit(_evaluate_py)
 
 @nb.njit(inline="always")
 def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels,
-              head_mode, params, inv_scale, work, out_q, out_op, out_thr, out_cnt, out_label,
-              out_g, out_h):
+              head_mode, params, inv_scale, work, gains, out_q, out_op, out_thr, out_cnt,
+              out_label, out_g, out_h):
     """Score one candidate of a scan that visits thresholds in ascending order, ``<=``
     before ``>``; keep it in slot ``j`` if its quality beats ``best_q`` (so ties keep the
     canonical first). The caller checks the coverage. Returns the new best quality."""
     q, lab = _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
-                      params, work)
+                      params, work, gains)
     if q > best_q:
         _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
               out_thr, out_cnt, out_label, out_g, out_h)
@@ -160,26 +161,27 @@ def _work_row_typed(work_f, work_i, j, m):
 
 
 def _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params,
-             work):
+             work, gains):
     """``side_quality``; without ``work`` (None) it is compiled without the multi-output
     heads, so the decomposable searches run the code they ran before those existed (passing
-    the work rows cost them ~7%)."""
+    the work rows cost them ~7%). ``gains``: the slot's float64 (K,) row for the complete
+    head's vectorised loop (``quality.complete_quality``)."""
 
 
 @overload(_quality, inline="always")
 def _quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
-                   params, work):
+                   params, work, gains):
     if isinstance(work, types.NoneType):
         def without_work(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
-                         params, work):
+                         params, work, gains):
             return side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                                inv_scale, params)
+                                inv_scale, params, None, gains)
         return without_work
 
     def with_work(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
-                  params, work):
+                  params, work, gains):
         return side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                            inv_scale, params, work)
+                            inv_scale, params, work, gains)
     return with_work
 
 
@@ -210,6 +212,7 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
     totals, and the head's work row."""
     sums = scratch[0][j]
     work = _work_row(scratch[1], scratch[2], j, labels.shape[0])
+    gains = scratch[3][j]
     run_g, run_h = sums[0], sums[1]
     run_g[:] = 0
     run_h[:] = 0
@@ -250,7 +253,8 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
                     continue
                 best_q = _consider(best_q, j, ops[side], thr, side_cnt, complement, run_g,
                                    run_h, tot_g, tot_h, labels, head_mode, params, inv_scale,
-                                   work, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                                   work, gains, out_q, out_op, out_thr, out_cnt, out_label,
+                                   out_g, out_h)
             if is_nominal and not at_end:
                 run_g[:] = 0
                 run_h[:] = 0

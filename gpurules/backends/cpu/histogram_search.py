@@ -140,10 +140,11 @@ def _feature_totals(first, stop, hist_g, hist_h, hist_count, wide, tot_g, tot_h)
 @nb.njit
 def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
                   labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work,
-                  out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+                  gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Best condition on feature ``f`` from its histogram; writes slot ``j``. ``sums``: int64
     (4, max(K, W)), slot ``j``'s rows for the feature totals and running sums; ``work``: the
-    head's (float64, int64) work row of slot ``j`` (``objectives.multi_output``)."""
+    head's (float64, int64) work row of slot ``j`` (``objectives.multi_output``); ``gains``:
+    its float64 (K,) row for the complete head (``quality.complete_quality``)."""
     first, stop = bin_offset[f], bin_offset[f + 1]
     K, W = hist_g.shape[1], hist_h.shape[1]
     tot_g, tot_h, run_g, run_h = sums[0, :K], sums[1, :W], sums[2, :K], sums[3, :W]
@@ -158,7 +159,7 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
             for op, side_cnt in ((OP_EQ, cnt), (OP_NEQ, tot_count - cnt)):
                 _evaluate(j, op, bin_min[r], side_cnt, op == OP_NEQ, hist_g[r], hist_h[r],
                           tot_g, tot_h, labels, head_mode, params, inv_scale, min_coverage,
-                          min_quality, work, *out)
+                          min_quality, work, gains, *out)
         return
     run_g[:] = 0
     run_h[:] = 0
@@ -175,8 +176,8 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
                 if side_cnt >= min_coverage and side_cnt > 0:
                     best_q = _consider(best_q, j, OP_GR if side else OP_LEQ, thr, side_cnt,
                                        side == 1, run_g, run_h, tot_g, tot_h, labels,
-                                       head_mode, params, inv_scale, work, out_q, out_op,
-                                       out_thr, out_cnt, out_label, out_g, out_h)
+                                       head_mode, params, inv_scale, work, gains, out_q,
+                                       out_op, out_thr, out_cnt, out_label, out_g, out_h)
         accumulate(run_g, run_h, hist_g, hist_h, r, 1, work)
         cnt += hist_count[r]
         prev = r
@@ -184,12 +185,12 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
 
 def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
              labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work_f,
-             work_i, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+             work_i, gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _scan_feature(j, features[j], bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                       hist_count, labels, head_mode, params, inv_scale, min_coverage,
                       min_quality, sums[j], _work_row(work_f, work_i, j, labels.shape[0]),
-                      out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                      gains[j], out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 scan_serial = nb.njit(cache=True)(_scan_py)
@@ -221,9 +222,10 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, his
         work = work_arrays(features.shape[0], labels.shape[0]) if needed else (None, None)
     kernel = scan_parallel if parallel else scan_serial
     sums = np.empty((features.shape[0], 4, max(hist_g.shape[1], hist_h.shape[1])), np.int64)
+    gains = np.empty((features.shape[0], hist_g.shape[1]))
     kernel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
            head_mode, params, inv_scale, min_coverage, min_quality, sums, work[0], work[1],
-           out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+           gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 @nb.njit(cache=True)
@@ -279,7 +281,7 @@ def _make_search(build, scan):
               hist_h, hist_count, scratch[1])
         scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
              labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[0],
-             scratch[1], scratch[2], *out)
+             scratch[1], scratch[2], scratch[3], *out)
 
     return nb.njit(cache=True)(search)
 

@@ -31,6 +31,7 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
     pos_end = start + n_present[f]
     sums = scratch[0][j]
     work = _work_row(scratch[1], scratch[2], j, labels.shape[0])
+    gains = scratch[3][j]
     sums[:] = 0
     neg_g, neg_h, pos_g, pos_h = sums[0], sums[1], sums[2], sums[3]
     grp_g, grp_h = sums[4], sums[5]
@@ -47,21 +48,23 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
         tot_g, tot_h = ftot_g, ftot_h
     out_op[j] = -1
     is_nominal = nominal[f]
-    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality,
-            work, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-            out_h)
     n_below = start + n_neg[f]
+    # the scoring arguments travel as one tuple: Numba inlines the phases only into calls
+    # without *args, and Python passes a call of more than 30 arguments as *args (a call
+    # passing two dozen arrays cost more than scoring a feature of a few entries)
+    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, work, gains,
+            out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
     # phase I: below z, ascending; phase II: above z, descending
     neg_max, n_lo, groups_lo = _phase(j, start, n_below, 1, is_nominal, index, value, z, mask,
                                       indicator, weights, g, h, tot_g, tot_h, tot_count, -1, 0,
-                                      neg_g, neg_h, grp_g, grp_h, *args)
+                                      neg_g, neg_h, grp_g, grp_h, work, args)
     pos_min, n_hi, groups_hi = _phase(j, pos_end - 1, n_below - 1, -1, is_nominal, index, value,
                                       z, mask, indicator, weights, g, h, tot_g, tot_h,
                                       tot_count, groups_lo, n_lo, pos_g, pos_h, grp_g, grp_h,
-                                      *args)
+                                      work, args)
     _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_lo, n_hi, neg_max, pos_min,
-                 groups_lo + groups_hi == 1 and groups_hi == 0, tot_g, tot_h, tot_count, grp_g,
-                 grp_h, *args)
+                 groups_lo == 1 and groups_hi == 0, tot_g, tot_h, tot_count, grp_g, grp_h,
+                 args)
 
 
 @nb.njit(inline="always")
@@ -77,21 +80,27 @@ def _second_of_two(prior_groups, prior_cnt, tot_count, cnt):
     return (prior_groups == 0 and n_zero > 0) or (prior_groups == 1 and n_zero == 0)
 
 
-@nb.njit
+@nb.njit(inline="always")
+def _score(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, a):
+    """``exact_search._evaluate`` with its trailing arguments packed in the tuple ``a`` (a
+    ``*args`` call would keep the phases from being inlined)."""
+    _evaluate(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, a[0], a[1], a[2], a[3],
+              a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14])
+
+
+@nb.njit(inline="always")
 def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weights, g, h, tot_g,
-           tot_h, tot_count, prior_groups, prior_cnt, acc_g, acc_h, grp_g, grp_h, labels,
-           head_mode, params, inv_scale, min_coverage, min_quality, work, out_q, out_op,
-           out_thr, out_cnt, out_label, out_g, out_h):
+           tot_h, tot_count, prior_groups, prior_cnt, acc_g, acc_h, grp_g, grp_h, work, args):
     """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``.
 
     Ascending (step 1): ``<=`` is the running sum; descending (step -1): ``>`` is. Nominal
     features accumulate each value group in ``grp`` and fold it into ``acc`` at its end.
     ``prior_groups``, ``prior_cnt``: phase I's value groups and covered entries when this is
     phase II, else -1 and 0 (see :func:`_second_of_two`).
+    ``work``: the head's work row (also ``args[6]``), ``accumulate``'s width flag; ``args``:
+    the trailing arguments of ``exact_search._evaluate``.
     Returns (the last value visited, the number of covered entries, the number of value
     groups)."""
-    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, work, out_q,
-            out_op, out_thr, out_cnt, out_label, out_g, out_h)
     cnt = 0
     gcnt = 0
     groups = 0
@@ -111,9 +120,9 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
             if is_nominal:
                 if not (at_end and groups == 0 and prior_groups >= 0
                         and _second_of_two(prior_groups, prior_cnt, tot_count, cnt)):
-                    _evaluate(j, OP_EQ, prev, gcnt, False, grp_g, grp_h, tot_g, tot_h, *args)
-                    _evaluate(j, OP_NEQ, prev, tot_count - gcnt, True, grp_g, grp_h, tot_g,
-                              tot_h, *args)
+                    _score(j, OP_EQ, prev, gcnt, False, grp_g, grp_h, tot_g, tot_h, args)
+                    _score(j, OP_NEQ, prev, tot_count - gcnt, True, grp_g, grp_h, tot_g,
+                              tot_h, args)
                 groups += 1
                 for k in range(acc_g.shape[0]):
                     acc_g[k] += grp_g[k]
@@ -125,10 +134,10 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
             elif not at_end:
                 thr = _midpoint(prev, v) if step == 1 else _midpoint(v, prev)
                 below = step == 1  # whether the running sums are the ``<=`` side
-                _evaluate(j, OP_LEQ, thr, cnt if below else tot_count - cnt, not below, acc_g,
-                          acc_h, tot_g, tot_h, *args)
-                _evaluate(j, OP_GR, thr, tot_count - cnt if below else cnt, below, acc_g, acc_h,
-                          tot_g, tot_h, *args)
+                _score(j, OP_LEQ, thr, cnt if below else tot_count - cnt, not below, acc_g,
+                          acc_h, tot_g, tot_h, args)
+                _score(j, OP_GR, thr, tot_count - cnt if below else cnt, below, acc_g, acc_h,
+                          tot_g, tot_h, args)
         if at_end:
             break
         if is_nominal:
@@ -141,17 +150,13 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
     return prev, cnt, groups
 
 
-@nb.njit
+@nb.njit(inline="always")
 def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg_max,
-                 pos_min, one_group_below, tot_g, tot_h, tot_count, exp_g, exp_h, labels,
-                 head_mode, params, inv_scale, min_coverage, min_quality, work, out_q, out_op,
-                 out_thr, out_cnt, out_label, out_g, out_h):
+                 pos_min, one_group_below, tot_g, tot_h, tot_count, exp_g, exp_h, args):
     """Candidates next to the implicit value, scored from ``totals - phase sums``.
     ``one_group_below``: the explicit entries are one value group below ``z``; then a nominal
     feature's ``z`` group is the larger of two values and is not scored (as in
-    :func:`_second_of_two`)."""
-    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, work, out_q,
-            out_op, out_thr, out_cnt, out_label, out_g, out_h)
+    :func:`_second_of_two`). ``args``: as for :func:`_phase`."""
     n_zero = tot_count - n_neg - n_pos
     if is_nominal:
         if n_zero > 0 and not one_group_below:  # exp_*: the explicit entries' sums (scratch)
@@ -159,24 +164,24 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
                 exp_g[k] = neg_g[k] + pos_g[k]
             for k in range(exp_h.shape[0]):
                 exp_h[k] = neg_h[k] + pos_h[k]
-            _evaluate(j, OP_EQ, z, n_zero, True, exp_g, exp_h, tot_g, tot_h, *args)
-            _evaluate(j, OP_NEQ, z, n_neg + n_pos, False, exp_g, exp_h, tot_g, tot_h, *args)
+            _score(j, OP_EQ, z, n_zero, True, exp_g, exp_h, tot_g, tot_h, args)
+            _score(j, OP_NEQ, z, n_neg + n_pos, False, exp_g, exp_h, tot_g, tot_h, args)
         return
     if n_zero > 0:
         if n_neg > 0:
             thr = _midpoint(neg_max, z)
-            _evaluate(j, OP_LEQ, thr, n_neg, False, neg_g, neg_h, tot_g, tot_h, *args)
-            _evaluate(j, OP_GR, thr, tot_count - n_neg, True, neg_g, neg_h, tot_g, tot_h,
-                      *args)
+            _score(j, OP_LEQ, thr, n_neg, False, neg_g, neg_h, tot_g, tot_h, args)
+            _score(j, OP_GR, thr, tot_count - n_neg, True, neg_g, neg_h, tot_g, tot_h,
+                      args)
         if n_pos > 0:
             thr = _midpoint(z, pos_min)
-            _evaluate(j, OP_LEQ, thr, tot_count - n_pos, True, pos_g, pos_h, tot_g, tot_h,
-                      *args)
-            _evaluate(j, OP_GR, thr, n_pos, False, pos_g, pos_h, tot_g, tot_h, *args)
+            _score(j, OP_LEQ, thr, tot_count - n_pos, True, pos_g, pos_h, tot_g, tot_h,
+                      args)
+            _score(j, OP_GR, thr, n_pos, False, pos_g, pos_h, tot_g, tot_h, args)
     elif n_neg > 0 and n_pos > 0:
         thr = _midpoint(neg_max, pos_min)
-        _evaluate(j, OP_LEQ, thr, n_neg, False, neg_g, neg_h, tot_g, tot_h, *args)
-        _evaluate(j, OP_GR, thr, n_pos, True, neg_g, neg_h, tot_g, tot_h, *args)
+        _score(j, OP_LEQ, thr, n_neg, False, neg_g, neg_h, tot_g, tot_h, args)
+        _score(j, OP_GR, thr, n_pos, True, neg_g, neg_h, tot_g, tot_h, args)
 
 
 _search_sparse_feature = nb.njit(_search_sparse_feature)
