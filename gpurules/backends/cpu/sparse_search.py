@@ -22,17 +22,20 @@ from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal, z, mask,
                            indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
                            head_mode, params, inv_scale, min_coverage, min_quality, scratch,
-                           out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    """Best condition on sparse feature ``f``; writes slot ``j`` of the ``out_*`` arrays.
+                           out):
+    """Best condition on sparse feature ``f``; writes slot ``j`` of the ``out`` arrays
+    (``out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h``, one tuple so that the call
+    has fewer than 30 arguments and is inlined, see :func:`_phase`).
 
     ``scratch`` (as in ``exact_search``): slot ``j``'s rows hold the phase sums, the current
     value group and the feature totals, so that no memory is allocated per feature."""
+    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
     start, end = indptr[f], indptr[f + 1]
     pos_end = start + n_present[f]
     sums = scratch[0][j]
     work = _work_row(scratch[1], scratch[2], j, labels.shape[0])
     gains = scratch[3][j]
-    sums[:] = 0
+    sums[:6] = 0  # rows 6 and 7 are written before they are read
     neg_g, neg_h, pos_g, pos_h = sums[0], sums[1], sums[2], sums[3]
     grp_g, grp_h = sums[4], sums[5]
     if pos_end < end:  # covered examples missing this feature leave its totals
@@ -184,7 +187,7 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
         _score(j, OP_GR, thr, n_pos, True, neg_g, neg_h, tot_g, tot_h, args)
 
 
-_search_sparse_feature = nb.njit(_search_sparse_feature)
+_search_sparse_feature = nb.njit(inline="always")(_search_sparse_feature)
 
 
 def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z, mask,
@@ -195,7 +198,7 @@ def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z,
         _search_sparse_feature(j, features[j], indptr, index, value, n_neg, n_present, nominal,
                                z, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
                                labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                               scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                               scratch, (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
 
 
 search_serial = nb.njit(cache=True)(_search_all_py)
