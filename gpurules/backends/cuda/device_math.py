@@ -17,7 +17,7 @@ an ulp, so a re-encoded logistic statistic may differ from the CPU's by one fixe
 """
 
 import numpy as np
-from numba import config, cuda
+from numba import config, cuda, types
 
 from gpurules.backends import thresholds
 from gpurules.backends.cpu import prediction
@@ -79,3 +79,12 @@ def encode(loss, y, score, base_weight, scale):
     gg, hh = loss_gradient_hessian(loss, y, score)
     return (np.int64(quantize(gg * base_weight, scale)),
             np.int64(quantize(hh * base_weight, scale)))
+
+
+def signature_types():
+    """The array types of the kernels' explicit signatures (``SIGNATURES``, type-checked by
+    ``compile_ptx`` in the tests): ``(vec, mat)``, dicts from a scalar type to its C-contiguous
+    1-D / 2-D array type."""
+    scalars = (types.int8, types.int32, types.int64, types.float32, types.float64,
+               types.boolean, types.uint8)
+    return ({t: t[::1] for t in scalars}, {t: t[:, ::1] for t in scalars})

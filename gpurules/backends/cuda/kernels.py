@@ -22,7 +22,7 @@ from numba import cuda, types
 
 from gpurules.backends.cuda import multi_output_kernels
 from gpurules.backends.cuda.device_math import (_device, bin_threshold, encode, label_gain,
-                                                satisfies)
+                                                satisfies, signature_types)
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives import heuristics
 from gpurules.objectives.heads import HEAD_COMPLETE
@@ -301,8 +301,7 @@ apply_binned_condition = cuda.jit(_apply_binned_condition)
 
 def _signatures():
     i8, i32, i64, f32, f64 = types.int8, types.int32, types.int64, types.float32, types.float64
-    vec = {t: t[::1] for t in (i8, i32, i64, f32, f64, types.boolean)}
-    mat = {t: t[:, ::1] for t in (types.uint8, i32, i64, f64)}
+    vec, mat = signature_types()
     stats = (i64, mat[types.uint8], mat[f64], vec[f64], f64, mat[i64], mat[i64])
     scan_head = (vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean], mat[i64],
                  mat[i64], vec[i64], vec[i32], i64)

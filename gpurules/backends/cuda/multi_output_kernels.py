@@ -32,7 +32,7 @@ import math
 
 from numba import cuda, types
 
-from gpurules.backends.cuda.device_math import _device, bin_threshold
+from gpurules.backends.cuda.device_math import _device, bin_threshold, signature_types
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives import complete_head, multi_output, non_decomposable
 from gpurules.objectives.multi_output import HEAD_ND_SINGLE
@@ -235,8 +235,7 @@ select_candidates = cuda.jit(_select_candidates)
 
 def _signatures():
     i8, i32, i64, f32, f64 = types.int8, types.int32, types.int64, types.float32, types.float64
-    vec = {t: t[::1] for t in (i8, i32, i64, f32, f64, types.boolean)}
-    mat = {t: t[:, ::1] for t in (types.uint8, i32, i64, f64)}
+    vec, mat = signature_types()
     cube = i64[:, :, ::1]
     hists = (mat[i64], mat[i64], vec[i64])
     prefix = (cube, cube, mat[i64])
