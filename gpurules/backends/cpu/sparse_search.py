@@ -12,7 +12,6 @@ candidates in, so dense and sparse inputs give the same model.
 """
 
 import numba as nb
-import numpy as np
 
 from gpurules.backends.cpu.exact_search import _evaluate, _midpoint, _work_row, accumulate
 from gpurules.backends.cpu.prediction import satisfies
