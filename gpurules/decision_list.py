@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 import numba as nb
 import numpy as np
 
+from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.model import RuleModel, RuleModelBuilder
@@ -72,10 +73,8 @@ class DecisionList:
         args = (X, m.default_scores, m.cond_feature, m.cond_op, m.cond_threshold,
                 m.rule_cond_start, m.head_label, m.head_score, m.rule_head_start,
                 self.active_rules())
-        if n_threads <= 1:
-            return _predict_serial(*args)
         with thread_limit(n_threads):
-            return _predict_parallel(*args)
+            return _predict(*args)
 
     def __str__(self):
         m = self.rules
@@ -162,5 +161,4 @@ def _covers(X, i, cond_feature, cond_op, cond_threshold, start, stop):
     return True
 
 
-_predict_serial = nb.njit(cache=True)(_predict_py)
-_predict_parallel = nb.njit(cache=True, parallel=True)(_predict_py)
+_predict = parallel_kernel(_predict_py)

@@ -32,20 +32,20 @@ def random_problem(rng, n, A, K, n_distinct, nan_frac=0.0, nominal_frac=0.0):
     return X, nominal, g, h
 
 
-def search(binned, mask, indicator, weights, g, h, features, labels, s, parallel=False):
+def search(binned, mask, indicator, weights, g, h, features, labels, s, n_threads=1):
     """Histograms plus the best refinement over the sampled features, picked as
     ``CpuBackend.find_best_refinement`` does. Returns (best tuple or None, histograms, outs)."""
     S, K, B = features.shape[0], g.shape[1], binned.total_bins
     hists = (np.full((B, K), -7, np.int64), np.full((B, K), -7, np.int64),
              np.full(B, -7, np.int64))
     build_histograms(features, binned.bin_index, binned.bin_offset, mask, indicator, weights,
-                     g, h, *hists, parallel=parallel)
+                     g, h, *hists, n_threads=n_threads)
     outs = (np.full(S, -np.inf), np.full(S, -1, np.int8), np.zeros(S, np.float32),
             np.zeros(S, np.int64), np.full(S, -1, np.int32), np.zeros((S, K), np.int64),
             np.zeros((S, K), np.int64))
     scan_histograms(features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal,
                     *hists, labels, s.head_mode, s.params, INV_SCALE, s.min_coverage,
-                    s.min_quality, *outs, parallel=parallel)
+                    s.min_quality, *outs, n_threads=n_threads)
     q, op, thr, cnt, label, out_g, out_h = outs
     if not (op >= 0).any():
         return None, hists, outs
@@ -57,7 +57,7 @@ def search(binned, mask, indicator, weights, g, h, features, labels, s, parallel
 
 def check_against_reference(X, nominal, g, h, rng, single, method="equal-frequency",
                             bin_ratio=0.5, weights=None, min_coverage=1, refine_first=False,
-                            parallel=False):
+                            n_threads=1):
     n, A = X.shape
     K = g.shape[1]
     binned = bin_features(X, nominal, method, bin_ratio=bin_ratio)
@@ -79,7 +79,7 @@ def check_against_reference(X, nominal, g, h, rng, single, method="equal-frequen
     covered = mask == int(refine_first)
     s = SearchSettings.boosting(head, 0.1, 1.0, min_coverage, -np.inf)
     got, hists, _ = search(binned, mask, int(refine_first), weights, g, h, features, labels, s,
-                           parallel)
+                           n_threads)
     want_hists = ref.histograms(binned, features, covered, weights, g, h)
     rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
                            for f in features])
@@ -124,7 +124,7 @@ def test_missing_nominal_weights_and_coverage(seed, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_parallel_equals_serial_bit_for_bit(method):
+def test_two_threads_equal_one_bit_for_bit(method):
     rng = np.random.default_rng(7)
     X, nominal, g, h = random_problem(rng, n=400, A=12, K=5, n_distinct=40, nan_frac=0.05,
                                       nominal_frac=0.3)
@@ -134,8 +134,8 @@ def test_parallel_equals_serial_bit_for_bit(method):
     args = (binned, mask, 1, weights, g, h, np.arange(12, dtype=np.int64),
             np.arange(5, dtype=np.int32),
             SearchSettings.boosting(HEAD_SINGLE, 0.0, 1.0, 2, -np.inf))
-    _, hists_s, outs_s = search(*args, parallel=False)
-    _, hists_p, outs_p = search(*args, parallel=True)
+    _, hists_s, outs_s = search(*args, n_threads=1)
+    _, hists_p, outs_p = search(*args, n_threads=2)
     for a, b in zip(hists_s + outs_s, hists_p + outs_p):
         np.testing.assert_array_equal(a, b)
 

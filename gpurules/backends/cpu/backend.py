@@ -1,7 +1,5 @@
 """CpuBackend: the backend protocol implemented with Numba on the host."""
 
-import contextlib
-
 import numpy as np
 
 from gpurules.backends.base import Refinement, select_refinement
@@ -110,18 +108,15 @@ class CpuBackend:
         scratch, *outs = self._result_buffers(S, search.head_mode)
         settings = (labels, search.head_mode, search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
-        parallel = self.n_threads_search > 1 and S > 1
-        with thread_limit(self.n_threads_search) if parallel else contextlib.nullcontext():
-            self._search(features, self._weights(weights), totals, settings, scratch, outs,
-                         parallel)
+        with thread_limit(self.n_threads_search):
+            self._search(features, self._weights(weights), totals, settings, scratch, outs)
         return select_refinement(features, outs)
 
-    def _search(self, features, weights, totals, settings, scratch, outs, parallel):
+    def _search(self, features, weights, totals, settings, scratch, outs):
         """Run the search kernel of the feature representation; results land in ``outs``."""
         module, data = self._representation()
-        kernel = module.search_parallel if parallel else module.search_serial
-        kernel(features, *data, self.mask, self.indicator, weights, self.g, self.h, *totals,
-               *settings, scratch, *outs)
+        module.search(features, *data, self.mask, self.indicator, weights, self.g, self.h,
+                      *totals, *settings, scratch, *outs)
 
     def _representation(self):
         """(search module, its data tuple) of the fitted feature representation."""
@@ -157,9 +152,8 @@ class CpuBackend:
                   np.empty(R), np.empty(R, np.int64), np.empty(R, np.int32),
                   np.empty((R, K), np.int64), np.empty((R, W), np.int64))
         module, data = self._representation()
-        parallel = self.n_threads_search > 1 and S > 1
-        with thread_limit(self.n_threads_search) if parallel else contextlib.nullcontext():
-            steps, self.indicator, labels, finished = refine.REFINE[module, parallel](
+        with thread_limit(self.n_threads_search):
+            steps, self.indicator, labels, finished = refine.REFINE[module](
                 data, uniforms, self.features.num_features,
                 self.mask, self.indicator, self._weights(weights), self.g, self.h,
                 (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
@@ -210,18 +204,13 @@ class CpuBackend:
         args = (self.loss, self.Y, self.P, self.base_weight, self.scale, self.g, self.h,
                 self.mask, self.indicator, np.asarray(labels, np.int32),
                 np.asarray(scores, np.float64), delta_g, delta_h)
-        if self.non_decomposable:
-            largest = np.zeros(chunks)
-            kernel = statistics.update_covered_nd_parallel if chunks > 1 else \
-                statistics.update_covered_nd_serial
-            with thread_limit(chunks) if chunks > 1 else contextlib.nullcontext():
-                kernel(*args, largest)
-            self.max_statistic = max(self.max_statistic, float(largest.max()))
-        elif chunks > 1:
-            with thread_limit(chunks):
-                statistics.update_covered_parallel(*args)
-        else:
-            statistics.update_covered_serial(*args)
+        with thread_limit(chunks):
+            if self.non_decomposable:
+                largest = np.zeros(chunks)
+                statistics.update_covered_nd(*args, largest)
+                self.max_statistic = max(self.max_statistic, float(largest.max()))
+            else:
+                statistics.update_covered(*args)
         g_tot, h_tot, count = self._all_totals
         self._all_totals = (g_tot + delta_g.sum(0), h_tot + delta_h.sum(0), count)
 

@@ -26,6 +26,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
+from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.kernels import side_quality, work_views
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
@@ -277,8 +278,8 @@ def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, mas
                         out_thr, out_cnt, out_label, out_g, out_h)
 
 
-search_serial = nb.njit(cache=True)(_search_all_py)
-search_parallel = nb.njit(cache=True, parallel=True)(_search_all_py)
+# one kernel for every thread count (``jit.parallel_kernel``)
+search = parallel_kernel(_search_all_py)
 
 
 @nb.njit(cache=True)

@@ -31,6 +31,8 @@ import numpy as np
 
 from gpurules.backends.cpu.exact_search import (_consider, _evaluate, _work_row,
                                                 accumulate)
+from gpurules.backends.cpu.jit import parallel_kernel
+from gpurules.backends.cpu.threads import thread_limit
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.backends.thresholds import bin_threshold
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
@@ -72,12 +74,11 @@ def _build_feature(f, bin_index, bin_offset, covered, n_covered, weights, g, h, 
         hist_count[r] += 1
 
 
-build_serial = nb.njit(cache=True)(_build_py)
-build_parallel = nb.njit(cache=True, parallel=True)(_build_py)
+build = parallel_kernel(_build_py)
 
 
 def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist_g,
-                     hist_h, hist_count, parallel=False):
+                     hist_h, hist_count, n_threads=1):
     """Histograms of the covered examples' statistics for the sampled features.
 
     Zeroes and fills the rows of the sampled features only: for every example ``i`` with
@@ -92,17 +93,17 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
         weights: int32 (n,).
         g, h: int64 (n, K) fixed-point statistics.
         hist_g, hist_h: int64 (B, K), hist_count: int64 (B,), written in place.
-        parallel: run the features on Numba's threads (``prange``).
+        n_threads: Numba threads over the features.
     """
-    kernel = build_parallel if parallel else build_serial
     wide = None if g.shape[1] == h.shape[1] else _WIDE
     for f in features:
         rows = slice(bin_offset[f], bin_offset[f + 1])
         hist_g[rows] = 0
         hist_h[rows] = 0
     covered = np.flatnonzero(mask == indicator).astype(np.int32)
-    kernel(features, bin_index, bin_offset, covered, covered.shape[0], weights, g, h, hist_g,
-           hist_h, hist_count, wide)
+    with thread_limit(n_threads):
+        build(features, bin_index, bin_offset, covered, covered.shape[0], weights, g, h,
+              hist_g, hist_h, hist_count, wide)
 
 
 @nb.njit(cache=True)
@@ -193,13 +194,12 @@ def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hi
                       gains[j], out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
-scan_serial = nb.njit(cache=True)(_scan_py)
-scan_parallel = nb.njit(cache=True, parallel=True)(_scan_py)
+scan = parallel_kernel(_scan_py)
 
 
 def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                     hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h, parallel=False,
+                    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h, n_threads=1,
                     work=None):
     """Best condition per sampled feature from the histograms of :func:`build_histograms`.
 
@@ -213,19 +213,19 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, his
         out_q float64 (S,), out_op int8 (S,), out_thr float32 (S,), out_cnt int64 (S,),
         out_label int32 (S,), out_g, out_h int64 (S, K): slot ``j`` receives feature
             ``features[j]``'s best candidate; ``out_op[j] = -1`` if none beats min_quality.
-        parallel: run the features on Numba's threads (``prange``).
+        n_threads: Numba threads over the features.
         work: (float64 (S, F), int64 (S, I)) head work rows (``multi_output.work_arrays``),
             needed by ``HEAD_MULTI_OUTPUT``; None allocates them for ``labels``.
     """
     if work is None:
         needed = head_mode == HEAD_MULTI_OUTPUT or hist_g.shape[1] != hist_h.shape[1]
         work = work_arrays(features.shape[0], labels.shape[0]) if needed else (None, None)
-    kernel = scan_parallel if parallel else scan_serial
     sums = np.empty((features.shape[0], 4, max(hist_g.shape[1], hist_h.shape[1])), np.int64)
     gains = np.empty((features.shape[0], hist_g.shape[1]))
-    kernel(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-           head_mode, params, inv_scale, min_coverage, min_quality, sums, work[0], work[1],
-           gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+    with thread_limit(n_threads):
+        scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
+             labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work[0],
+             work[1], gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 @nb.njit(cache=True)
@@ -266,28 +266,23 @@ def _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indica
     state[1] = indicator + 1
 
 
-def _make_search(build, scan):
-    """The histogram search with the signature of the exact and sparse ``search_*`` kernels,
-    so that the fused refinement (``refine.py``) drives all three alike; ``tot_*`` and the
-    sums of ``scratch`` are unused (the totals come from the histograms), its work rows are
-    used. ``build``/``scan``: the serial or parallel kernels (closure constants)."""
-
-    def search(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                hist_count, covered, state, mask, indicator, weights, g, h, tot_g, tot_h,
                tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
                scratch, *out):
-        n_covered = covered_list(mask, indicator, covered, state)
-        build(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
-              hist_h, hist_count, scratch[1])
-        scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
-             labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch[0],
-             scratch[1], scratch[2], scratch[3], *out)
+    """The histogram search with the signature of the exact and sparse ``search_*`` kernels,
+    so that the fused refinement (``refine.py``) drives all three alike; ``tot_*`` and the
+    sums of ``scratch`` are unused (the totals come from the histograms), its work rows are
+    used."""
+    n_covered = covered_list(mask, indicator, covered, state)
+    build(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
+          hist_h, hist_count, scratch[1])
+    scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
+         head_mode, params, inv_scale, min_coverage, min_quality, scratch[0], scratch[1],
+         scratch[2], scratch[3], *out)
 
-    return nb.njit(cache=True)(search)
 
-
-search_serial = _make_search(build_serial, scan_serial)
-search_parallel = _make_search(build_parallel, scan_parallel)
+search = nb.njit(cache=True)(_search_py)
 
 
 @nb.njit(cache=True)

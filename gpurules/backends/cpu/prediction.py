@@ -4,6 +4,7 @@ and marginalized predictors of ``objectives.predictors`` compiled with Numba."""
 import numba as nb
 import numpy as np
 
+from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ
 from gpurules.objectives import predictors
@@ -47,8 +48,7 @@ def _predict_py(X, default_scores, cond_feature, cond_op, cond_threshold, rule_c
     return out
 
 
-_predict_serial = nb.njit(cache=True)(_predict_py)
-_predict_parallel = nb.njit(cache=True, parallel=True)(_predict_py)
+_predict = parallel_kernel(_predict_py)
 
 
 def predict_scores(model, X, n_threads=1):
@@ -57,7 +57,5 @@ def predict_scores(model, X, n_threads=1):
         X, model.default_scores, model.cond_feature, model.cond_op, model.cond_threshold,
         model.rule_cond_start, model.head_label, model.head_score, model.rule_head_start,
     )
-    if n_threads <= 1:
-        return _predict_serial(*args)
     with thread_limit(n_threads):
-        return _predict_parallel(*args)
+        return _predict(*args)

@@ -6,13 +6,14 @@ through the backend protocol, one call per phase. On small data a step is a few
 microseconds of search, so the per-call overhead of that loop dominated; this loop runs
 the steps of a block without returning to Python.
 
-One loop drives the dense, sparse and histogram searches: :func:`make_refine` compiles it
-for a search kernel and an apply step (as closure constants: passing dispatchers as
-arguments costs a typing pass per call, which is what this loop exists to avoid):
+One loop drives the dense, sparse and histogram searches: ``REFINE`` holds it compiled for
+each search kernel and apply step, bound as constant globals by ``jit.variant`` (passing
+dispatchers as arguments costs a typing pass per call, which is what this loop exists to
+avoid; a closure over them would miss Numba's disk cache in every new process):
 
-- ``search(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+- ``_SEARCH(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
   labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out)`` fills
-  the ``out`` slots as ``exact_search.search_serial`` does;
+  the ``out`` slots as ``exact_search.search`` does;
 - ``apply_step(f, op, threshold, data, mask, indicator)`` returns the new indicator.
 """
 
@@ -21,75 +22,80 @@ import numpy as np
 
 from gpurules.backends.base import _first_best
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
+from gpurules.backends.cpu.jit import variant
 from gpurules.learners.sampling import floyd_indices
 
 
-def make_refine(search, apply_step):
-    """The fused loop for one search kernel and apply step (closure constants)."""
+# the search kernel and apply step a variant calls, bound by ``jit.variant`` below
+_SEARCH = _APPLY = None
 
-    def refine(data, uniforms, num_features, mask, indicator, weights, g, h, totals, labels,
+
+def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, totals, labels,
                head_mode, params, inv_scale, min_coverage, min_quality, fix_label_after,
                scratch, out, result):
-        """Up to ``R = uniforms.shape[0]`` refinement steps of the current rule.
+    """Up to ``R = uniforms.shape[0]`` refinement steps of the current rule.
 
-        Args:
-            data: the search's feature arrays (see the module docstring).
-            uniforms: float64 (R, m): row ``r`` draws step ``r``'s ``m`` features (Floyd);
-                ``m = 0`` searches all ``num_features`` features.
-            mask: int32 (n,) coverage, updated; indicator: int, its covered value.
-            weights: int32 (n,); g, h: int64 (n, K).
-            totals: (g int64 (K,), h int64 (K,), count int) of the covered examples.
-            labels: int32 (m,), the head's candidate labels.
-            head_mode, params, inv_scale, min_coverage, min_quality: as ``SearchSettings``.
-            fix_label_after: int; after this many steps (0 = never) a single-label head keeps
-                the label it chose (mlrl-boomer's ``max_head_refinements``).
-            scratch, out: the search's scratch and slot arrays, sized for ``S`` features.
-            result: (feature int64 (R,), op int8 (R,), threshold float32 (R,), quality
-                float64 (R,), count int64 (R,), label int32 (R,), g int64 (R, K),
-                h int64 (R, K)): step ``r``'s refinement.
+    Args:
+        data: the search's feature arrays (see the module docstring).
+        uniforms: float64 (R, m): row ``r`` draws step ``r``'s ``m`` features (Floyd);
+            ``m = 0`` searches all ``num_features`` features.
+        mask: int32 (n,) coverage, updated; indicator: int, its covered value.
+        weights: int32 (n,); g, h: int64 (n, K).
+        totals: (g int64 (K,), h int64 (K,), count int) of the covered examples.
+        labels: int32 (m,), the head's candidate labels.
+        head_mode, params, inv_scale, min_coverage, min_quality: as ``SearchSettings``.
+        fix_label_after: int; after this many steps (0 = never) a single-label head keeps
+            the label it chose (mlrl-boomer's ``max_head_refinements``).
+        scratch, out: the search's scratch and slot arrays, sized for ``S`` features.
+        result: (feature int64 (R,), op int8 (R,), threshold float32 (R,), quality
+            float64 (R,), count int64 (R,), label int32 (R,), g int64 (R, K),
+            h int64 (R, K)): step ``r``'s refinement.
 
-        Returns:
-            (steps taken, new indicator, labels after the steps, finished): ``finished`` is
-            True when the rule cannot be refined further (no candidate beats the last
-            quality, or the coverage reached ``min_coverage``).
-        """
-        tot_g = totals[0].copy()
-        tot_h = totals[1].copy()
-        tot_count = totals[2]
-        all_features = np.arange(num_features)
-        res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
-        out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
-        for r in range(uniforms.shape[0]):
-            if uniforms.shape[1] > 0:
-                features = floyd_indices(uniforms[r], num_features)
-            else:
-                features = all_features
-            search(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                   labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
-                   *out)
-            j = _first_best(out_q, out_op)
-            if j < 0:
-                return r, indicator, labels, True
-            res_f[r], res_op[r], res_thr[r] = features[j], out_op[j], out_thr[j]
-            res_q[r], res_cnt[r], res_label[r] = out_q[j], out_cnt[j], out_label[j]
-            res_g[r] = out_g[j]
-            res_h[r] = out_h[j]
-            indicator = apply_step(features[j], out_op[j], out_thr[j], data, mask, indicator)
-            min_quality = out_q[j]
-            tot_g[:] = out_g[j]
-            tot_h[:] = out_h[j]
-            tot_count = out_cnt[j]
-            if fix_label_after > 0 and r + 1 >= fix_label_after and out_label[j] >= 0:
-                labels = np.full(1, out_label[j], np.int32)
-            if out_cnt[j] <= min_coverage:
-                return r + 1, indicator, labels, True
-        return uniforms.shape[0], indicator, labels, False
-
-    return nb.njit(cache=True)(refine)
+    Returns:
+        (steps taken, new indicator, labels after the steps, finished): ``finished`` is
+        True when the rule cannot be refined further (no candidate beats the last
+        quality, or the coverage reached ``min_coverage``).
+    """
+    tot_g = totals[0].copy()
+    tot_h = totals[1].copy()
+    tot_count = totals[2]
+    all_features = np.arange(num_features)
+    res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
+    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
+    for r in range(uniforms.shape[0]):
+        if uniforms.shape[1] > 0:
+            features = floyd_indices(uniforms[r], num_features)
+        else:
+            features = all_features
+        _SEARCH(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
+                *out)
+        j = _first_best(out_q, out_op)
+        if j < 0:
+            return r, indicator, labels, True
+        res_f[r], res_op[r], res_thr[r] = features[j], out_op[j], out_thr[j]
+        res_q[r], res_cnt[r], res_label[r] = out_q[j], out_cnt[j], out_label[j]
+        res_g[r] = out_g[j]
+        res_h[r] = out_h[j]
+        indicator = _APPLY(features[j], out_op[j], out_thr[j], data, mask, indicator)
+        min_quality = out_q[j]
+        tot_g[:] = out_g[j]
+        tot_h[:] = out_h[j]
+        tot_count = out_cnt[j]
+        if fix_label_after > 0 and r + 1 >= fix_label_after and out_label[j] >= 0:
+            labels = np.full(1, out_label[j], np.int32)
+        if out_cnt[j] <= min_coverage:
+            return r + 1, indicator, labels, True
+    return uniforms.shape[0], indicator, labels, False
 
 
-# (search module, parallel) -> its fused loop, compiled on first use
-REFINE = {(module, parallel): make_refine(
-              module.search_parallel if parallel else module.search_serial, module.apply_step)
-          for module in (exact_search, sparse_search, histogram_search)
-          for parallel in (False, True)}
+def _compile(module):
+    """The fused loop over ``module``'s search and apply step (compiled on first use)."""
+    name = module.__name__.rsplit(".", 1)[1]
+    return nb.njit(cache=True)(variant(_refine_py, name, _SEARCH=module.search,
+                                       _APPLY=module.apply_step))
+
+
+# search module -> its fused loop
+REFINE = {module: _compile(module) for module in (exact_search, sparse_search,
+                                                  histogram_search)}

@@ -14,6 +14,7 @@ candidates in, so dense and sparse inputs give the same model.
 import numba as nb
 
 from gpurules.backends.cpu.exact_search import _evaluate, _midpoint, _work_row, accumulate
+from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.prediction import satisfies
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
@@ -200,8 +201,8 @@ def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z,
                                scratch, (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
 
 
-search_serial = nb.njit(cache=True)(_search_all_py)
-search_parallel = nb.njit(cache=True, parallel=True)(_search_all_py)
+# one kernel for every thread count (``jit.parallel_kernel``)
+search = parallel_kernel(_search_all_py)
 
 
 @nb.njit(cache=True)

@@ -11,6 +11,7 @@ gradients and the whole Hessian of an example change when any of its scores does
 import numba as nb
 import numpy as np
 
+from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.kernels import loss_gradient_hessian, quantize
 from gpurules.objectives.non_decomposable import gradient_hessian, largest_statistic
 
@@ -57,8 +58,7 @@ def _update_covered_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, la
         delta_h[c] = sum_h
 
 
-update_covered_serial = nb.njit(cache=True)(_update_covered_py)
-update_covered_parallel = nb.njit(cache=True, parallel=True)(_update_covered_py)
+update_covered = parallel_kernel(_update_covered_py)
 
 
 @nb.njit(inline="always")
@@ -116,8 +116,7 @@ def _update_covered_nd_py(loss, Y, P, base_weight, scale, g, h, mask, indicator,
         largest[c] = big
 
 
-update_covered_nd_serial = nb.njit(cache=True)(_update_covered_nd_py)
-update_covered_nd_parallel = nb.njit(cache=True, parallel=True)(_update_covered_nd_py)
+update_covered_nd = parallel_kernel(_update_covered_nd_py)
 
 
 @nb.njit(cache=True)
