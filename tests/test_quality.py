@@ -1,34 +1,46 @@
-"""objectives.quality: the complete head's vectorised path equals the plain loop bit for bit."""
+"""objectives.quality: the boosting heads' vectorised path equals the plain loops bit for bit."""
 
 import numba as nb
 import numpy as np
 import pytest
 
-from gpurules.objectives.heads import HEAD_COMPLETE, label_gain
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
 from gpurules.objectives.quality import side_quality
 
 
 @nb.njit(cache=False)
-def _both(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, params, gains):
-    plain = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, HEAD_COMPLETE,
+def _both(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, params, gains,
+          head_mode=HEAD_COMPLETE):
+    """(plain (quality, label), buffered (quality, label)) of ``side_quality``."""
+    plain = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
                          inv_scale, params)
-    buffered = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, HEAD_COMPLETE,
+    buffered = side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
                             inv_scale, params, None, gains)
-    return plain[0], buffered[0]
+    return plain, buffered
 
 
-def _reference(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
+def _gains(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
     g = (tot_g - run_g) if complement else run_g
     h = (tot_h - run_h) if complement else run_h
+    return [label_gain(g[k] * inv_scale, h[k] * inv_scale, l1, l2) for k in labels]
+
+
+def _reference(*args):
     total = 0.0
-    for k in labels:  # label order, as the CUDA scan sums
-        total += label_gain(g[k] * inv_scale, h[k] * inv_scale, l1, l2)
+    for gain in _gains(*args):  # label order, as the CUDA scan sums
+        total += gain
     return total
+
+
+def _reference_single(run_g, run_h, tot_g, tot_h, complement, labels, *rest):
+    gains = _gains(run_g, run_h, tot_g, tot_h, complement, labels, *rest)
+    best = int(np.argmax(gains))  # the first largest
+    return gains[best], int(labels[best])
 
 
 @pytest.mark.parametrize("K", [1, 3, 8, 14, 45, 159])
 @pytest.mark.parametrize("l1, l2", [(0.0, 1.0), (0.5, 0.0), (2.0, 3.0)])
-def test_complete_quality_with_gains_buffer_is_bit_identical(K, l1, l2):
+def test_complete_head_with_gains_buffer_is_bit_identical(K, l1, l2):
     rng = np.random.default_rng(K)
     gains = np.empty(K)
     params = np.array([l1, l2])
@@ -43,16 +55,43 @@ def test_complete_quality_with_gains_buffer_is_bit_identical(K, l1, l2):
                               l1, l2)
             plain, buffered = _both(run_g, run_h, tot_g, tot_h, complement,
                                     np.arange(K, dtype=np.int32), 2.0 ** -30, params, gains)
-            assert plain == want and buffered == want
+            assert plain == buffered == (want, -1)
 
 
-def test_complete_quality_over_a_label_subset_ignores_the_buffer():
+@pytest.mark.parametrize("K", [1, 3, 6, 14, 45])
+@pytest.mark.parametrize("l1, l2", [(0.0, 1.0), (0.5, 0.0)])
+def test_single_head_with_gains_buffer_is_bit_identical(K, l1, l2):
+    rng = np.random.default_rng(100 + K)
+    gains = np.empty(K)
+    params = np.array([l1, l2])
+    labels = np.arange(K, dtype=np.int32)
+    for trial in range(30):
+        run_g = rng.integers(-2 ** 40, 2 ** 40, K)
+        run_h = rng.integers(0, 2 ** 40, K)
+        if trial % 3 == 0:  # ties: the first largest label wins
+            run_g[K // 2:] = run_g[0]
+            run_h[K // 2:] = run_h[0]
+        tot_g = run_g + rng.integers(-2 ** 40, 2 ** 40, K)
+        tot_h = run_h + rng.integers(0, 2 ** 40, K)
+        if trial % 5 == 0:  # every gain 0: label 0
+            run_g[:] = 0
+        for complement in (False, True):
+            want = _reference_single(run_g, run_h, tot_g, tot_h, complement, labels,
+                                     2.0 ** -30, l1, l2)
+            plain, buffered = _both(run_g, run_h, tot_g, tot_h, complement, labels,
+                                    2.0 ** -30, params, gains, HEAD_SINGLE)
+            assert plain == buffered == want
+
+
+def test_a_label_subset_ignores_the_buffer():
     rng = np.random.default_rng(0)
     K = 10
     run_g, run_h = rng.integers(-2 ** 30, 2 ** 30, K), rng.integers(0, 2 ** 30, K)
     tot_g, tot_h = run_g * 3, run_h * 3
     labels = np.array([1, 4, 7], np.int32)
-    plain, buffered = _both(run_g, run_h, tot_g, tot_h, True, labels, 2.0 ** -20,
-                            np.array([0.0, 1.0]), np.empty(K))
-    assert plain == buffered == _reference(run_g, run_h, tot_g, tot_h, True, labels,
-                                           2.0 ** -20, 0.0, 1.0)
+    for mode, reference in ((HEAD_COMPLETE, lambda *a: (_reference(*a), -1)),
+                            (HEAD_SINGLE, _reference_single)):
+        plain, buffered = _both(run_g, run_h, tot_g, tot_h, True, labels, 2.0 ** -20,
+                                np.array([0.0, 1.0]), np.full(K, np.nan), mode)
+        assert plain == buffered == reference(run_g, run_h, tot_g, tot_h, True, labels,
+                                              2.0 ** -20, 0.0, 1.0)

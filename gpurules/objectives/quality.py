@@ -65,10 +65,9 @@ def _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, 
 
 
 @register_jitable(inline="always")
-def _summed_gain_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains):
-    """:func:`_summed_gain` over all labels ``0..K-1``: the gains go to ``gains`` float64 (K,)
-    first, a loop without branches or gathers that the compiler vectorises, then they are
-    summed in label order, so the result is the same bit for bit."""
+def _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains):
+    """``label_gain`` of every label ``0..K-1`` into ``gains`` float64 (K,): a loop without
+    branches or gathers that the compiler vectorises (same values bit for bit)."""
     K = run_g.shape[0]
     if complement:
         for k in range(K):
@@ -79,35 +78,6 @@ def _summed_gain_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, 
         for k in range(K):
             a, denom = _shrunk(run_g[k] * inv_scale, run_h[k] * inv_scale, l1, l2)
             gains[k] = 0.5 * a * a / denom if a > 0.0 and denom > 0.0 else 0.0
-    total = 0.0
-    for k in range(K):
-        total += gains[k]
-    return total
-
-
-def complete_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
-                     gains):
-    """The complete head's quality (``HEAD_COMPLETE``): :func:`_summed_gain`, computed by
-    :func:`_summed_gain_all` when the head covers every label and a ``gains`` buffer
-    (float64 (K,)) is given; ``gains`` None (a type, decided at compile time) always takes
-    the plain loop."""
-
-
-@overload(complete_quality, inline="always")
-def _complete_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
-                            gains):
-    if isinstance(gains, (types.NoneType, types.Omitted)):
-        def plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, gains):
-            return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
-                                l2)
-        return plain
-
-    def buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, gains):
-        if labels.shape[0] == run_g.shape[0]:  # labels are sorted and distinct: 0..K-1
-            return _summed_gain_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2,
-                                    gains)
-        return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2)
-    return buffered
 
 
 @register_jitable(inline="always")
@@ -128,6 +98,57 @@ def _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2
     return best, best_label
 
 
+def boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
+                     single, gains):
+    """(quality, label) of the boosting heads: the summed gain of ``labels`` (complete head,
+    label -1; :func:`_summed_gain`) or the largest one and its label (``single``;
+    :func:`_best_gain`).
+
+    With a ``gains`` buffer (float64 (K,)) and a head over every label, the gains are
+    computed by :func:`_gains_all` first and then summed in label order or scanned for the
+    first largest, so the result is the same bit for bit; ``gains`` None (a type, decided
+    at compile time) always takes the plain loops."""
+
+
+@register_jitable(inline="always")
+def _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
+                            single):
+    if single:
+        return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2)
+    return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
+                        l2), -1
+
+
+@overload(boosting_quality, inline="always")
+def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
+                            l2, single, gains):
+    if isinstance(gains, (types.NoneType, types.Omitted)):
+        def plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, single,
+                  gains):
+            return _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels,
+                                           inv_scale, l1, l2, single)
+        return plain
+
+    def buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, single,
+                 gains):
+        K = run_g.shape[0]
+        if labels.shape[0] != K:  # labels are sorted and distinct: all of them is 0..K-1
+            return _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels,
+                                           inv_scale, l1, l2, single)
+        _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
+        if single:
+            best, best_label = gains[0], 0
+            for k in range(1, K):
+                if gains[k] > best:
+                    best, best_label = gains[k], k
+            return best, best_label
+        total = 0.0
+        for k in range(K):
+            total += gains[k]
+        return total, -1
+    return buffered
+
+
 @register_jitable(inline="always")
 def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params,
                  work=None, gains=None):
@@ -137,8 +158,8 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
 
     ``work``: ``multi_output.work_views`` of a scratch row, one per thread; only
     ``HEAD_MULTI_OUTPUT`` reads it (without it that mode scores -inf). ``gains``: float64
-    (K,) scratch, one per thread, that lets the complete head vectorise
-    (:func:`complete_quality`); the result is the same without it.
+    (K,) scratch, one per thread, that lets the boosting heads vectorise
+    (:func:`boosting_quality`); the result is the same without it.
 
     Returns (quality float64, label int: the chosen label of a single-label head, the
     number of chosen labels of a SeCo partial head, else -1).
@@ -147,12 +168,9 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
     the gains of a dozen labels): the boosting heads are computed in place, the SeCo
     heuristics called directly, the multi-output heads through :func:`_other_quality`.
     """
-    if head_mode == HEAD_COMPLETE:
-        return complete_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
-                                params[0], params[1], gains), -1
-    if head_mode == HEAD_SINGLE:
-        return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
-                          params[0], params[1])
+    if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE:
+        return boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                                params[0], params[1], head_mode == HEAD_SINGLE, gains)
     # called directly, as before this function was inlined: behind a second call level the
     # SeCo searches were ~40 % slower
     if head_mode == HEAD_SECO_SINGLE:

@@ -15,8 +15,8 @@ Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W): ``W = K`` for decomposabl
 its first K entries, a sum of ``h`` its first W. ``scratch`` is the tuple ``(sums int64
 (S, 8, max(K, W)), work_f float64 (S, F), work_i int64 (S, I), gains float64 (S, K))``: per
 search slot ``j`` the running sums and feature totals (rows), the head's work row
-(``objectives.multi_output``) and a row for the complete head's per-label gains
-(``quality.complete_quality``). The work arrays are None when the head needs none and the
+(``objectives.multi_output``) and a row for the boosting heads' per-label gains
+(``quality.boosting_quality``). The work arrays are None when the head needs none and the
 statistics are decomposable; the searches are then compiled without the multi-output code
 (see :func:`accumulate`, :func:`_quality`).
 """
@@ -165,8 +165,8 @@ def _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scal
              work, gains):
     """``side_quality``; without ``work`` (None) it is compiled without the multi-output
     heads, so the decomposable searches run the code they ran before those existed (passing
-    the work rows cost them ~7%). ``gains``: the slot's float64 (K,) row for the complete
-    head's vectorised loop (``quality.complete_quality``)."""
+    the work rows cost them ~7%). ``gains``: the slot's float64 (K,) row for the boosting
+    heads' vectorised loop (``quality.boosting_quality``)."""
 
 
 @overload(_quality, inline="always")

@@ -145,7 +145,7 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, h
     """Best condition on feature ``f`` from its histogram; writes slot ``j``. ``sums``: int64
     (4, max(K, W)), slot ``j``'s rows for the feature totals and running sums; ``work``: the
     head's (float64, int64) work row of slot ``j`` (``objectives.multi_output``); ``gains``:
-    its float64 (K,) row for the complete head (``quality.complete_quality``)."""
+    its float64 (K,) row for the boosting heads (``quality.boosting_quality``)."""
     first, stop = bin_offset[f], bin_offset[f + 1]
     K, W = hist_g.shape[1], hist_h.shape[1]
     tot_g, tot_h, run_g, run_h = sums[0, :K], sums[1, :W], sums[2, :K], sums[3, :W]
