@@ -95,3 +95,19 @@ def test_a_label_subset_ignores_the_buffer():
                                 np.array([0.0, 1.0]), np.full(K, np.nan), mode)
         assert plain == buffered == reference(run_g, run_h, tot_g, tot_h, True, labels,
                                               2.0 ** -20, 0.0, 1.0)
+
+
+def test_side_quality_called_from_python_takes_the_plain_loops():
+    """covering.py calls side_quality from Python: the overloaded helpers need bodies."""
+    rng = np.random.default_rng(5)
+    K = 6
+    run_g, run_h = rng.integers(-2 ** 30, 2 ** 30, K), rng.integers(0, 2 ** 30, K)
+    tot_g, tot_h = run_g * 2, run_h * 2
+    labels = np.arange(K, dtype=np.int32)
+    params = np.array([0.0, 1.0])
+    assert side_quality(run_g, run_h, tot_g, tot_h, False, labels, HEAD_COMPLETE, 2.0 ** -20,
+                        params) == (_reference(run_g, run_h, tot_g, tot_h, False, labels,
+                                               2.0 ** -20, 0.0, 1.0), -1)
+    assert side_quality(run_g, run_h, tot_g, tot_h, True, labels, HEAD_SINGLE, 2.0 ** -20,
+                        params) == _reference_single(run_g, run_h, tot_g, tot_h, True, labels,
+                                                     2.0 ** -20, 0.0, 1.0)

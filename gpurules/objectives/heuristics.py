@@ -49,7 +49,8 @@ Heads (``head_mode``):
 import math
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.core import types
+from numba.extending import overload, register_jitable
 
 from gpurules.objectives.non_decomposable import divide_or_zero  # mlrl's divideOrZero
 
@@ -269,13 +270,28 @@ def prefix_quality(values, m, params):
     return best, best_n
 
 
+def _values_row(values, m):
+    """``values`` float64 (>= m,), or a new array of ``m`` when it is None (a type in
+    compiled code, see the overload)."""
+    return np.empty(m) if values is None else values
+
+
+@overload(_values_row, inline="always")
+def _values_row_typed(values, m):
+    if isinstance(values, (types.NoneType, types.Omitted)):
+        return lambda values, m: np.empty(m)
+    return lambda values, m: values
+
+
 @register_jitable
-def partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params):
+def partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params, values=None):
     """(lifted quality, number of labels) of the best partial head over ``labels`` (see
     :func:`prefix_quality`); :func:`gpurules.learners.covering.partial_head_labels` recovers
-    the chosen labels from the refinement's sums."""
+    the chosen labels from the refinement's sums. ``values``: float64 (>= m,) scratch for
+    the labels' heuristic values (None: allocated; the searches pass their slot's row, so
+    they run without allocations)."""
     m = labels.shape[0]
-    values = np.empty(m)
+    values = _values_row(values, m)
     for idx in range(m):
         k = labels[idx]
         values[idx] = value_from_sums(_side(run_g, tot_g, complement, k),

@@ -107,7 +107,9 @@ def boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, 
     With a ``gains`` buffer (float64 (K,)) and a head over every label, the gains are
     computed by :func:`_gains_all` first and then summed in label order or scanned for the
     first largest, so the result is the same bit for bit; ``gains`` None (a type, decided
-    at compile time) always takes the plain loops."""
+    at compile time) always takes the plain loops (as does this Python body)."""
+    return _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                                   l1, l2, single)
 
 
 @register_jitable(inline="always")
@@ -176,7 +178,8 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
     if head_mode == HEAD_SECO_SINGLE:
         return single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
     if head_mode == HEAD_SECO_PARTIAL:
-        return partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
+        return partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params,
+                               gains)
     return _other_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                           params, work)
 

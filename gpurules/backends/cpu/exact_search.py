@@ -77,7 +77,7 @@ def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labe
 # Used where candidates do not arrive in canonical order (sparse phases, nominal values).
 # Ordered scans call _consider, which keeps the best quality in a local: calling this per
 # boundary made the dense search about 1.3x slower.
-_evaluate = nb.njit(_evaluate_py)
+_evaluate = nb.njit(_nrt=False)(_evaluate_py)  # no reference counting (jit.py)
 
 
 @nb.njit(inline="always")
@@ -202,7 +202,7 @@ def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h, 
     return count
 
 
-@nb.njit
+@nb.njit(_nrt=False)  # see jit.py: no reference counting in the search loop
 def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, indicator,
                     weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params,
                     inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,

@@ -138,7 +138,7 @@ def _feature_totals(first, stop, hist_g, hist_h, hist_count, wide, tot_g, tot_h)
     return count
 
 
-@nb.njit
+@nb.njit(_nrt=False)  # no reference counting of the views in the scan loop
 def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
                   labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work,
                   gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):

@@ -40,8 +40,10 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
     grp_g, grp_h = sums[4], sums[5]
     if pos_end < end:  # covered examples missing this feature leave its totals
         ftot_g, ftot_h = sums[6], sums[7]
-        ftot_g[:tot_g.shape[0]] = tot_g
-        ftot_h[:tot_h.shape[0]] = tot_h
+        for k in range(tot_g.shape[0]):  # element loops: a slice copy would allocate
+            ftot_g[k] = tot_g[k]
+        for k in range(tot_h.shape[0]):
+            ftot_h[k] = tot_h[k]
         for p in range(pos_end, end):
             i = index[p]
             w = weights[i]
@@ -187,7 +189,8 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
         _score(j, OP_GR, thr, n_pos, True, neg_g, neg_h, tot_g, tot_h, args)
 
 
-_search_sparse_feature = nb.njit(inline="always")(_search_sparse_feature)
+# not inlined: compiled without reference counting (see jit.py), one call per feature
+_search_sparse_feature = nb.njit(_nrt=False)(_search_sparse_feature)
 
 
 def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z, mask,
