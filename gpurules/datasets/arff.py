@@ -171,8 +171,27 @@ def _scan(lines: list[str], source: str) -> tuple[list[str | None], int, int]:
     else:
         raise ValueError(f"{source}: no @data section (the header must end with '@data')")
     rows = [row.lstrip() for row in lines[index + 1:]]
+    _check_empty_values(lines, index + 1, source)
     rows = [row for row in rows if row and not row.startswith("%")]
     return names, len(rows), sum(1 for row in rows if row.startswith("{"))
+
+
+def _check_empty_values(lines: list[str], first: int, source: str) -> None:
+    """ValueError naming the line of a dense data row with an empty value (a row cut after
+    a comma, or ``,,``): ARFF marks a missing value with ``?``, and liac-arff would read an
+    empty one as missing without a word. Rows are split with the csv module only when a
+    quick look finds an empty field outside quotes possible."""
+    for number in range(first, len(lines)):
+        row = lines[number].strip()
+        if not row or row[0] in "%{":
+            continue
+        if not (row[0] == "," or row[-1] == "," or ",," in row.replace(" ", "")):
+            continue
+        values = next(csv.reader([row], quotechar="'", skipinitialspace=True))
+        if any(value.strip() == "" for value in values):
+            raise ValueError(f"{source}, line {number + 1}: empty value in a data row (a row "
+                             f"cut short, or two commas in a row; write '?' for a missing "
+                             f"value): {row[:100]!r}")
 
 
 def _unquote(token: str) -> str:

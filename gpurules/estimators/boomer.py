@@ -11,15 +11,16 @@ from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import resolve_device
+from gpurules.estimators._base import RuleEstimatorMixin, multi_label_classes
 from gpurules.estimators.boomer_params import (parse, resolve_config, resolve_predictors,
                                                with_label_ratio)
-from gpurules.estimators.validation import (check_feature_indices, check_features,
-                                            check_labels, check_sample_weight)
+from gpurules.estimators.validation import (check_feature_indices, check_labels,
+                                            check_sample_weight, check_seed)
 from gpurules.learners.boosting import BoostingLearner
 from gpurules.objectives.predictors import unique_label_vectors
 
 
-class BoomerClassifier(ClassifierMixin, BaseEstimator):
+class BoomerClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
     """BOOMER: gradient boosting of (multi-label) classification rules.
 
     Parameter names, value strings (with ``{key=value}`` options) and effective defaults
@@ -34,8 +35,14 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         binary_predictor_, probability_predictor_: the predictors after mlrl-boomer's
             ``auto`` rules (probability: None for losses without probabilities).
         device_: str, the device used ("cpu" or "cuda:N").
-        n_features_in_, n_outputs_: ints.
-        classes_: for a 1-D ``y``, its two classes; else None.
+        n_features_in_, n_outputs_: ints; feature_names_in_: str ndarray (a DataFrame
+            with string column names only).
+        feature_categories_: {column: object ndarray} of the DataFrame's categorical
+            columns: a nominal condition's value v stands for category v. Predicting
+            from a DataFrame maps these columns by value; a value not seen at fit
+            satisfies every ``!=`` condition and no ``==`` condition of its column.
+        classes_: for a 1-D ``y``, its two classes; else one ``[0, 1]`` array per label
+            (as scikit-learn's multi-output classifiers).
     """
 
     def __init__(self, random_state=1, feature_format=None, output_format=None,
@@ -106,16 +113,17 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
                 sparse representation never visits them).
         """
         config, threads = resolve_config(self)
-        if self.random_state is not None and not isinstance(self.random_state,
-                                                            (int, np.integer)):
-            raise TypeError(f"random_state must be an int or None, got {self.random_state!r}")
-        X, pandas_nominal, names, nominal_values = check_features(X, keep_sparse=True)
+        seed = check_seed(self.random_state)
+        info = self._fit_features(X, keep_sparse=True)
+        X = info.X
         Y, self.classes_, self._one_d = check_labels(y, X.shape[0])
         self._label_dtype = np.asarray(y).dtype if not hasattr(y, 'toarray') else y.dtype
+        if not self._one_d:
+            self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
         weight = check_sample_weight(sample_weight, X.shape[0])
         A = X.shape[1]
         nominal = set(check_feature_indices(nominal_feature_indices, A,
-                                            "nominal_feature_indices")) | set(pandas_nominal)
+                                            "nominal_feature_indices")) | set(info.nominal)
         ordinal = set(check_feature_indices(ordinal_feature_indices, A,
                                             "ordinal_feature_indices"))
         if nominal & ordinal:
@@ -127,10 +135,11 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
         nominal_mask[list(nominal)] = True
         self._threads = threads
         backend = self._make_backend(threads)
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(seed)
         features = self._feature_representation(X, nominal_mask, sparse_feature_value)
         builder = BoostingLearner(config, backend, rng).fit(features, Y, weight)
-        self.model_ = builder.build(feature_names=names, nominal_values=nominal_values or None)
+        self.model_ = builder.build(feature_names=info.names,
+                                    nominal_values=info.levels or None)
         self._loss = config.loss
         self.binary_predictor_, self.probability_predictor_ = resolve_predictors(
             self, config.loss.name)
@@ -138,10 +147,7 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
                 "marginalized" == self.probability_predictor_:
             vectors, counts = unique_label_vectors(Y)
             self.model_.label_vectors, self.model_.label_vector_counts = vectors, counts
-        self.n_features_in_ = A
         self.n_outputs_ = Y.shape[1]
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
         return self
 
     def _make_backend(self, threads):
@@ -187,8 +193,7 @@ class BoomerClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Summed rule scores: float64 (n, K), or (n,) for a model fitted on a 1-D y."""
-        check_is_fitted(self, "model_")
-        X = check_features(X, self.n_features_in_, type(self).__name__)[0]
+        X = self._predict_features(X)
         scores = self.model_.predict_scores(X, self._threads["predict"])
         return scores[:, 0] if self._one_d else scores
 

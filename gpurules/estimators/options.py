@@ -5,7 +5,11 @@ its supported names and, per name, the options with their defaults; anything els
 a ``ValueError`` that lists what is supported.
 """
 
+import math
+import numbers
 import re
+
+import numpy as np
 
 _VALUE_RE = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\{(.*)\})?\s*$", re.DOTALL)
 
@@ -65,10 +69,13 @@ def parse_option_value(param, value, supported):
 
 
 def check_number(param, value, low=None, high=None, low_open=False, integer=False):
-    """Validate a numeric parameter; returns it as float (or int)."""
+    """Validate a finite numeric parameter; returns it as float (or int)."""
     kind = "an int" if integer else "a number"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            (integer and not float(value).is_integer()):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{param} must be {kind}, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{param} must be a finite number, got {value!r}")
+    if integer and not float(value).is_integer():
         raise TypeError(f"{param} must be {kind}, got {value!r}")
     if low is not None and (value < low or (low_open and value == low)):
         raise ValueError(f"{param} must be {'>' if low_open else '>='} {low}, got {value!r}")

@@ -3,7 +3,6 @@
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cpu.threads import thread_limit
@@ -11,12 +10,13 @@ from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import resolve_device
+from gpurules.estimators._base import RuleEstimatorMixin, multi_label_classes
 from gpurules.estimators.seco_params import parse, resolve_config
-from gpurules.estimators.validation import check_feature_indices, check_features, check_labels
+from gpurules.estimators.validation import check_feature_indices, check_labels, check_seed
 from gpurules.learners.covering import CoveringLearner
 
 
-class SeCoClassifier(ClassifierMixin, BaseEstimator):
+class SeCoClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Separate-and-conquer multi-label rule learning (mlrl-seco's SeCo algorithm).
 
     Parameter names, value strings and effective defaults follow mlrl-seco 0.15; ``None``
@@ -30,7 +30,9 @@ class SeCoClassifier(ClassifierMixin, BaseEstimator):
     Fitted attributes:
         model_: DecisionList (NumPy arrays only; ``len`` counts the default rule).
         device_: str, the device used.
-        n_features_in_, n_outputs_: ints; classes_: the two classes of a 1-D y, else None.
+        n_features_in_, n_outputs_: ints; feature_names_in_, feature_categories_: as
+            in ``BoomerClassifier``; classes_: the two classes of a 1-D y, else one
+            ``[0, 1]`` array per label.
     """
 
     def __init__(self, random_state=1, feature_format=None, output_format=None,
@@ -86,15 +88,16 @@ class SeCoClassifier(ClassifierMixin, BaseEstimator):
             sparse_feature_value: the value of the entries a sparse X does not store.
         """
         config, threads = resolve_config(self)
-        if self.random_state is not None and not isinstance(self.random_state,
-                                                            (int, np.integer)):
-            raise TypeError(f"random_state must be an int or None, got {self.random_state!r}")
-        X, pandas_nominal, names, nominal_values = check_features(X, keep_sparse=True)
+        seed = check_seed(self.random_state)
+        info = self._fit_features(X, keep_sparse=True)
+        X = info.X
         Y, self.classes_, self._one_d = check_labels(y, X.shape[0])
         self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
+        if not self._one_d:
+            self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
         A = X.shape[1]
         nominal = set(check_feature_indices(nominal_feature_indices, A,
-                                            "nominal_feature_indices")) | set(pandas_nominal)
+                                            "nominal_feature_indices")) | set(info.nominal)
         ordinal = set(check_feature_indices(ordinal_feature_indices, A,
                                             "ordinal_feature_indices"))
         if nominal & ordinal:
@@ -104,7 +107,7 @@ class SeCoClassifier(ClassifierMixin, BaseEstimator):
         nominal_mask = np.zeros(A, dtype=bool)
         nominal_mask[list(nominal)] = True
         self._threads = threads
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(seed)
         rule_set, options = parse("rule_set", self.rule_set)
         if rule_set == "unordered":
             from gpurules.learners.seco_unordered import fit_unordered
@@ -120,12 +123,9 @@ class SeCoClassifier(ClassifierMixin, BaseEstimator):
             narrow = None if self.device_.startswith("cuda") else self._make_backend(threads)
             builder = CoveringLearner(config, backend, rng, narrow, X).fit(features, Y)
             ordered, threshold = True, -np.inf
-        self.model_ = builder.build(ordered, threshold, feature_names=names,
-                                    nominal_values=nominal_values or None)
-        self.n_features_in_ = A
+        self.model_ = builder.build(ordered, threshold, feature_names=info.names,
+                                    nominal_values=info.levels or None)
         self.n_outputs_ = Y.shape[1]
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
         return self
 
     def _make_backend(self, threads):
@@ -166,8 +166,7 @@ class SeCoClassifier(ClassifierMixin, BaseEstimator):
         """Labels: uint8 (n, K) of 0/1 (CSR if ``prediction_format='sparse'``), or the
         classes of a 1-D y. Each label comes from the first rule that covers the example
         and predicts it, else from the default rule."""
-        check_is_fitted(self, "model_")
-        X = check_features(X, self.n_features_in_, type(self).__name__)[0]
+        X = self._predict_features(X)
         out = self.model_.predict(X, self._threads["predict"])
         if self._one_d:
             codes = out[:, 0].astype(np.intp)

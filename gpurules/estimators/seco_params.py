@@ -85,10 +85,25 @@ def _lift(value):
     return name, options
 
 
+def _check_rule_set(value):
+    """Validate the options of ``rule_set='unordered{...}'``."""
+    name, options = parse("rule_set", value)
+    if name != "unordered":
+        return
+    check_number("rule_set num_trees", options["num_trees"], low=1, integer=True)
+    low = check_number("rule_set min_depth", options["min_depth"], low=1, integer=True)
+    check_number("rule_set max_depth", options["max_depth"], low=low, integer=True)
+    check_number("rule_set max_features", options["max_features"], low=0, high=1)
+    check_number("rule_set sample_size", options["sample_size"], low=0, high=1,
+                 low_open=True)
+    check_number("rule_set threshold", options["threshold"])
+
+
 def resolve_config(est):
     """Validate the estimator's parameters. Returns (CoveringConfig, threads dict)."""
     for param in SUPPORTED:
         parse(param, getattr(est, param))
+    _check_rule_set(est.rule_set)
     _, induction = parse("rule_induction", est.rule_induction)
     if induction["recalculate_predictions"]:
         raise ValueError("rule_induction: recalculate_predictions=true does not apply to SeCo "

@@ -1,19 +1,21 @@
 """TursClassifier: probabilistic truly unordered rule sets chosen by MDL (Yang & van Leeuwen)."""
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
 
 from gpurules.device import resolve_device
-from gpurules.estimators.validation import check_feature_indices, check_features
+from gpurules.estimators._base import RuleEstimatorMixin
+from gpurules.estimators.validation import check_feature_indices, check_seed
 from gpurules.learners.turs import TursLearner, to_model
 from gpurules.learners.turs_data import prepare
 
 
-class TursClassifier(ClassifierMixin, BaseEstimator):
+class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Multi-class probabilistic rule set whose rules may overlap only where their class
     distributions agree, chosen by the MDL principle (no regularisation to tune).
 
@@ -60,6 +62,7 @@ class TursClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True  # accepted, and densified
         return tags
 
     def _check_params(self):
@@ -70,35 +73,28 @@ class TursClassifier(ClassifierMixin, BaseEstimator):
                 raise TypeError(f"{name} must be an int, got {value!r}")
             if value < low:
                 raise ValueError(f"{name} must be >= {low}, got {value}")
-        if self.random_state is not None and not isinstance(
-                self.random_state, (numbers.Integral, np.random.RandomState,
-                                    np.random.Generator)):
-            raise TypeError(f"random_state must be an int, a RandomState/Generator or None, "
-                            f"got {self.random_state!r}")
+        check_seed(self.random_state)
 
     def fit(self, X, y):
         """Learn the rule set from ``X`` (n, A) (array, sparse matrix or DataFrame; NaN =
         missing) and class labels ``y`` (n,) of any type."""
         self._check_params()
-        X, pandas_nominal, names, level_names = check_features(X)
+        info = self._fit_features(X)
+        X = info.X
         y_codes, self.classes_ = _encode_labels(y, X.shape[0])
         A = X.shape[1]
         nominal = np.zeros(A, dtype=bool)
         nominal[check_feature_indices(self.categorical_features, A,
                                       "categorical_features")] = True
-        nominal[pandas_nominal] = True
+        nominal[info.nominal] = True
         self.device_ = resolve_device(self.device)
         data = prepare(X, y_codes, len(self.classes_), nominal, self.n_cut_points,
                        self.literal_count_code)
         learner = TursLearner(data, self._backend(data), self.beam_width, self.patience,
                               self.max_rules, self.max_grow_iter)
         ruleset = learner.fit()
-        levels = {f: level_names[f] for f in level_names} or None
-        self.model_ = to_model(ruleset, self.classes_, names, levels)
+        self.model_ = to_model(ruleset, self.classes_, info.names, info.levels or None)
         self.history_ = list(map(float, learner.history))
-        self.n_features_in_ = A
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
         return self
 
     def _backend(self, data):
@@ -110,17 +106,15 @@ class TursClassifier(ClassifierMixin, BaseEstimator):
 
         return CpuClassHistograms(data)
 
-    def _check_X(self, X):
-        check_is_fitted(self, "model_")
-        return check_features(X, self.n_features_in_, type(self).__name__)[0]
-
     def predict_proba(self, X):
         """float64 (n, n_classes): class probabilities, columns in ``classes_`` order."""
-        return self.model_.predict_proba(self._check_X(X))
+        X = self._predict_features(X)
+        return self.model_.predict_proba(X)
 
     def predict(self, X):
         """The most probable class of each example (labels of ``classes_``)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def _encode_labels(y, n_examples):
@@ -129,6 +123,8 @@ def _encode_labels(y, n_examples):
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
+                      "used as y.ravel()", DataConversionWarning, stacklevel=3)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional (one class per example), got shape "

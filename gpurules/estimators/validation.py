@@ -5,6 +5,7 @@ any compiled code runs.
 """
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,57 +13,117 @@ from sklearn.utils import check_array
 from sklearn.utils.multiclass import type_of_target
 
 
-def _is_dataframe(X):
+class FeatureInput(NamedTuple):
+    """A validated feature matrix and what was learned about its columns.
+
+    X: float32 C-contiguous ndarray (n, A), NaN = missing (or a float32 CSC matrix).
+    nominal: column indices that were pandas categoricals.
+    names: the column names of a DataFrame (str), else None (for display).
+    levels: {column: [str of each category]} of those categoricals (for display).
+    categories: {column: object ndarray of the category values}; code c of a column
+        stands for ``categories[column][c]``.
+    """
+
+    X: object
+    nominal: list
+    names: list
+    levels: dict
+    categories: dict
+
+
+def is_dataframe(X):
+    """Whether X looks like a pandas DataFrame."""
     return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")
 
 
-def _dataframe_to_array(X):
-    """Categorical columns become integer codes (NaN for missing).
+def _codes_by_value(column, categories):
+    """float32 (n,) codes of a pandas Series by the values of ``categories`` (object
+    ndarray): NaN where missing, ``len(categories)`` for a value not among them (a code no
+    learned condition tests equal to)."""
+    import pandas as pd
 
-    Returns (X, nominal column indices, names, {column: category strings})."""
-    cols, nominal, values = [], [], {}
+    codes = pd.Index(categories).get_indexer(column).astype(np.float32)
+    missing = column.isna().to_numpy()
+    codes[(codes < 0) & ~missing] = len(categories)
+    codes[missing] = np.nan
+    return codes
+
+
+def _dataframe_to_array(X, categories=None):
+    """Columns of a DataFrame as float32 (see :class:`FeatureInput`).
+
+    At fit (``categories`` None) a categorical column becomes its integer codes and its
+    categories are recorded; at predict the columns that were categorical at fit are
+    encoded by value with the fit's categories, whatever the new frame's categories or
+    dtype are, so a frame with fewer levels or another order predicts the same."""
+    cols, nominal, levels, found = [], [], {}, {}
     for j, name in enumerate(X.columns):
-        col = X[name]
-        if str(col.dtype) == "category":
-            codes = col.cat.codes.to_numpy().astype(np.float32)
-            codes[codes < 0] = np.nan
-            cols.append(codes)
+        col = X.iloc[:, j]
+        categorical = str(col.dtype) == "category"
+        if categories is not None and j in categories:
+            cols.append(_codes_by_value(col, categories[j]))
             nominal.append(j)
-            values[j] = [str(c) for c in col.cat.categories]
-        else:
-            try:
-                cols.append(col.to_numpy(dtype=np.float32, na_value=np.nan))
-            except (TypeError, ValueError):
-                raise ValueError(f"column {name!r} of X is neither numeric nor categorical "
-                                 f"(dtype {col.dtype}); convert it, e.g. with "
-                                 f"astype('category')") from None
+            continue
+        if categorical and categories is not None:
+            raise ValueError(f"column {name!r} of X is categorical, but it was not at fit; "
+                             f"pass the columns as they were at fit")
+        if categorical:
+            found[j] = col.cat.categories.to_numpy(dtype=object)
+            cols.append(_codes_by_value(col, found[j]))
+            nominal.append(j)
+            levels[j] = [str(c) for c in found[j]]
+            continue
+        try:
+            cols.append(col.to_numpy(dtype=np.float32, na_value=np.nan))
+        except (TypeError, ValueError):
+            raise ValueError(f"column {name!r} of X is neither numeric nor categorical "
+                             f"(dtype {col.dtype}); convert it, e.g. with "
+                             f"astype('category')") from None
     X_arr = np.column_stack(cols) if cols else np.zeros((len(X), 0), np.float32)
-    return X_arr, nominal, [str(c) for c in X.columns], values
+    return FeatureInput(X_arr, nominal, [str(c) for c in X.columns], levels, found)
 
 
-def check_features(X, num_features=None, estimator_name="the model", keep_sparse=False):
+def _check_float32_range(X):
+    """ValueError if a finite value of X (ndarray or sparse) lies beyond float32's range."""
+    data = X.data if sp.issparse(X) else X
+    if data.dtype == np.float32:
+        return
+    big = np.abs(data) > np.finfo(np.float32).max
+    if big.any():
+        where = np.argwhere(big)[0]
+        raise ValueError(f"X contains {float(data[tuple(where)])!r}, beyond the float32 range "
+                         f"(|x| <= {np.finfo(np.float32).max:.4g}) in which features are "
+                         f"stored; rescale the feature")
+
+
+def check_features(X, num_features=None, estimator_name="the model", keep_sparse=False,
+                   categories=None, min_samples=1):
     """Validate a feature matrix (scikit-learn's ``check_array`` does the conversion).
 
+    Args:
+        categories: at predict, the fitted ``FeatureInput.categories`` (DataFrame columns
+            that were categorical at fit are encoded by value); None at fit.
+        min_samples: the fewest rows accepted (0 at predict).
+
     Returns:
-        (X float32 C-contiguous ndarray (n, A) with NaN = missing — or a float32 CSC
-         matrix if ``keep_sparse`` and X is sparse —
-         nominal column indices from pandas categoricals, feature names or None,
-         {column: category strings} of those categoricals).
+        :class:`FeatureInput`; ``X`` float32 C-contiguous (n, A) with NaN = missing, or a
+        float32 CSC matrix if ``keep_sparse`` and X is sparse.
     """
-    nominal, names, values = [], None, {}
-    if _is_dataframe(X):
-        X, nominal, names, values = _dataframe_to_array(X)
-    X = check_array(X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float32, np.float64),
-                    ensure_all_finite="allow-nan", ensure_min_samples=1, ensure_min_features=1,
-                    input_name="X")
-    if sp.issparse(X):
-        if keep_sparse:
-            return sp.csc_matrix(X, dtype=np.float32), nominal, names, values
-        X = X.toarray()
+    info = FeatureInput(X, [], None, {}, {})
+    if is_dataframe(X):
+        info = _dataframe_to_array(X, categories)
+    X = check_array(info.X, accept_sparse=("csr", "csc", "coo"),
+                    dtype=(np.float32, np.float64), ensure_all_finite="allow-nan",
+                    ensure_min_samples=min_samples, ensure_min_features=1, input_name="X")
+    _check_float32_range(X)
     if num_features is not None and X.shape[1] != num_features:
         raise ValueError(f"X has {X.shape[1]} features, but {estimator_name} is expecting "
                          f"{num_features} features as input")
-    return np.ascontiguousarray(X, dtype=np.float32), nominal, names, values
+    if sp.issparse(X) and keep_sparse:
+        return info._replace(X=sp.csc_matrix(X, dtype=np.float32))
+    if sp.issparse(X):
+        X = X.toarray()
+    return info._replace(X=np.ascontiguousarray(X, dtype=np.float32))
 
 
 def check_labels(Y, n_examples):
@@ -132,8 +193,14 @@ def check_feature_indices(indices, num_features, param):
     if isinstance(indices, numbers.Integral):
         indices = [indices]
     out = []
-    for i in np.asarray(list(indices)).ravel().tolist():
-        if isinstance(i, bool) or not float(i).is_integer():
+    try:
+        values = np.asarray(list(indices), dtype=object).ravel().tolist()
+    except TypeError:
+        raise TypeError(f"{param} must be a list of column indices (ints), got "
+                        f"{indices!r}") from None
+    for i in values:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Real) or \
+                not float(i).is_integer():
             raise TypeError(f"{param} must contain column indices (ints), got {i!r}")
         i = int(i)
         if not 0 <= i < num_features:
@@ -141,3 +208,22 @@ def check_feature_indices(indices, num_features, param):
                              f"(valid: 0..{num_features - 1})")
         out.append(i)
     return sorted(set(out))
+
+
+def check_seed(random_state):
+    """The int seed (or None) of ``random_state``: None, an int >= 0, or a
+    ``numpy.random.RandomState``/``Generator`` (one draw from it, as scikit-learn's
+    estimators consume their ``random_state``)."""
+    if random_state is None:
+        return None
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2 ** 31 - 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2 ** 31 - 1))
+    if isinstance(random_state, (bool, np.bool_)) or \
+            not isinstance(random_state, numbers.Integral):
+        raise TypeError(f"random_state must be an int, a numpy RandomState/Generator or "
+                        f"None, got {random_state!r}")
+    if random_state < 0:
+        raise ValueError(f"random_state must be >= 0, got {random_state}")
+    return int(random_state)
