@@ -11,12 +11,15 @@ best refinement's sums with the same compiled function that scored it in the sea
 """
 
 import dataclasses
+import logging
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpurules.backends.base import SearchSettings
+from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.backends.cpu.kernels import (head_from_work, label_score, multi_output_side,
                                            work_views)
 from gpurules.backends.cpu.kernels import head_scores as compiled_head_scores
@@ -29,6 +32,11 @@ from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed
 from gpurules.objectives.quality import boosting_params
 
 _BLOCK = 8  # refinement steps per backend call
+# max_rules=0 (no limit) without a time_limit: a boosted fit improves its training loss
+# with every rule forever (logistic margins grow without bound), so it stops here
+UNLIMITED_RULES_CEILING = 100_000
+
+logger = logging.getLogger("gpurules")
 
 
 @dataclass(frozen=True)
@@ -125,17 +133,45 @@ class BoostingLearner:
             scores = self._default_scores(g, h, all_labels)
             self._apply(all_labels, scores)
             builder.set_default_rule(scores)
-        while cfg.max_rules == 0 or len(builder) < cfg.max_rules:
+        limit = cfg.max_rules or UNLIMITED_RULES_CEILING
+        while len(builder) < limit:
             if cfg.time_limit and time.perf_counter() - start >= cfg.time_limit:
                 break
             rule = self._induce_rule(features.num_features, n, all_labels)
             if rule is None:
+                self._stopped(len(builder), self._no_rule_reason(n))
                 break
             conditions, labels, scores = rule
             scores = scores * cfg.shrinkage
+            if not np.any(scores != 0):  # statistics would not change: same rule again
+                self._stopped(len(builder), "the best rule's head is zero (the statistics "
+                                            "of the covered examples no longer change)")
+                break
             self._apply(labels, scores)
             builder.add_rule(conditions, labels, scores)
+        if cfg.max_rules == 0 and not cfg.time_limit and len(builder) >= limit:
+            warnings.warn(f"max_rules=0 without a time_limit: stopped at the safety ceiling "
+                          f"of {limit} rules; set max_rules or time_limit",
+                          FitStoppedEarlyWarning, stacklevel=3)
         return builder
+
+    def _no_rule_reason(self, n):
+        """Why no rule could be induced (for the warning)."""
+        cfg = self.config
+        if cfg.min_coverage > n:
+            return f"min_coverage={cfg.min_coverage} exceeds the {n} training examples"
+        return ("no condition on the sampled features leaves min_coverage examples covered "
+                "and improves the objective (constant features, or too few examples)")
+
+    def _stopped(self, num_rules, reason):
+        """Say that the fit ends with ``num_rules`` rules: a warning when ``max_rules``
+        asked for more, an INFO line when the number was unlimited (the natural end)."""
+        message = f"the fit stopped after {num_rules} rule(s) (incl. the default rule): " \
+                  f"{reason}"
+        if self.config.max_rules == 0:
+            logger.info("gpurules: %s", message)
+        else:
+            warnings.warn(message, FitStoppedEarlyWarning, stacklevel=4)
 
     def _scale(self):
         loss = self.config.loss

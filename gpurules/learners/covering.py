@@ -15,6 +15,7 @@ when ``max_rules`` is reached or when no refinement beats a value of 0.
 """
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ import scipy.sparse as sp
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu.kernels import side_quality
 from gpurules.decision_list import DecisionListBuilder
+from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.sampling import FeatureSampling, floyd_sample
 from gpurules.objectives.heuristics import (HEAD_SECO_SINGLE, LAPLACE, P_SELECT, label_value,
                                             seco_params)
@@ -207,15 +209,32 @@ class CoveringLearner:
             backend.set_statistics(self.g, self.h)
             rule = self._induce_rule(features.num_features, all_labels)
             if rule is None:
+                self._warn_if_empty(builder, n)
                 break
             conditions, head, covered = rule
             rows = np.flatnonzero(covered)
             block = np.ix_(rows, head)
-            remaining -= int(self.h[block].sum())
+            removed = int(self.h[block].sum())
+            if removed == 0:  # would be learned again and again
+                warnings.warn(f"the fit stopped after {len(builder)} rule(s): the best rule "
+                              f"covers no example that is not covered yet",
+                              FitStoppedEarlyWarning, stacklevel=3)
+                break
+            remaining -= removed
             self.g[block] = 0
             self.h[block] = 0
             builder.add_rule(conditions, head)
         return builder
+
+    def _warn_if_empty(self, builder, n):
+        """Warn when the decision list ends with its default rule alone."""
+        if len(builder) > 1:
+            return
+        reason = f"min_coverage={self.min_coverage} exceeds the {n} training examples" \
+            if self.min_coverage > n else "no condition on the sampled features has a " \
+            "heuristic value above 0 with at least min_coverage examples"
+        warnings.warn(f"no rule was learned, the model predicts the default rule only: "
+                      f"{reason}", FitStoppedEarlyWarning, stacklevel=4)
 
     # -- one rule ----------------------------------------------------------------------
     def _params(self, heuristic, tot_g, tot_h, select=True):
