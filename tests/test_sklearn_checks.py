@@ -1,20 +1,27 @@
-"""scikit-learn's estimator checks on BoomerClassifier(device='cpu')."""
+"""scikit-learn's estimator checks on the three estimators (device='cpu')."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from gpurules import BoomerClassifier
+from gpurules import BoomerClassifier, SeCoClassifier, TursClassifier
 
+_WEIGHTS = "sample_weight scales the loss; coverage counts (min_coverage) count examples"
+_ONE_D = "a 1-D y is one binary label (as in mlrl-boomer/mlrl-seco); multi-class targets " \
+         "are for TursClassifier"
 EXPECTED_FAILURES = {
-    "check_classifier_multioutput": "a 1-D y is one binary label (as in mlrl-boomer); "
-                                    "multi-class targets are for TursClassifier",
-    "check_sample_weight_equivalence_on_dense_data":
-        "sample_weight scales the loss; coverage counts (min_coverage) count examples",
-    "check_sample_weight_equivalence_on_sparse_data":
-        "sample_weight scales the loss; coverage counts (min_coverage) count examples",
+    "BoomerClassifier": {
+        "check_classifier_multioutput": _ONE_D,
+        "check_sample_weight_equivalence_on_dense_data": _WEIGHTS,
+        "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS,
+    },
+    "SeCoClassifier": {},
+    "TursClassifier": {},
 }
 
 
-@parametrize_with_checks([BoomerClassifier(device="cpu", max_rules=20)],
-                         expected_failed_checks=lambda est: EXPECTED_FAILURES)
+@parametrize_with_checks([BoomerClassifier(device="cpu", max_rules=20),
+                          SeCoClassifier(device="cpu", max_rules=20),
+                          TursClassifier(device="cpu", max_rules=5)],
+                         expected_failed_checks=lambda est: EXPECTED_FAILURES[
+                             type(est).__name__])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
