@@ -149,8 +149,9 @@ def test_nvrtc_library_found_in_the_cuda12_and_cuda13_layouts(tmp_path, layout):
 
 
 def test_importing_the_cuda_backend_touches_no_cuda():
-    """``gpurules.backends.cuda`` imports neither CuPy nor numba.cuda (fresh interpreter)."""
-    code = ("import sys, gpurules, gpurules.backends.cuda\n"
+    """``gpurules.backends.cuda`` (and its smoke test module) import neither CuPy nor
+    numba.cuda (fresh interpreter)."""
+    code = ("import sys, gpurules, gpurules.backends.cuda, gpurules.backends.cuda.readiness\n"
             "bad = [m for m in sys.modules if m.split('.')[0] == 'cupy' or "
             "m.startswith(('numba.cuda', 'numba_cuda'))]\n"
             "assert not bad, bad\n")
