@@ -41,10 +41,10 @@ left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
 # the time limit of a step that leaves $1 s for the steps after it (at least 20 s)
 lim() { local x=$(( $(left) - $1 )); [ "$x" -lt 20 ] && x=20; echo "$x"; }
 log() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/steps.txt"; }
-# "step NAME RC": log the exit status of a step (124: its time limit) and count failures
+# "step NAME RC": log the exit status of a step (124, 137: its time limit); count failures
 step() {
     local why=""
-    [ "$2" = 124 ] && why=" (time limit)"
+    case "$2" in 124 | 137) why=" (time limit)" ;; esac
     [ "$2" = 0 ] || FAILED=$((FAILED + 1))
     log "$1: rc=$2$why"
 }
@@ -81,14 +81,14 @@ log "probe"
 {
     date -u
     nvidia-smi 2>&1 | head -20 || echo "nvidia-smi: not available"
-    timeout 150 $PY benchmarks/gpu_probe.py
+    timeout -k 10 150 $PY benchmarks/gpu_probe.py
     echo "gpu_probe.py rc=$?"
 } > "$OUT/env.txt" 2>&1
 grep -q "gpu_probe.py rc=0" "$OUT/env.txt"; step "probe" $?
 grep -E "^FAILED|^cuda_status" "$OUT/env.txt" | cut -c1-300 | tee -a "$OUT/steps.txt"
 
 log "gpu tests"
-timeout "$(lim $TESTS_KEEP)" $PY -m pytest -m gpu -v -rs -p no:cacheprovider --durations=15 \
+timeout -k 10 "$(lim $TESTS_KEEP)" $PY -m pytest -m gpu -v -rs -p no:cacheprovider --durations=15 \
     --junitxml="$OUT/junit-gpu.xml" tests > "$OUT/pytest.txt" 2>&1
 step "gpu tests" $?
 tail -1 "$OUT/pytest.txt" | tee -a "$OUT/steps.txt"
@@ -99,7 +99,7 @@ for i in 0 1; do
     log "compare_devices n=$n, ${RULES[$i]} rules ($(left) s left)"
     keep=$(( i == 0 ? BENCH_KEEP : 5 ))
     # shellcheck disable=SC2086  # SYSTEMS is a list
-    timeout "$(lim $keep)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
+    timeout -k 10 "$(lim $keep)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
         --systems $SYSTEMS --repeats 1 --skip-cold --max-rules "${RULES[$i]}" \
         --output "$OUT/devices-$n.md" >> "$OUT/bench.txt" 2>&1
     step "compare_devices n=$n" $?
