@@ -1,6 +1,7 @@
 """Device strings (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"``) and lazy GPU detection.
 
-Nothing here touches CUDA at import time; ``cuda_status`` imports CuPy only when asked.
+Nothing here touches CUDA at import time; ``cuda_status`` runs its smoke test (CuPy, Numba
+CUDA, our kernels) only when asked, once per process and device.
 """
 
 import logging
@@ -27,22 +28,23 @@ def parse_device(device):
     return m.group(1), index
 
 
+_CUDA_STATUS = {}  # device index -> (usable, reason): the smoke test runs once per process
+
+
 def cuda_status(index=0):
-    """Whether CUDA device ``index`` is usable. Returns (usable: bool, reason: str)."""
-    try:
-        import cupy
-    except Exception as exc:  # ImportError, or a CUDA library failing to load
-        return False, f"CuPy is not importable ({exc.__class__.__name__}: {exc}); install " \
-                      f"gpurules[cuda]"
-    try:
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:
-        return False, f"the CUDA runtime reports no usable device ({exc})"
-    if count == 0:
-        return False, "no CUDA device is visible"
-    if index >= count:
-        return False, f"cuda:{index} requested but only {count} device(s) are visible"
-    return True, f"cuda:{index} is usable"
+    """Whether CUDA device ``index`` can run a fit. Returns (usable: bool, reason: str).
+
+    Runs the smoke test of ``gpurules.backends.cuda.readiness`` (CuPy, the device, its
+    compute capability, numba.cuda, a tiny Numba CUDA kernel, the RawModule of our kernels)
+    the first time it is asked about ``index`` in a process; later calls return that result.
+    A failure's reason names the part that failed.
+    """
+    index = int(index)
+    if index not in _CUDA_STATUS:
+        from gpurules.backends.cuda.readiness import smoke_test
+
+        _CUDA_STATUS[index] = smoke_test(index)
+    return _CUDA_STATUS[index]
 
 
 def resolve_device(device):

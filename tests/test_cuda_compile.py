@@ -1,8 +1,10 @@
 """Every CUDA source compiles for sm_90, on a machine without a GPU (DESIGN §4).
 
-1. NVRTC from the pip packages ``nvidia-cuda-nvrtc-cu12`` + ``cuda-bindings`` (the compiler
-   CuPy uses) compiles every ``kernels/*.cu`` to an sm_90 cubin with the backend's
-   ``RawModule`` options plus the ones CuPy adds; a compile error fails the test.
+1. NVRTC from the pip packages ``cuda-bindings`` + ``nvidia-cuda-nvrtc-cu12`` (CUDA 12) or
+   ``nvidia-cuda-nvrtc`` 13.x (CUDA 13; the compiler CuPy uses) compiles every
+   ``kernels/*.cu`` to an sm_90 cubin and one for the oldest compute capability we build for
+   (``sources.MIN_COMPUTE_CAPABILITY``) with the backend's ``RawModule`` options plus the
+   ones CuPy adds; a compile error fails the test.
 2. ``numba.cuda.compile_ptx`` type-checks every Numba CUDA kernel of
    ``gpurules.backends.cuda.kernels`` with its explicit signature for cc 9.0. numba-cuda
    compiles the device functions a kernel calls for the *current* device, which needs a
@@ -11,19 +13,23 @@
    the stand-in nor a simulator setting can leak into or from other test modules.
 """
 
+import os
 import re
 import subprocess
 import sys
 import types as pytypes
 from functools import partial
+from pathlib import Path
 
 import pytest
 
 from gpurules.backends.cuda import sources
-from tests.reference.cuda_support import ROOT, require, run_checks, run_isolated
+from tests.reference.cuda_support import (
+    NVRTC, ROOT, nvrtc_library, require, run_checks, run_isolated)
 
 CU_FILES = sorted((ROOT / "kernels").glob("*.cu"))
 NVRTC_OPTIONS = sources.RAW_MODULE_OPTIONS + sources.CUPY_ADDED_OPTIONS + ("-arch=sm_90",)
+MIN_ARCH = "sm_{}{}".format(*sources.MIN_COMPUTE_CAPABILITY)
 CC = (9, 0)
 
 
@@ -69,16 +75,56 @@ def test_kernel_sources_are_found_and_packaged():
         assert sources.kernel_source(path.name) == path.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("arch", ["sm_90", MIN_ARCH])
 @pytest.mark.parametrize("path", CU_FILES, ids=[p.name for p in CU_FILES])
-def test_cu_file_compiles_to_sm90_cubin(path):
-    require("cuda.bindings", "nvidia.cuda_nvrtc")
+def test_cu_file_compiles_to_a_cubin(path, arch):
+    require("cuda.bindings", NVRTC)
     source = path.read_text(encoding="utf-8")
-    cubin = nvrtc_compile(source, path.name)
+    options = NVRTC_OPTIONS[:-1] + (f"-arch={arch}",)
+    cubin = nvrtc_compile(source, path.name, options)
     assert cubin[:4] == b"\x7fELF"
     names = kernel_names(source)
     assert names, f"{path.name} defines no extern \"C\" __global__ kernel"
     for name in names:
         assert name.encode() in cubin, f"kernel {name} missing from the cubin"
+
+
+# gpurules.kernels blocked as if the checkout were not installed, then the sources are read
+_UNINSTALLED_KERNELS = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "gpurules.kernels":
+            raise ModuleNotFoundError("No module named 'gpurules.kernels'", name=name)
+sys.meta_path.insert(0, Block())
+import gpurules
+from gpurules.backends.cuda import sources
+assert sources.kernel_dir() == sources.CHECKOUT_KERNELS, sources.kernel_dir()
+print(gpurules.__file__)
+print(len(sources.kernel_source(sources.HISTOGRAM_SOURCE)))
+"""
+
+
+def test_kernel_sources_are_found_without_an_install(tmp_path):
+    """``PYTHONPATH=<checkout>`` with no ``gpurules.kernels`` package (the GPU machine's
+    way): the sources come from ``<checkout>/kernels`` (fresh interpreter)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _UNINSTALLED_KERNELS], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    module_file, size = proc.stdout.split()
+    assert Path(module_file).is_relative_to(ROOT / "gpurules")
+    assert int(size) == len((ROOT / "kernels" / sources.HISTOGRAM_SOURCE).read_text("utf-8"))
+
+
+def test_kernel_dir_says_when_the_sources_are_missing(monkeypatch, tmp_path):
+    def no_package(name):
+        raise ModuleNotFoundError(f"No module named {name!r}")
+
+    monkeypatch.setattr(sources.resources, "files", no_package)
+    monkeypatch.setattr(sources, "CHECKOUT_KERNELS", tmp_path)
+    with pytest.raises(FileNotFoundError, match="gpurules.kernels is not installed"):
+        sources.kernel_source(sources.HISTOGRAM_SOURCE)
 
 
 def test_histogram_kernels_are_the_ones_the_backend_loads():
@@ -87,15 +133,25 @@ def test_histogram_kernels_are_the_ones_the_backend_loads():
 
 
 def test_nvrtc_gate_rejects_a_syntax_error():
-    require("cuda.bindings", "nvidia.cuda_nvrtc")
+    require("cuda.bindings", NVRTC)
     broken = 'extern "C" __global__ void k(int* x) { x[0] = 1 }\n'
     with pytest.raises(RuntimeError, match="could not compile"):
         nvrtc_compile(broken, "broken.cu")
 
 
+@pytest.mark.parametrize("layout", ["cuda_nvrtc/lib", "cu13/lib"])
+def test_nvrtc_library_found_in_the_cuda12_and_cuda13_layouts(tmp_path, layout):
+    (tmp_path / layout).mkdir(parents=True)
+    (tmp_path / layout / "libnvrtc-builtins.so.13.5").touch()
+    assert nvrtc_library([tmp_path]) is None
+    (tmp_path / layout / "libnvrtc.so.13").touch()
+    assert nvrtc_library([tmp_path]) == tmp_path / layout / "libnvrtc.so.13"
+
+
 def test_importing_the_cuda_backend_touches_no_cuda():
-    """``gpurules.backends.cuda`` imports neither CuPy nor numba.cuda (fresh interpreter)."""
-    code = ("import sys, gpurules, gpurules.backends.cuda\n"
+    """``gpurules.backends.cuda`` (and its smoke test module) import neither CuPy nor
+    numba.cuda (fresh interpreter)."""
+    code = ("import sys, gpurules, gpurules.backends.cuda, gpurules.backends.cuda.readiness\n"
             "bad = [m for m in sys.modules if m.split('.')[0] == 'cupy' or "
             "m.startswith(('numba.cuda', 'numba_cuda'))]\n"
             "assert not bad, bad\n")

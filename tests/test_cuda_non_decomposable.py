@@ -406,6 +406,7 @@ def _gpu_backend(**options):
 @pytest.mark.gpu
 @pytest.mark.parametrize("force_global", [False, True], ids=["shared", "global"])
 def test_gpu_histograms_with_packed_hessians(force_global):
+    skip_without_gpu()  # before the data: binning 20000 examples takes a while on a CPU box
     rng = np.random.default_rng(22)
     n, K = 20000, 6
     W = packed_size(K)
@@ -432,6 +433,7 @@ def test_gpu_histograms_with_packed_hessians(force_global):
 def test_gpu_refinements_equal_cpu(name):
     """Statistics copied from the CPU (so ``exp`` cannot differ): every head's refinements
     equal the CPU histogram search's, qualities bit for bit (kernels built with -fma=0)."""
+    skip_without_gpu()  # before the data (CPU compile time)
     binned, Y, base_weight, weights = problem(30, n=3000, A=6, K=4, compact=False)
     cpu, gpu = start_both(_gpu_backend(), binned, Y, LOGISTIC, base_weight)
     cpu.update_statistics(np.arange(4, dtype=np.int32), np.array([0.3, -0.8, 1.1, 0.2]))
@@ -444,6 +446,7 @@ def test_gpu_refinements_equal_cpu(name):
 @pytest.mark.gpu
 def test_gpu_squared_error_statistics_equal_cpu():
     """No exp/log in the squared-error loss: with -fma=0 its statistics are bit-exact."""
+    skip_without_gpu()  # before the data (CPU compile time)
     binned, Y, base_weight, _ = problem(31, n=5000, K=5)
     cpu, gpu = start_both(_gpu_backend(), binned, Y, SQUARED_ERROR, base_weight)
     compare_statistics(cpu, gpu, np.random.default_rng(31))
@@ -452,6 +455,7 @@ def test_gpu_squared_error_statistics_equal_cpu():
 @pytest.mark.gpu
 def test_gpu_logistic_statistics_within_one_unit():
     """libdevice's exp/log may differ from the host's by an ulp: one fixed-point unit."""
+    skip_without_gpu()  # before the data (CPU compile time)
     binned, Y, base_weight, _ = problem(32, n=5000, K=5)
     cpu, gpu = start_both(_gpu_backend(), binned, Y, LOGISTIC, base_weight)
     for backend in (cpu, gpu):

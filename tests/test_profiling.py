@@ -2,7 +2,8 @@
 
 1. The byte-count arithmetic by hand.
 2. The profiler's wrapping (calls, nesting, self times, bytes, detach) on a tiny stand-in
-   backend with a CuPy stand-in whose events read the host clock.
+   backend with a CuPy stand-in whose events read the host clock, with Hessian rows of
+   width K and of the packed width of non-decomposable losses.
 3. A real ``CudaBackend`` profiled under the Numba CUDA simulator with
    ``tests/reference/fake_cupy.py`` (plus host-clock events) standing in for CuPy: the
    profiled backend finds the same refinements, and the histogram launches' bytes follow
@@ -44,12 +45,20 @@ def test_histogram_bytes_hand_computed():
     # g and h 2*8*3*4; writes 8*(2*3+1)*7
     assert histogram_bytes(10, 3, 2, 4, 7) == (80 + 32 + 192, 392)
     assert histogram_bytes(5, 1, 1, 0, 0) == (40, 0)
+    assert histogram_bytes(10, 3, 2, 4, 7, W=3) == histogram_bytes(10, 3, 2, 4, 7)
+
+
+def test_histogram_bytes_counts_packed_hessians():
+    # non-decomposable, K=3: W = 6 packed Hessian entries per example and per bin; reads
+    # 2*4*10 + 4*2*4 + 8*(3+6)*4, writes 8*(3+6+1)*7
+    assert histogram_bytes(10, 3, 2, 4, 7, W=6) == (80 + 32 + 288, 560)
 
 
 @pytest.mark.parametrize("args, message", [
     ((10, 3, 2, 11, 7), "covered=11 exceeds n=10"),
     ((10, 3, -1, 4, 7), "S must be a non-negative integer"),
     ((10, 2.5, 1, 4, 7), "K must be a non-negative integer"),
+    ((10, 3, 1, 4, 7, -1), "W must be a non-negative integer"),
 ])
 def test_histogram_bytes_rejects_bad_input(args, message):
     with pytest.raises(ValueError, match=message):
@@ -62,10 +71,11 @@ class _StandInBackend:
 
     device_index = 0
 
-    def __init__(self):
+    def __init__(self, W=2):
         self.cp = types.SimpleNamespace(cuda=_host_clock_cuda(), asarray=np.array,
                                         asnumpy=np.array, count_nonzero=np.count_nonzero)
         self.g = np.zeros((6, 2), np.int64)
+        self.h = np.zeros((6, W), np.int64)  # W = 3: packed Hessians of K = 2 labels
         self.mask = np.array([1, 1, 0, 1, 1, 1], np.int32)
         self.indicator = 1
         self.features = types.SimpleNamespace(bin_offset=np.array([0, 3, 7, 8]))
@@ -96,8 +106,9 @@ class _StandInBackend:
         return self.cp.asnumpy(np.zeros(3, np.int64))
 
 
-def test_profiler_counts_nests_and_detaches():
-    b = _StandInBackend()
+@pytest.mark.parametrize("W", [2, 3], ids=["decomposable", "packed-hessians"])
+def test_profiler_counts_nests_and_detaches(W):
+    b = _StandInBackend(W)
     original_cp = b.cp
     weights = np.array([1, 0, 1, 2, 1, 1], np.int32)
     with PhaseProfiler(b) as prof:
@@ -112,7 +123,8 @@ def test_profiler_counts_nests_and_detaches():
     assert s["build_histograms"].calls == 2 and s["_launch_histogram"].calls == 2
     assert s[H2D].calls == 4 and s[D2H].calls == 2 and s["_scan"].calls == 1
     # covered with weight != 0 at indicator 1: examples 0, 3, 4, 5
-    want = sum(sum(histogram_bytes(6, 2, S, 4, bins)) for S, bins in ((2, 4), (1, 4)))
+    want = sum(sum(histogram_bytes(6, 2, S, 4, bins, W)) for S, bins in ((2, 4), (1, 4)))
+    assert want == 2 * (2 * 4 * 6 + 8 * (2 + W) * 4 + 8 * (2 + W + 1) * 4) + 4 * 2 * 4 + 4 * 4
     assert s["_launch_histogram"].bytes == want
     assert s[H2D].bytes == 2 * weights.nbytes + 3 * 8 and s[D2H].bytes == 4 * 8 + 3 * 8
     build = s["build_histograms"]

@@ -22,22 +22,50 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_MARKER = "GPURULES-CHECK-RESULTS "
 
-# import name -> pip requirement of the packages the no-GPU CUDA tests need
+# import name -> pip requirement of the packages the no-GPU CUDA tests need; NVRTC is the
+# shared library of the pip package, looked up by ``nvrtc_library`` (not an import name)
+NVRTC = "libnvrtc"
 PACKAGES = {
     "numba_cuda": "numba-cuda",
     "cuda.bindings": "cuda-bindings",
-    "nvidia.cuda_nvrtc": "nvidia-cuda-nvrtc-cu12",
+    NVRTC: "nvidia-cuda-nvrtc-cu12 (CUDA 12) or nvidia-cuda-nvrtc (CUDA 13)",
 }
+# where the pip wheels put libnvrtc under the ``nvidia`` namespace package: CUDA 12's
+# nvidia-cuda-nvrtc-cu12 in nvidia/cuda_nvrtc/lib, CUDA 13's nvidia-cuda-nvrtc in
+# nvidia/cu13/lib
+NVRTC_LAYOUTS = ("cuda_nvrtc/lib", "cu13/lib")
+
+
+def nvrtc_library(roots=None, layouts=NVRTC_LAYOUTS):
+    """The path of the pip-installed ``libnvrtc.so.*`` (CUDA 12 or 13 layout), or None.
+
+    ``roots``: the folders of the ``nvidia`` package (default: where it is installed)."""
+    if roots is None:
+        try:
+            spec = importlib.util.find_spec("nvidia")
+        except ModuleNotFoundError:
+            spec = None
+        roots = [] if spec is None else list(spec.submodule_search_locations or [])
+    for root in roots:
+        for layout in layouts:
+            found = sorted((Path(root) / layout).glob("libnvrtc.so.*"))
+            if found:
+                return found[0]
+    return None
 
 
 def missing_packages(names=PACKAGES):
-    """The pip names of the packages in ``names`` that cannot be imported."""
+    """The pip names of the packages in ``names`` that cannot be imported (or, for
+    ``NVRTC``, whose library is not found)."""
     missing = []
     for module, pip_name in names.items():
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
+        if module == NVRTC:
+            found = nvrtc_library() is not None
+        else:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except ModuleNotFoundError:
+                found = False
         if not found:
             missing.append(pip_name)
     return missing

@@ -24,31 +24,35 @@ PHASES = ("start_fit", "build_histograms", "_launch_histogram", "_scan", "apply_
 H2D, D2H = "copy host->device", "copy device->host"
 
 
-def histogram_bytes(n, K, S, covered, bins_written):
+def histogram_bytes(n, K, S, covered, bins_written, W=None):
     """Fewest bytes one histogram launch over ``S`` sampled features must move.
 
     Reads: the coverage mask and the instance weights (int32, all ``n`` examples), the
     ``bin_index`` entry (int32) of every covered example for each sampled feature, and the
-    ``g`` and ``h`` rows (int64, ``K`` each) of every covered example once. Writes: the
-    histogram rows of the sampled features once (``hist_g``, ``hist_h``: int64 ``K`` per bin,
-    ``hist_count``: int64 per bin). "Covered" = covered by the rule with a non-zero weight.
+    ``g`` row (int64, ``K``) and ``h`` row (int64, ``W``) of every covered example once.
+    Writes: the histogram rows of the sampled features once (``hist_g``: int64 ``K`` per bin,
+    ``hist_h``: int64 ``W`` per bin, ``hist_count``: int64 per bin). "Covered" = covered by
+    the rule with a non-zero weight.
 
     Args:
         n, K, S: examples, labels, sampled features of the launch.
         covered: examples the launch adds (covered, weight != 0).
         bins_written: total bins of the launch's features.
+        W: width of the Hessian rows: ``K`` (the default) for decomposable losses and count
+            statistics, ``K (K + 1) / 2`` (packed Hessians) for non-decomposable losses.
 
     Returns:
         (bytes read, bytes written), ints.
     """
+    W = K if W is None else W
     for name, value in (("n", n), ("K", K), ("S", S), ("covered", covered),
-                        ("bins_written", bins_written)):
+                        ("bins_written", bins_written), ("W", W)):
         if int(value) != value or value < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     if covered > n:
         raise ValueError(f"covered={covered} exceeds n={n}")
-    read = 2 * 4 * n + 4 * S * covered + 2 * 8 * K * covered
-    written = 8 * (2 * K + 1) * bins_written
+    read = 2 * 4 * n + 4 * S * covered + 8 * (K + W) * covered
+    written = 8 * (K + W + 1) * bins_written
     return int(read), int(written)
 
 
@@ -145,7 +149,7 @@ class PhaseProfiler:
         covered = int(cp.count_nonzero((b.mask == b.indicator) & (weights_dev != 0)))
         features = cp.asnumpy(group_dev)[:S]
         bins = int(np.sum(np.diff(np.asarray(b.features.bin_offset))[features]))
-        return histogram_bytes(n, K, S, covered, bins)
+        return histogram_bytes(n, K, S, covered, bins, W=b.h.shape[1])
 
     def histogram_gbps(self):
         """Achieved GB/s of the histogram kernel: launch bytes / launch time (NaN if none)."""

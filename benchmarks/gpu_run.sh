@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# One command on a lent GPU machine (no internet), from the checkout's root with the folder
+# .gpu/ (made by benchmarks/gpu_prepare.sh) carried along; OUT = the folder that comes back:
+#   bash benchmarks/gpu_run.sh
+# 1. installs the carried wheels (.gpu/whl/*.whl: liac-arff, mlrl-boomer/-common/-util;
+#    .gpu/whl/alt: numba-cuda 0.30.4 only if the image's is missing or older) into
+#    $TMPD/site; gpurules itself runs from the checkout (PYTHONPATH, no install);
+# 2. probes the stack into $OUT/env.txt (nvidia-smi, benchmarks/gpu_probe.py: versions,
+#    driver and runtime, NVVM/NVRTC, SMs, compute capability, the smoke test of
+#    device='auto', copy bandwidth);
+# 3. runs the gpu-marked tests (pytest -m gpu tests): $OUT/pytest.txt, $OUT/junit-gpu.xml;
+# 4. benchmarks/compare_devices.py at n = 1e5 (1000 rules) and 1e6 (200 rules), gpurules
+#    cuda-hist against mlrl-boomer equal-width: $OUT/devices-1e5.md, devices-1e6.md, and
+#    their logs in $OUT/bench.txt.
+# $OUT/steps.txt logs every step with its time and exit status. 7 files in all. Each step
+# has its own time limit within BUDGET (570 s), so a slow step still leaves the results of
+# the earlier ones. The exit status is the number of steps that failed.
+#
+# GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
+# own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
+# Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, SYSTEMS (of
+# compare_devices.py; default "cuda-hist boomer-ew").
+set -u
+cd "$(dirname "$0")/.." || exit 99
+: "${OUT:?set OUT to the folder for the results}"
+mkdir -p "$OUT"
+DRY=${GPU_RUN_DRY:-0}
+PY=${PY:-python3}
+TMPD=${TMPD:-/tmp}
+SYSTEMS=${SYSTEMS:-cuda-hist boomer-ew}
+# seconds the tests leave to the benchmarks, and the first benchmark to the second
+if [ "$DRY" = 1 ]; then
+    BUDGET=${BUDGET:-420}; SIZES=(2e3 4e3); RULES=(20 20); TESTS_KEEP=120; BENCH_KEEP=50
+else
+    BUDGET=${BUDGET:-570}; SIZES=(1e5 1e6); RULES=(1000 200); TESTS_KEEP=300; BENCH_KEEP=150
+fi
+WHL=.gpu/whl
+T0=$(date +%s)
+FAILED=0
+left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
+# the time limit of a step that leaves $1 s for the steps after it (at least 20 s)
+lim() { local x=$(( $(left) - $1 )); [ "$x" -lt 20 ] && x=20; echo "$x"; }
+log() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/steps.txt"; }
+# "step NAME RC": log the exit status of a step (124, 137: its time limit); count failures
+step() {
+    local why=""
+    case "$2" in 124 | 137) why=" (time limit)" ;; esac
+    [ "$2" = 0 ] || FAILED=$((FAILED + 1))
+    log "$1: rc=$2$why"
+}
+
+install_wheels() {
+    if [ "$DRY" = 1 ]; then log "dry run: no wheels installed, using $PY as it is"; return 0; fi
+    if ! ls "$WHL"/*.whl > /dev/null 2>&1; then
+        log "no wheels in $WHL: run benchmarks/gpu_prepare.sh and carry .gpu"; return 1
+    fi
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target "$TMPD/site" "$WHL"/*.whl || return 1
+    if $PY -c "import numba_cuda, sys; sys.exit(tuple(map(int, \
+            numba_cuda.__version__.split('.')[:2])) < (0, 30))" 2> /dev/null; then
+        return 0
+    fi
+    log "the image's numba-cuda is missing or older than 0.30: installing $WHL/alt"
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target "$TMPD/site" "$WHL"/alt/*.whl || return 1
+    # a --target folder on PYTHONPATH is no site folder: run its .pth files (numba-cuda's
+    # redirector of numba.cuda) from a sitecustomize there
+    printf '%s\n' "import os, site" \
+        "site.addsitedir(os.path.dirname(os.path.abspath(__file__)))" \
+        > "$TMPD/site/sitecustomize.py"
+}
+
+log "gpu_run.sh: $(git log -1 --format='%h %s' 2>/dev/null | cut -c1-80); budget ${BUDGET} s"
+install_wheels; step "install wheels" $?
+export PYTHONPATH="$TMPD/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export NUMBA_CACHE_DIR="$TMPD/nbcache" OMP_WAIT_POLICY=passive PYTHONUNBUFFERED=1
+# numba-cuda finds libNVVM through CUDA_HOME when no nvidia-nvvm wheel is installed
+if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda/nvvm ]; then export CUDA_HOME=/usr/local/cuda; fi
+
+log "probe"
+{
+    date -u
+    nvidia-smi 2>&1 | head -20 || echo "nvidia-smi: not available"
+    timeout -k 10 150 $PY benchmarks/gpu_probe.py
+    echo "gpu_probe.py rc=$?"
+} > "$OUT/env.txt" 2>&1
+grep -q "gpu_probe.py rc=0" "$OUT/env.txt"; step "probe" $?
+grep -E "^FAILED|^cuda_status" "$OUT/env.txt" | cut -c1-300 | tee -a "$OUT/steps.txt"
+
+log "gpu tests"
+timeout -k 10 "$(lim $TESTS_KEEP)" $PY -m pytest -m gpu -v -rs -p no:cacheprovider --durations=15 \
+    --junitxml="$OUT/junit-gpu.xml" tests > "$OUT/pytest.txt" 2>&1
+step "gpu tests" $?
+tail -1 "$OUT/pytest.txt" | tee -a "$OUT/steps.txt"
+
+: > "$OUT/bench.txt"
+for i in 0 1; do
+    n=${SIZES[$i]}
+    log "compare_devices n=$n, ${RULES[$i]} rules ($(left) s left)"
+    keep=$(( i == 0 ? BENCH_KEEP : 5 ))
+    # shellcheck disable=SC2086  # SYSTEMS is a list
+    timeout -k 10 "$(lim $keep)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
+        --systems $SYSTEMS --repeats 1 --skip-cold --max-rules "${RULES[$i]}" \
+        --output "$OUT/devices-$n.md" >> "$OUT/bench.txt" 2>&1
+    step "compare_devices n=$n" $?
+done
+log "done: $FAILED step(s) failed; files: $(ls "$OUT" | tr '\n' ' ')"
+exit "$FAILED"
