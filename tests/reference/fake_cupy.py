@@ -32,7 +32,7 @@ def asnumpy(a):
     return np.array(a, copy=True)
 
 
-zeros, empty, full, ones = np.zeros, np.empty, np.full, np.ones
+zeros, empty, full, ones, count_nonzero = np.zeros, np.empty, np.full, np.ones, np.count_nonzero
 
 cuda = types.SimpleNamespace(
     Device=lambda index=0: contextlib.nullcontext(),
