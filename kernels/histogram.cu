@@ -2,28 +2,30 @@
 //
 // Compiled at run time by CuPy (RawModule, NVRTC, --std=c++17); no headers. Layout (see
 // gpurules/data/binning.py and gpurules/backends/cpu/statistics.py):
-//   features   int64 (S,)      sampled feature indices
-//   bin_index  int32 (A, n)    feature-major, -1 = missing
-//   bin_offset int64 (A + 1,)  feature f owns histogram rows bin_offset[f] .. bin_offset[f+1]-1
+//   features    int64 (S,)      sampled feature indices
+//   slot_offset int64 (S + 1,)  sampled feature s owns histogram rows slot_offset[s] ..
+//                               slot_offset[s + 1] - 1, one per bin of the feature
+//   bin_index   int32 (A, n)    feature-major, -1 = missing
 //   mask       int32 (n,)      example i is covered iff mask[i] == indicator
 //   weights    int32 (n,)      examples with weight 0 are left out
 //   g          int64 (n, K)    row-major fixed-point gradients
 //   h          int64 (n, W)    row-major fixed-point Hessians, W >= K: W = K for decomposable
 //                              losses and counts, W = K (K + 1) / 2 for the packed Hessians
 //                              of non-decomposable losses
-//   hist_g int64 (B, K), hist_h int64 (B, W), hist_count int64 (B,)
-// For every sampled feature f and covered example i with weights[i] != 0 and
-// b = bin_index[f, i] >= 0, row r = bin_offset[f] + b receives weights[i] * g[i, :],
+//   hist_g int64 (R, K), hist_h int64 (R, W), hist_count int64 (R,), R = slot_offset[S]
+// The histograms are sized to the sampled features, not to every feature of the data set.
+// For every sampled feature f = features[s] and covered example i with weights[i] != 0 and
+// b = bin_index[f, i] >= 0, row r = slot_offset[s] + b receives weights[i] * g[i, :],
 // weights[i] * h[i, :] and a count of 1. The sums are integers, so the result does not depend
 // on the order of the atomics: it equals the CPU's bit for bit. Signed int64 sums use
 // atomicAdd on unsigned long long, which is exact for two's-complement addition.
 //
-// Launch configuration, all three kernels:
+// Launch configuration, the histogram kernels:
 //   grid  = (chunks, min(S, 65535)); blockIdx.y strides over the sampled features,
-//           blockIdx.x/threadIdx.x stride over the flat index e = i * W + c (example, column)
-//           of the histogram kernels, so consecutive threads read consecutive entries of h
-//           (and of g, whose K columns are the first K of the W), or over the (bin, column)
-//           entries that zero_histograms clears.
+//           blockIdx.x/threadIdx.x stride over the flat index e = i * W + c (example, column),
+//           so consecutive threads read consecutive entries of h (and of g, whose K columns
+//           are the first K of the W).
+// zero_histograms clears the rows slot_offset[0] .. slot_offset[S] - 1 with any grid (x, y).
 //   block = (threads,), a multiple of 32, e.g. 256.
 // histogram_shared additionally needs dynamic shared memory of
 //   (max_bins * (K + W + 1)) * 8 bytes,
@@ -64,22 +66,20 @@ __device__ __forceinline__ Contribution contribution(
 }
 
 extern "C" __global__ void zero_histograms(
-        const i64* features, int S, const i64* bin_offset, int K, int W,
-        i64* hist_g, i64* hist_h, i64* hist_count) {
-    for (int s = blockIdx.y; s < S; s += gridDim.y) {
-        const i64 f = features[s];
-        const i64 lo = bin_offset[f], hi = bin_offset[f + 1];
-        const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
-        const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
-        for (i64 r = lo * K + start; r < hi * K; r += stride) hist_g[r] = 0;
-        for (i64 r = lo * W + start; r < hi * W; r += stride) hist_h[r] = 0;
-        for (i64 r = lo + start; r < hi; r += stride) hist_count[r] = 0;
-    }
+        const i64* slot_offset, int S, int K, int W, i64* hist_g, i64* hist_h,
+        i64* hist_count) {
+    const i64 lo = slot_offset[0], hi = slot_offset[S];
+    const i64 block = static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
+    const i64 start = block * blockDim.x + threadIdx.x;
+    const i64 stride = static_cast<i64>(gridDim.x) * gridDim.y * blockDim.x;
+    for (i64 r = lo * K + start; r < hi * K; r += stride) hist_g[r] = 0;
+    for (i64 r = lo * W + start; r < hi * W; r += stride) hist_h[r] = 0;
+    for (i64 r = lo + start; r < hi; r += stride) hist_count[r] = 0;
 }
 
 // Global-atomics variant: every contribution is added straight to global memory.
 extern "C" __global__ void histogram_global(
-        const i64* features, int S, const int* bin_index, const i64* bin_offset,
+        const i64* features, int S, const i64* slot_offset, const int* bin_index,
         const int* mask, int indicator, const int* weights, const i64* g, const i64* h,
         int K, int W, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
     const i64 total = static_cast<i64>(n) * W;
@@ -88,7 +88,7 @@ extern "C" __global__ void histogram_global(
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
         const i64 f = features[s];
         if (f < 0 || f >= A) continue;
-        const i64 lo = bin_offset[f];
+        const i64 lo = slot_offset[s];
         for (i64 e = start; e < total; e += stride) {
             const Contribution c =
                 contribution(e, f, bin_index, mask, indicator, weights, g, h, K, W, n);
@@ -105,7 +105,7 @@ extern "C" __global__ void histogram_global(
 // feature in shared memory (layout: g [bins * K], h [bins * W], count [bins]) and flushes the
 // non-zero entries to global memory with atomics.
 extern "C" __global__ void histogram_shared(
-        const i64* features, int S, const int* bin_index, const i64* bin_offset,
+        const i64* features, int S, const i64* slot_offset, const int* bin_index,
         const int* mask, int indicator, const int* weights, const i64* g, const i64* h,
         int K, int W, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
     extern __shared__ i64 shared[];
@@ -115,8 +115,8 @@ extern "C" __global__ void histogram_shared(
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
         const i64 f = features[s];
         if (f < 0 || f >= A) continue;  // uniform within the block
-        const i64 lo = bin_offset[f];
-        const i64 bins = bin_offset[f + 1] - lo;
+        const i64 lo = slot_offset[s];
+        const i64 bins = slot_offset[s + 1] - lo;
         i64* sh_g = shared;
         i64* sh_h = shared + bins * K;
         i64* sh_count = sh_h + bins * W;

@@ -30,8 +30,8 @@ from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (
     assert_same_refinements, compare_backends, cpu_backend, empty_outputs, exact_bins,
-    histogram_per_feature, histograms, random_problem, reference_per_feature, slot_refinements,
-    uncovered_bin_problem)
+    histogram_per_feature, random_problem, reference_per_feature, slot_histograms,
+    slot_layout, slot_refinements, uncovered_bin_problem)
 from tests.reference.cuda_support import require, run_checks, run_isolated
 from tests.reference.host_kernels import HostKernels, compiler
 from tests.reference.search import satisfied
@@ -61,9 +61,10 @@ def _simulate_scan(binned, features, mask, weights, g, h, labels, search, thread
     out = empty_outputs(S, K)
     work = np.full((4, S, K), -7, np.int64)
     gains = np.full((S, labels.shape[0]), np.nan)
-    hists = histograms(binned, features, mask, 1, weights, g, h)
+    slot_offset, *hists = slot_histograms(binned, features, mask, 1, weights, g, h)
     _kernels().scan_histograms[S, threads](
-        features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal, *hists,
+        features, slot_offset, binned.bin_offset, binned.bin_min, binned.bin_max,
+        binned.nominal, *hists,
         labels, search.head_mode, *search.params, INV_SCALE, search.min_coverage,
         search.min_quality, work, gains, *out)
     return slot_refinements(features, out)
@@ -350,16 +351,18 @@ def host_kernels(tmp_path_factory):
 
 def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, mask,
                      shared_slack=0):
-    """zero_histograms then a histogram kernel on a grid with fewer y-blocks than features;
-    histograms start as -7. Returns (status, (hist_g, hist_h, hist_count))."""
+    """zero_histograms then a histogram kernel on a grid with fewer y-blocks than features,
+    in the slot layout; histograms start as -7 and have 3 rows more than the slots need.
+    Returns (status, (hist_g, hist_h, hist_count))."""
     K = g.shape[1]
-    hists = (np.full((binned.total_bins, K), -7, np.int64),
-             np.full((binned.total_bins, K), -7, np.int64),
-             np.full(binned.total_bins, -7, np.int64))
-    host_kernels.zero_histograms((2, 2), 32, features, binned.bin_offset, K, hists)
-    need = int(shared_histogram_bytes(np.diff(binned.bin_offset)[features], K).max())
+    slot_offset, _ = slot_layout(binned, features)
+    R = int(slot_offset[-1]) + 3
+    hists = (np.full((R, K), -7, np.int64), np.full((R, K), -7, np.int64),
+             np.full(R, -7, np.int64))
+    host_kernels.zero_histograms((2, 2), 32, slot_offset, K, hists)
+    need = int(shared_histogram_bytes(np.diff(slot_offset), K).max())
     status = host_kernels.histogram(use_shared, (3, 2), 32, need - shared_slack, features,
-                                    binned, mask, 1, weights, g, h, hists)
+                                    slot_offset, binned, mask, 1, weights, g, h, hists)
     return status, hists
 
 
@@ -367,8 +370,8 @@ def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, 
 @pytest.mark.parametrize("binning", ["exact", "equal-frequency"])
 def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, binning):
     """The CUDA C kernels (32 concurrent threads per block, 6 blocks, 3 sampled features on
-    2 grid rows) give the NumPy histograms of the sampled features bit for bit, with signed
-    sums beyond 32 bits; the rows of other features are left alone."""
+    2 grid rows) give the NumPy histograms of the sampled features bit for bit in their
+    slots, with signed sums beyond 32 bits; the rows past the slots are left alone."""
     rng = np.random.default_rng(9)
     X, nominal, g, h, weights, mask = random_problem(rng, 300, 5, 3, n_distinct=12)
     g, h = g * 2 ** 20, h * 2 ** 20
@@ -378,13 +381,10 @@ def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, bin
     status, got = _host_histograms(host_kernels, use_shared, binned, features, g, h, weights,
                                    mask)
     assert status == 0
-    want = histograms(binned, features, mask, 1, weights, g, h)
-    sampled = np.zeros(binned.total_bins, bool)
-    for f in features:
-        sampled[binned.bin_offset[f]:binned.bin_offset[f + 1]] = True
+    _, *want = slot_histograms(binned, features, mask, 1, weights, g, h)
     for a, b, name in zip(got, want, ("g", "h", "count")):
-        np.testing.assert_array_equal(a[sampled], b[sampled], err_msg=f"hist_{name}")
-        assert (a[~sampled] == -7).all(), f"hist_{name}: rows of other features changed"
+        np.testing.assert_array_equal(a[:len(b)], b, err_msg=f"hist_{name}")
+        assert (a[len(b):] == -7).all(), f"hist_{name}: rows past the slots changed"
 
 
 def test_host_harness_catches_short_shared_memory(host_kernels):

@@ -7,9 +7,11 @@ signatures that ``numba.cuda.compile_ptx`` type-checks in the tests.
 
 Shapes and dtypes (n examples, K labels, A features, B histogram rows, S sampled features,
 m head labels):
-    features int64 (S,); bin_index int32 (A, n); bin_offset int64 (A + 1,);
-    bin_min, bin_max float32 (B,); nominal bool (A,);
-    hist_g, hist_h int64 (B, K); hist_count int64 (B,); labels int32 (m,);
+    features int64 (S,); slot_offset int64 (S + 1,) (slot j's histogram rows: slot_offset[j]
+    .. slot_offset[j + 1] - 1, one per bin of features[j]); bin_index int32 (A, n);
+    bin_offset int64 (A + 1,); bin_min, bin_max float32 (B,) (B bins of all features);
+    nominal bool (A,); hist_g, hist_h int64 (R, K); hist_count int64 (R,) (R =
+    slot_offset[S]); labels int32 (m,);
     Y uint8 (n, K); P float64 (n, K); base_weight float64 (n,); g, h int64 (n, K);
     (``covered_totals`` also takes h int64 (n, W), W >= K: packed Hessians; the other
     kernels of non-decomposable statistics are in ``multi_output_kernels``);
@@ -39,7 +41,7 @@ TOT_G, TOT_H, RUN_G, RUN_H = 0, 1, 2, 3
 # -- threshold scan: one block per sampled feature, threads over labels ------------------
 @cuda.jit(device=True)
 def _feature_totals(j, lo, hi, hist_g, hist_h, hist_count, work):
-    """Sums of feature slot ``j``'s bins ``lo..hi-1`` into ``work``; clears the running sums.
+    """Sums of feature slot ``j``'s histogram rows ``lo..hi-1`` into ``work``; clears the running sums.
     Each thread owns the labels ``k = tid, tid + T, ...``. Returns the total count (int64)."""
     for k in range(cuda.threadIdx.x, hist_g.shape[1], cuda.blockDim.x):
         sg = 0
@@ -131,7 +133,7 @@ def _add_bin(j, b, hist_g, hist_h, work, reset):
         work[RUN_H, j, k] += hist_h[b, k]
 
 
-def _scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+def _scan_histograms(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                      hist_count, labels, head_mode, l1, l2, inv_scale, min_coverage,
                      min_quality, work, gains, out_q, out_op, out_thr, out_cnt, out_label,
                      out_g, out_h):
@@ -140,27 +142,30 @@ def _scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hi
     params = cuda.local.array(2, types.float64)
     params[0] = l1
     params[1] = l2
-    _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
-          out_thr, out_cnt, out_label, out_g, out_h)
+    _scan(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+          hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, work,
+          gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
-def _scan_histograms_params(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+def _scan_histograms_params(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                             hist_count, labels, head_mode, params, inv_scale, min_coverage,
                             min_quality, work, gains, out_q, out_op, out_thr, out_cnt,
                             out_label, out_g, out_h):
     """The scan for any ``head_mode`` of ``objectives.quality``, its parameters in ``params``
     (float64 (P,), e.g. SeCo's ``heuristics.seco_params``)."""
-    _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
-          out_thr, out_cnt, out_label, out_g, out_h)
+    _scan(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+          hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, work,
+          gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 @cuda.jit(device=True)
-def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
-          out_thr, out_cnt, out_label, out_g, out_h):
+def _scan(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+          hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, work,
+          gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Best condition per sampled feature, one block per feature (grid = S blocks).
+    Feature ``f = features[j]``'s bin with global index ``b`` (``bin_min[b]``, ``bin_max[b]``,
+    ``bin_offset[f] <= b < bin_offset[f + 1]``) has the histogram row
+    ``slot_offset[j] + b - bin_offset[f]``.
 
     Bins with count 0 are skipped. Between consecutive non-empty bins ``a < b`` of a numerical
     feature, ``<=``/``>`` are scored with the CPU histogram search's threshold
@@ -178,8 +183,9 @@ def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_
     f = features[j]
     lo = bin_offset[f]
     hi = bin_offset[f + 1]
+    row = slot_offset[j] - lo  # + b: the histogram row of bin b
     is_nominal = nominal[f]
-    tot_count = _feature_totals(j, lo, hi, hist_g, hist_h, hist_count, work)
+    tot_count = _feature_totals(j, lo + row, hi + row, hist_g, hist_h, hist_count, work)
     if cuda.threadIdx.x == 0:
         out_op[j] = -1
     cuda.syncthreads()
@@ -188,7 +194,7 @@ def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_
     prev = -1  # the last non-empty bin
     for b in range(lo, hi + 1):
         at_end = b == hi
-        if not at_end and hist_count[b] == 0:
+        if not at_end and hist_count[b + row] == 0:
             continue
         if prev >= 0:
             if is_nominal:
@@ -213,8 +219,8 @@ def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_
                            out_thr, out_cnt, out_label, out_g, out_h)
         if at_end:
             break
-        _add_bin(j, b, hist_g, hist_h, work, is_nominal)
-        cnt = hist_count[b] if is_nominal else cnt + hist_count[b]
+        _add_bin(j, b + row, hist_g, hist_h, work, is_nominal)
+        cnt = hist_count[b + row] if is_nominal else cnt + hist_count[b + row]
         prev = b
         cuda.syncthreads()  # the running sums are read by other threads
 
@@ -303,8 +309,8 @@ def _signatures():
     i8, i32, i64, f32, f64 = types.int8, types.int32, types.int64, types.float32, types.float64
     vec, mat = signature_types()
     stats = (i64, mat[types.uint8], mat[f64], vec[f64], f64, mat[i64], mat[i64])
-    scan_head = (vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean], mat[i64],
-                 mat[i64], vec[i64], vec[i32], i64)
+    scan_head = (vec[i64], vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean],
+                 mat[i64], mat[i64], vec[i64], vec[i32], i64)
     scan_tail = (f64, i64, f64, i64[:, :, ::1], mat[f64], vec[f64], vec[i8], vec[f32],
                  vec[i64], vec[i32], mat[i64], mat[i64])
     return {
