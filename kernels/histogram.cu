@@ -6,15 +6,17 @@
 //   slot_offset int64 (S + 1,)  sampled feature s owns histogram rows slot_offset[s] ..
 //                               slot_offset[s + 1] - 1, one per bin of the feature
 //   bin_index   int32 (A, n)    feature-major, -1 = missing
-//   mask       int32 (n,)      example i is covered iff mask[i] == indicator
-//   weights    int32 (n,)      examples with weight 0 are left out
-//   g          int64 (n, K)    row-major fixed-point gradients
-//   h          int64 (n, W)    row-major fixed-point Hessians, W >= K: W = K for decomposable
-//                              losses and counts, W = K (K + 1) / 2 for the packed Hessians
-//                              of non-decomposable losses
+//   covered       int32 (n,)    the covered examples' indices (any order), the first
+//                               covered_count[0] of them valid: the compacted list that the
+//                               backend keeps, so the work follows the coverage
+//   weights     int32 (n,)      examples with weight 0 are left out
+//   g           int64 (n, K)    row-major fixed-point gradients
+//   h           int64 (n, W)    row-major fixed-point Hessians, W >= K: W = K for decomposable
+//                               losses and counts, W = K (K + 1) / 2 for the packed Hessians
+//                               of non-decomposable losses
 //   hist_g int64 (R, K), hist_h int64 (R, W), hist_count int64 (R,), R = slot_offset[S]
 // The histograms are sized to the sampled features, not to every feature of the data set.
-// For every sampled feature f = features[s] and covered example i with weights[i] != 0 and
+// For every sampled feature f = features[s] and listed example i with weights[i] != 0 and
 // b = bin_index[f, i] >= 0, row r = slot_offset[s] + b receives weights[i] * g[i, :],
 // weights[i] * h[i, :] and a count of 1. The sums are integers, so the result does not depend
 // on the order of the atomics: it equals the CPU's bit for bit. Signed int64 sums use
@@ -22,9 +24,9 @@
 //
 // Launch configuration, the histogram kernels:
 //   grid  = (chunks, min(S, 65535)); blockIdx.y strides over the sampled features,
-//           blockIdx.x/threadIdx.x stride over the flat index e = i * W + c (example, column),
-//           so consecutive threads read consecutive entries of h (and of g, whose K columns
-//           are the first K of the W).
+//           blockIdx.x/threadIdx.x stride over the flat index e = j * W + c (list entry j,
+//           column c), so consecutive threads read consecutive entries of a row of h (and
+//           of g, whose K columns are the first K of the W).
 // zero_histograms clears the rows slot_offset[0] .. slot_offset[S] - 1 with any grid (x, y).
 //   block = (threads,), a multiple of 32, e.g. 256.
 // histogram_shared additionally needs dynamic shared memory of
@@ -41,8 +43,8 @@ __device__ __forceinline__ void add_i64(i64* target, i64 value) {
     atomicAdd(reinterpret_cast<u64*>(target), static_cast<u64>(value));
 }
 
-// What flat index e = i * W + k adds to feature f's histogram: bin -1 = nothing (example not
-// covered, weight 0 or value missing), else w * h[i, k] to column k of that bin, w * g[i, k]
+// What flat index e = j * W + k adds to feature f's histogram, i = covered[j]: bin -1 =
+// nothing (weight 0 or value missing), else w * h[i, k] to column k of that bin, w * g[i, k]
 // too when k < K (always, for W = K), and a count of 1 through the entry of column 0.
 struct Contribution {
     int bin;
@@ -51,17 +53,18 @@ struct Contribution {
 };
 
 __device__ __forceinline__ Contribution contribution(
-        i64 e, i64 f, const int* bin_index, const int* mask, int indicator,
-        const int* weights, const i64* g, const i64* h, int K, int W, int n) {
+        i64 e, i64 f, const int* bin_index, const int* covered, const int* weights,
+        const i64* g, const i64* h, int K, int W, int n) {
     Contribution c;
     c.bin = -1;
-    const i64 i = e / W;
+    const i64 j = e / W;
+    const i64 i = covered[j];
     const int w = weights[i];
-    if (mask[i] != indicator || w == 0) return c;
+    if (w == 0) return c;
     c.bin = bin_index[f * n + i];
-    c.k = static_cast<int>(e - i * W);
+    c.k = static_cast<int>(e - j * W);
     c.g = c.k < K ? static_cast<i64>(w) * g[i * K + c.k] : 0;
-    c.h = static_cast<i64>(w) * h[e];
+    c.h = static_cast<i64>(w) * h[i * W + c.k];
     return c;
 }
 
@@ -80,9 +83,10 @@ extern "C" __global__ void zero_histograms(
 // Global-atomics variant: every contribution is added straight to global memory.
 extern "C" __global__ void histogram_global(
         const i64* features, int S, const i64* slot_offset, const int* bin_index,
-        const int* mask, int indicator, const int* weights, const i64* g, const i64* h,
-        int K, int W, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
-    const i64 total = static_cast<i64>(n) * W;
+        const int* covered, const int* covered_count, const int* weights, const i64* g,
+        const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
+        i64* hist_count) {
+    const i64 total = static_cast<i64>(covered_count[0]) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
@@ -91,7 +95,7 @@ extern "C" __global__ void histogram_global(
         const i64 lo = slot_offset[s];
         for (i64 e = start; e < total; e += stride) {
             const Contribution c =
-                contribution(e, f, bin_index, mask, indicator, weights, g, h, K, W, n);
+                contribution(e, f, bin_index, covered, weights, g, h, K, W, n);
             if (c.bin < 0) continue;
             const i64 r = lo + c.bin;
             if (c.k < K) add_i64(&hist_g[r * K + c.k], c.g);
@@ -106,10 +110,11 @@ extern "C" __global__ void histogram_global(
 // non-zero entries to global memory with atomics.
 extern "C" __global__ void histogram_shared(
         const i64* features, int S, const i64* slot_offset, const int* bin_index,
-        const int* mask, int indicator, const int* weights, const i64* g, const i64* h,
-        int K, int W, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
+        const int* covered, const int* covered_count, const int* weights, const i64* g,
+        const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
+        i64* hist_count) {
     extern __shared__ i64 shared[];
-    const i64 total = static_cast<i64>(n) * W;
+    const i64 total = static_cast<i64>(covered_count[0]) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
@@ -124,7 +129,7 @@ extern "C" __global__ void histogram_shared(
         __syncthreads();
         for (i64 e = start; e < total; e += stride) {
             const Contribution c =
-                contribution(e, f, bin_index, mask, indicator, weights, g, h, K, W, n);
+                contribution(e, f, bin_index, covered, weights, g, h, K, W, n);
             if (c.bin < 0) continue;
             if (c.k < K) add_i64(&sh_g[c.bin * K + c.k], c.g);
             add_i64(&sh_h[c.bin * W + c.k], c.h);

@@ -135,8 +135,6 @@ def counters_count():
 # -- the tests: read the results of the simulator run ------------------------------------
 NOT_YET = {
     "at_most_three_launches": "zero_histograms is a launch of its own",
-    "histogram_bytes_follow_the_coverage": "the histogram kernels sweep all n examples "
-                                           "(item 2, C)",
     "covered_totals_one_launch_one_copy": "covered_totals zeroes its sums with a memset "
                                           "before its atomics (item 7, D)",
 }

@@ -42,8 +42,7 @@ def cuda_backend(binned, g, h, mask, indicator, **options):
     backend = CudaBackend(0, **options)
     backend.start_fit(binned, np.zeros((n, K), np.uint8), LOGISTIC, np.ones(n), SCALE)
     backend.g[...], backend.h[...] = cp.asarray(g), cp.asarray(h)
-    backend.mask[...] = cp.asarray(mask)
-    backend.indicator = indicator
+    backend.set_coverage(mask, indicator)
     return backend
 
 

@@ -114,7 +114,7 @@ def compare_statistics(cpu, gpu, rng):
                                                                           np.int32))):
         mask = (np.arange(n) % (3 + step) != 0).astype(np.int32) * 2
         cpu.mask[:], cpu.indicator = mask, 2
-        gpu.mask[...], gpu.indicator = gpu.cp.asarray(mask), 2
+        gpu.set_coverage(mask, 2)
         scores = rng.normal(0.0, 1.5, size=labels.size)
         for backend in (cpu, gpu):
             backend.update_statistics(labels, scores)
@@ -220,7 +220,7 @@ def histograms_equal_cpu():
                               Y, LOGISTIC, base_weight)
         mask = (np.arange(Y.shape[0]) % 4 != 1).astype(np.int32)
         cpu.mask[:] = mask
-        gpu.mask[...] = mask
+        gpu.set_coverage(mask, 0)
         from gpurules.backends.cpu import histogram_search
 
         histogram_search.build_histograms(features, binned.bin_index, binned.bin_offset,
@@ -417,8 +417,7 @@ def test_gpu_histograms_with_packed_hessians(force_global):
     g = rng.integers(-2 ** 40, 2 ** 40, size=(n, K))
     h = rng.integers(-2 ** 40, 2 ** 40, size=(n, W))
     backend.g[...], backend.h[...] = backend.cp.asarray(g), backend.cp.asarray(h)
-    backend.mask[...] = backend.cp.asarray(mask)
-    backend.indicator = 1
+    backend.set_coverage(mask, 1)
     features = np.array([4, 0, 2], np.int64)
     backend.build_histograms(features, weights)
     want = histograms(binned, features, mask == 1, weights, g, h)

@@ -47,6 +47,17 @@ def check(fn):
     return fn
 
 
+def covered_list(mask, indicator, slot=0):
+    """The compacted list of the covered examples (``kernels``' coverage section):
+    (covered int32 (n,), in descending order (any order must do), lens int32 (3,), slot)."""
+    listed = np.flatnonzero(mask == indicator)[::-1]
+    covered = np.zeros(mask.shape[0], np.int32)
+    covered[:listed.size] = listed
+    lens = np.zeros(3, np.int32)
+    lens[slot] = listed.size
+    return covered, lens, slot
+
+
 def _kernels():
     from gpurules.backends.cuda import kernels  # imports numba.cuda: the simulator here
 
@@ -182,8 +193,8 @@ def statistics_equal_cpu():
             labels, scores = np.array(labels, np.int32), np.array(scores)
             cpu.mask[:], cpu.indicator = mask, 4
             cpu.update_statistics(labels, scores)
-            k.update_statistics[GRID](loss.code, Y, P, base_weight, SCALE, g, h, mask, 4,
-                                      labels, scores)
+            k.update_statistics[GRID](loss.code, Y, P, base_weight, SCALE, g, h,
+                                      *covered_list(mask, 4), labels, scores)
             for name, a, b in (("P", P, cpu.P), ("g", g, cpu.g), ("h", h, cpu.h)):
                 np.testing.assert_array_equal(a, b, err_msg=f"{name}, {loss_name}, {step}")
         assert (P != 0).sum() > Y.shape[0]
@@ -196,7 +207,7 @@ def covered_totals_equal_cpu():
         X, nominal, g, h, weights, mask = random_problem(np.random.default_rng(K), 50, 1, K)
         want = cpu_backend(presort_dense(X, nominal), g, h, mask, 1).covered_totals(weights)
         got = (np.zeros(K, np.int64), np.zeros(K, np.int64), np.zeros(1, np.int64))
-        _kernels().covered_totals[blocks, threads](mask, 1, weights, g, h, *got)
+        _kernels().covered_totals[blocks, threads](*covered_list(mask, 1), weights, g, h, *got)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
         assert got[2][0] == want[2]
@@ -206,7 +217,8 @@ def covered_totals_equal_cpu():
 @check
 def apply_binned_condition_equals_raw_values():
     """Every operator, on exact and coarse bins, with missing values: the covered examples
-    that satisfy the condition on their raw value move to indicator + 1."""
+    that satisfy the condition on their raw value move to indicator + 1 and make up the new
+    covered list; the next step's length slot is cleared."""
     X, nominal, _, _, _, mask = random_problem(np.random.default_rng(5), 40, 2, 1,
                                                n_distinct=7, nan_frac=0.2)
     for binned in (exact_bins(X, nominal), bin_features(X, nominal, "equal-frequency",
@@ -215,14 +227,21 @@ def apply_binned_condition_equals_raw_values():
         cases = [(0, op, binned.bin_min[lo[0] + 1]) for op in (OP_EQ, OP_NEQ)]
         cut = _midpoint(binned.bin_max[lo[1]], binned.bin_min[lo[1] + 1])
         cases += [(1, op, cut) for op in (OP_LEQ, OP_GR)]
-        for f, op, threshold in cases:
+        for step, (f, op, threshold) in enumerate(cases):
             want = np.where((mask == 1) & satisfied(X[:, f], op, threshold), 2, mask)
             got = mask.copy()
+            src, lens, slot = covered_list(mask, 1, slot=step % 3)
+            dst = np.full_like(src, -1)
+            lens[(step + 2) % 3] = 5
             _kernels().apply_binned_condition[GRID](f, op, np.float32(threshold),
                                                     binned.bin_index, binned.bin_offset,
-                                                    binned.bin_min, got, 1)
+                                                    binned.bin_min, got, 1, src, dst, lens,
+                                                    step)
             np.testing.assert_array_equal(got, want, err_msg=f"feature {f}, op {op}")
             assert 0 < (want == 2).sum() < (mask == 1).sum()
+            out = lens[(step + 1) % 3]  # the new list: the examples now at indicator 2
+            np.testing.assert_array_equal(np.sort(dst[:out]), np.flatnonzero(want == 2))
+            assert (dst[out:] == -1).all() and lens[(step + 2) % 3] == 0
 
 
 # -- the backend's plumbing -----------------------------------------------------------------

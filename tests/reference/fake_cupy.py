@@ -109,8 +109,8 @@ class RawKernel:
         rows = slice(slot_offset[0], slot_offset[S])
         hist_g[rows], hist_h[rows], hist_count[rows] = 0, 0, 0
 
-    def _histogram_global(self, features, S, slot_offset, bin_index, mask, indicator, weights,
-                          g, h, K, W, n, A, hist_g, hist_h, hist_count, shared_mem):
+    def _histogram_global(self, features, S, slot_offset, bin_index, covered, covered_count,
+                          weights, g, h, K, W, n, A, hist_g, hist_h, hist_count, shared_mem):
         assert g.shape[1] == K and h.shape[1] == W and hist_h.shape[1] == W
         assert shared_mem == 0 and bin_index.shape == (A, n)
         lo, hi = slot_offset[0], slot_offset[S]
@@ -119,7 +119,11 @@ class RawKernel:
         binned = types.SimpleNamespace(total_bins=int(hi - lo),
                                        bin_index=bin_index[features[:S]],
                                        bin_offset=slot_offset[:S + 1] - lo)
-        add = histograms(binned, np.arange(S), mask == indicator, weights, g, h)
+        listed = covered[:covered_count[0]]
+        assert np.unique(listed).size == listed.size and 0 <= covered_count[0] <= n
+        in_list = np.zeros(n, bool)
+        in_list[listed] = True
+        add = histograms(binned, np.arange(S), in_list, weights, g, h)
         for total, part in zip((hist_g, hist_h, hist_count), add):
             total[lo:hi] += part
 

@@ -63,7 +63,8 @@ def fit_memory_bytes(n, A, K, W, hist_rows):
     """Device memory (bytes) of a fit's per-fit arrays and histograms.
 
     Per example: ``bin_index`` int32 (A), ``Y`` uint8 (K), ``P`` float64 (K), ``g`` int64
-    (K), ``h`` int64 (W), mask, weights and unit weights int32, base weight float64; per
+    (K), ``h`` int64 (W), mask, weights, unit weights and two covered lists int32, base
+    weight float64; per
     histogram row (``hist_rows``: the bins of the features one refinement samples, at most
     the data set's ``total_bins``): ``hist_g`` (K), ``hist_h`` (W) and ``hist_count`` int64.
     ``start_fit`` checks this estimate, with the rows of the widest feature, against the
@@ -71,7 +72,7 @@ def fit_memory_bytes(n, A, K, W, hist_rows):
     (outputs, prefix sums, candidates) are checked when first allocated (``_buffer``).
 
     Returns: int."""
-    per_example = 4 * A + K + 8 * K + 8 * K + 8 * W + 3 * 4 + 8
+    per_example = 4 * A + K + 8 * K + 8 * K + 8 * W + 5 * 4 + 8
     return int(n * per_example + 8 * hist_rows * (K + W + 1))
 
 
@@ -234,6 +235,8 @@ class CudaBackend:
             self.g = cp.zeros((n, K), np.int64)
             self.h = cp.zeros((n, W), np.int64)
             self.mask = cp.zeros(n, np.int32)
+            self._covered = cp.empty((2, n), np.int32)  # the compacted lists, 2 steps
+            self._lens = cp.zeros(3, np.int32)
             self._sums = cp.zeros(K + W + 1, np.int64)  # covered_totals: g | h | count
             self._ones = cp.ones(n, np.int32)
             self._weights_dev = cp.empty(n, np.int32)
@@ -272,9 +275,28 @@ class CudaBackend:
             return self.cp.asnumpy(self.mask == self.indicator)
 
     def reset_coverage(self):
+        """Every example covered: mask 0 at indicator 0, the covered list = all examples."""
         with self._on_device():
-            self._zero(self.mask)
+            self._kernels.reset_coverage[self._blocks(self.mask.size), self.threads](
+                self._v["mask"], self._nb(self._covered[0]), self._nb(self._lens))
         self.indicator = 0
+        self._step = 0
+
+    def set_coverage(self, mask, indicator):
+        """Replace the coverage by ``mask`` (host int32 (n,)) at ``indicator`` (tests)."""
+        listed = np.flatnonzero(np.asarray(mask) == indicator).astype(np.int32)
+        covered = np.zeros(self.mask.size, np.int32)
+        covered[:listed.size] = listed
+        with self._on_device():
+            self._upload(np.ascontiguousarray(mask, np.int32), self.mask)
+            self._upload(covered, self._covered[0])
+            self._upload(np.array([listed.size, 0, 0], np.int32), self._lens)
+        self.indicator, self._step = int(indicator), 0
+
+    def _covered_list(self):
+        """(covered, lens, slot): the current compacted list of the covered examples,
+        ``covered[:lens[slot]]`` (Numba views; see the coverage section of ``kernels``)."""
+        return self._nb(self._covered[self._step % 2]), self._nb(self._lens), self._step % 3
 
     def _weights(self, weights):
         """Device instance weights int32 (n,): all ones for ``None``; otherwise uploaded once
@@ -297,7 +319,7 @@ class CudaBackend:
             s = self._nb(self._sums)
             blocks = self._blocks(self.h.size, _HIST_ITEMS_PER_THREAD)
             self._kernels.covered_totals[blocks, self.threads](
-                v["mask"], self.indicator, w, v["g"], v["h"], s[:K], s[K:K + W], s[K + W:])
+                *self._covered_list(), w, v["g"], v["h"], s[:K], s[K:K + W], s[K + W:])
             sums = self.cp.asnumpy(self._sums)
         return sums[:K].copy(), sums[K:K + W].copy(), int(sums[K + W])
 
@@ -403,8 +425,10 @@ class CudaBackend:
         if shared_bytes > _DEFAULT_SHARED_BYTES and \
                 kernel.max_dynamic_shared_size_bytes < shared_bytes:
             kernel.max_dynamic_shared_size_bytes = shared_bytes
+        slot = self._step % 3
         args = (group_dev, np.int32(S), self._slot_dev[first:], self.bin_index,
-                self.mask, np.int32(self.indicator), weights_dev, self.g, self.h,
+                self._covered[self._step % 2], self._lens[slot:slot + 1], weights_dev, self.g,
+                self.h,
                 np.int32(K), np.int32(W), np.int32(n), np.int32(self.bin_index.shape[0]),
                 self.hist_g, self.hist_h, self.hist_count)
         kernel((chunks, min(S, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
@@ -479,12 +503,15 @@ class CudaBackend:
 
     def apply_refinement(self, refinement):
         """Restrict the coverage to the examples that satisfy the refinement's condition."""
-        r, v = refinement, self._v
+        r, v, step = refinement, self._v, self._step
         with self._on_device():
             self._kernels.apply_binned_condition[self._blocks(self.mask.size), self.threads](
                 int(r.feature), int(r.op), np.float32(r.threshold), v["bin_index"],
-                v["bin_offset"], v["bin_min"], v["mask"], self.indicator)
+                v["bin_offset"], v["bin_min"], v["mask"], self.indicator,
+                self._nb(self._covered[step % 2]), self._nb(self._covered[(step + 1) % 2]),
+                self._nb(self._lens), step)
         self.indicator += 1
+        self._step += 1
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):
@@ -504,7 +531,7 @@ class CudaBackend:
             work = self.mask.size * labels.size
             self._kernels.update_statistics[self._blocks(work), self.threads](
                 self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
-                v["mask"], self.indicator, labels_dev, scores_dev)
+                *self._covered_list(), labels_dev, scores_dev)
 
     def _encode_covered(self, labels, scores):
         """``multi_output_kernels.encode_covered``: add ``scores`` (host float64 (m,)) to the
@@ -522,7 +549,7 @@ class CudaBackend:
             scores_dev, labels_dev = self._upload_record(scores, labels)
             self._mo.encode_covered[self._blocks(threads), self.threads](
                 self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
-                v["mask"], self.indicator, nb(labels_dev), nb(scores_dev), nb(g_tmp),
+                *self._covered_list(), nb(labels_dev), nb(scores_dev), nb(g_tmp),
                 nb(h_tmp), nb(largest))
             return float(self.cp.asnumpy(largest).max())
 

@@ -71,16 +71,16 @@ def _parameter_names(source):
     return out
 
 
-def histogram_read_bytes(n, K, W, S, covered):
+def histogram_read_bytes(listed, K, W, S, covered):
     """Bytes that one launch of ``histogram_shared`` / ``histogram_global`` reads.
 
-    The kernels sweep every example for every one of the ``S`` sampled features: the
-    coverage mask and the weights (int32) of all ``n`` examples, then for each of the
-    ``covered`` examples (covered, weight != 0) its ``bin_index`` entry (int32) and its
-    ``g`` (int64 K) and ``h`` (int64 W) rows, once per feature.
+    For every one of the ``S`` sampled features the kernels go through the compacted list of
+    the ``listed`` covered examples: the list entry and the weight (int32) of each, then for
+    each of the ``covered`` ones with weight != 0 its ``bin_index`` entry (int32) and its
+    ``g`` (int64 K) and ``h`` (int64 W) rows.
 
     Returns: int."""
-    return int(S * (2 * 4 * n + covered * (4 + 8 * K + 8 * W)))
+    return int(S * (2 * 4 * listed + covered * (4 + 8 * K + 8 * W)))
 
 
 @dataclass
@@ -189,9 +189,9 @@ class _CountingRawKernel:
 
     def _read_bytes(self, a):
         cp = self._cp
-        covered = cp.asnumpy(cp.count_nonzero((a["mask"] == a["indicator"])
-                                              & (a["weights"] != 0)))
-        return histogram_read_bytes(int(a["n"]), int(a["K"]), int(a["W"]), int(a["S"]),
+        listed = int(cp.asnumpy(a["covered_count"])[0])
+        covered = cp.asnumpy(cp.count_nonzero(a["weights"][a["covered"][:listed]]))
+        return histogram_read_bytes(listed, int(a["K"]), int(a["W"]), int(a["S"]),
                                     int(covered))
 
 

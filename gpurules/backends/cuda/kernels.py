@@ -15,7 +15,8 @@ m head labels):
     Y uint8 (n, K); P float64 (n, K); base_weight float64 (n,); g, h int64 (n, K);
     (``covered_totals`` also takes h int64 (n, W), W >= K: packed Hessians; the other
     kernels of non-decomposable statistics are in ``multi_output_kernels``);
-    mask int32 (n,); weights int32 (n,);
+    mask int32 (n,); covered int32 (n,), lens int32 (3,) (the compacted list of the covered
+    examples, see "coverage" below); weights int32 (n,);
     out_q float64 (S,), out_op int8 (S,), out_thr float32 (S,), out_cnt int64 (S,),
     out_label int32 (S,), out_g, out_h int64 (S, K): as in ``cpu/exact_search.py``.
 """
@@ -235,28 +236,29 @@ def _compute_all_statistics(loss, Y, P, base_weight, scale, g, h):
         g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
 
 
-def _update_statistics(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels,
+def _update_statistics(loss, Y, P, base_weight, scale, g, h, covered, lens, slot, labels,
                        scores):
-    """Covered examples: P[i, labels] += scores (float64 (m,)); recompute their g, h.
-    Threads over the n*m (example, head label) pairs."""
+    """Covered examples (``covered[:lens[slot]]``): P[i, labels] += scores (float64 (m,));
+    recompute their g, h. Threads over the (covered example, head label) pairs."""
     m = labels.shape[0]
-    for e in range(cuda.grid(1), Y.shape[0] * m, cuda.gridsize(1)):
-        i = e // m
-        if mask[i] == indicator:
-            idx = e - i * m
-            k = labels[idx]
-            P[i, k] += scores[idx]
-            g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+    for e in range(cuda.grid(1), lens[slot] * m, cuda.gridsize(1)):
+        c = e // m
+        i = covered[c]
+        idx = e - c * m
+        k = labels[idx]
+        P[i, k] += scores[idx]
+        g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
 
 
-def _covered_totals(mask, indicator, weights, g, h, tot_g, tot_h, count):
+def _covered_totals(covered, lens, slot, weights, g, h, tot_g, tot_h, count):
     """tot_g int64 (K,), tot_h int64 (W,) and count int64 (1,) += the weighted sums over the
-    covered examples with non-zero weight (outputs zeroed by the caller); ``h`` is (n, W),
-    W >= K (the packed Hessians of non-decomposable losses), ``g`` its first K columns.
+    covered examples (``covered[:lens[slot]]``) with non-zero weight (outputs zeroed by the
+    caller); ``h`` is (n, W), W >= K (the packed Hessians of non-decomposable losses), ``g``
+    its first K columns.
 
     The T threads form ``rows = T // cols`` rows of ``cols = min(W, T)`` columns; a thread sums
     its columns over every ``rows``-th example locally and adds the result with one atomic."""
-    n, K = g.shape
+    K = g.shape[1]
     W = h.shape[1]
     t = cuda.grid(1)
     T = cuda.gridsize(1)
@@ -270,9 +272,10 @@ def _covered_totals(mask, indicator, weights, g, h, tot_g, tot_h, count):
         sg = 0
         sh = 0
         c = 0
-        for i in range(row, n, rows):
+        for e in range(row, lens[slot], rows):
+            i = covered[e]
             w = weights[i]
-            if mask[i] == indicator and w != 0:
+            if w != 0:
                 if k < K:
                     sg += w * g[i, k]
                 sh += w * h[i, k]
@@ -285,16 +288,41 @@ def _covered_totals(mask, indicator, weights, g, h, tot_g, tot_h, count):
 
 
 # -- coverage ----------------------------------------------------------------------------
+# The covered examples are kept twice on the device: ``mask`` int32 (n,) (covered iff
+# ``mask[i] == indicator``) and a compacted list: ``covered`` int32 holds their indices, in
+# no particular order, ``lens[slot]`` (lens int32 (3,)) how many. Refinement step ``s`` of a
+# rule reads the list ``s % 2`` of length ``lens[s % 3]`` and writes the list ``(s + 1) % 2``
+# of length ``lens[(s + 1) % 3]``; the histograms, totals and statistics iterate over the
+# current list only, so their work follows the coverage.
+def _reset_coverage(mask, covered, lens):
+    """Every example covered at indicator 0: mask 0, covered[i] = i, lens = [n, 0, 0]."""
+    n = mask.shape[0]
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        mask[i] = 0
+        covered[i] = i
+    if cuda.grid(1) == 0:
+        lens[0] = n
+        lens[1] = 0
+        lens[2] = 0
+
+
 def _apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask,
-                            indicator):
-    """mask[i] = indicator + 1 for the covered examples whose bin of feature ``f`` satisfies
-    ``op threshold`` (judged by the bin's ``bin_min``; missing never does)."""
+                            indicator, src, dst, lens, step):
+    """Of the covered examples ``src[:lens[step % 3]]``, those whose bin of feature ``f``
+    satisfies ``op threshold`` (judged by the bin's ``bin_min``; missing never does) get
+    ``mask[i] = indicator + 1`` and are appended to ``dst`` (counted in
+    ``lens[(step + 1) % 3]``, which must be 0; their order is arbitrary). Sets
+    ``lens[(step + 2) % 3] = 0`` for the next step."""
     lo = bin_offset[f]
-    for i in range(cuda.grid(1), mask.shape[0], cuda.gridsize(1)):
-        if mask[i] == indicator:
-            b = bin_index[f, i]
-            if b >= 0 and satisfies(op, bin_min[lo + b], threshold):
-                mask[i] = indicator + 1
+    out = (step + 1) % 3
+    for e in range(cuda.grid(1), lens[step % 3], cuda.gridsize(1)):
+        i = src[e]
+        b = bin_index[f, i]
+        if b >= 0 and satisfies(op, bin_min[lo + b], threshold):
+            mask[i] = indicator + 1
+            dst[cuda.atomic.add(lens, out, 1)] = i
+    if cuda.grid(1) == 0:
+        lens[(step + 2) % 3] = 0
 
 
 scan_histograms = cuda.jit(_scan_histograms)
@@ -303,6 +331,7 @@ compute_all_statistics = cuda.jit(_compute_all_statistics)
 update_statistics = cuda.jit(_update_statistics)
 covered_totals = cuda.jit(_covered_totals)
 apply_binned_condition = cuda.jit(_apply_binned_condition)
+reset_coverage = cuda.jit(_reset_coverage)
 
 
 def _signatures():
@@ -317,10 +346,12 @@ def _signatures():
         "scan_histograms": scan_head + (f64, f64) + scan_tail,
         "scan_histograms_params": scan_head + (vec[f64],) + scan_tail,
         "compute_all_statistics": stats,
-        "update_statistics": stats + (vec[i32], i64, vec[i32], vec[f64]),
-        "covered_totals": (vec[i32], i64, vec[i32], mat[i64], mat[i64], vec[i64], vec[i64],
-                           vec[i64]),
-        "apply_binned_condition": (i64, i64, f32, mat[i32], vec[i64], vec[f32], vec[i32], i64),
+        "update_statistics": stats + (vec[i32], vec[i32], i64, vec[i32], vec[f64]),
+        "covered_totals": (vec[i32], vec[i32], i64, vec[i32], mat[i64], mat[i64], vec[i64],
+                           vec[i64], vec[i64]),
+        "apply_binned_condition": (i64, i64, f32, mat[i32], vec[i64], vec[f32], vec[i32], i64,
+                                   vec[i32], vec[i32], vec[i32], i64),
+        "reset_coverage": (vec[i32], vec[i32], vec[i32]),
     }
 
 
@@ -335,4 +366,5 @@ KERNELS = {
     "update_statistics": update_statistics,
     "covered_totals": covered_totals,
     "apply_binned_condition": apply_binned_condition,
+    "reset_coverage": reset_coverage,
 }

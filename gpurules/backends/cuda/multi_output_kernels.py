@@ -61,22 +61,20 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
 
 
 # -- statistics --------------------------------------------------------------------------
-def _encode_covered(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels, scores,
+def _encode_covered(loss, Y, P, base_weight, scale, g, h, covered, lens, slot, labels, scores,
                     g_tmp, h_tmp, largest):
-    """Covered examples (``mask[i] == indicator``): ``P[i, labels] += scores`` (float64
+    """Covered examples (``covered[:lens[slot]]``): ``P[i, labels] += scores`` (float64
     (m,); m = 0 re-encodes without changing scores), then all K gradients and W Hessian
     entries of the example are re-encoded.
 
-    Thread ``t < T = g_tmp.shape[0]`` handles the examples ``t, t + T, ...`` with the scratch
+    Thread ``t < T = g_tmp.shape[0]`` handles the list entries ``t, t + T, ...`` with the scratch
     rows ``g_tmp[t]`` (float64 (K,)) and ``h_tmp[t]`` (float64 (W,)), and writes the largest
     |statistic| per unit weight it computed to ``largest[t]`` (0 if none)."""
-    n = Y.shape[0]
     T = g_tmp.shape[0]
     for t in range(cuda.grid(1), T, cuda.gridsize(1)):
         big = 0.0
-        for i in range(t, n, T):
-            if mask[i] != indicator:
-                continue
+        for e in range(t, lens[slot], T):
+            i = covered[e]
             for idx in range(labels.shape[0]):
                 P[i, labels[idx]] += scores[idx]
             encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp[t], h_tmp[t], g[i],
@@ -245,7 +243,8 @@ def _signatures():
     prefix = (cube, cube, mat[i64])
     return {
         "encode_covered": (i64, mat[types.uint8], mat[f64], vec[f64], f64, mat[i64], mat[i64],
-                           vec[i32], i64, vec[i32], vec[f64], mat[f64], mat[f64], vec[f64]),
+                           vec[i32], vec[i32], i64, vec[i32], vec[f64], mat[f64], mat[f64],
+                           vec[f64]),
         "bin_prefix_sums": (vec[i64], vec[i64]) + hists + prefix,
         "evaluate_candidates": (i64, vec[i64], vec[i64], vec[types.boolean]) + hists + prefix
         + (vec[i32], i64, vec[f64], f64, i64, mat[f64], mat[i64], vec[f64], vec[i32]),
