@@ -202,15 +202,18 @@ def statistics_equal_cpu():
 
 @check
 def covered_totals_equal_cpu():
-    """Both thread layouts: more threads than labels, and more labels than threads."""
-    for (blocks, threads), K in ((GRID, 3), ((1, 2), 5)):
+    """Thread layouts: more threads than labels (two blocks, one finishing last), more
+    labels than threads; sums written without being zeroed first, the ticket back at 0."""
+    for (blocks, threads), K in ((GRID, 3), ((1, 2), 5), ((3, 4), 3)):
         X, nominal, g, h, weights, mask = random_problem(np.random.default_rng(K), 50, 1, K)
         want = cpu_backend(presort_dense(X, nominal), g, h, mask, 1).covered_totals(weights)
-        got = (np.zeros(K, np.int64), np.zeros(K, np.int64), np.zeros(1, np.int64))
-        _kernels().covered_totals[blocks, threads](*covered_list(mask, 1), weights, g, h, *got)
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_array_equal(got[1], want[1])
-        assert got[2][0] == want[2]
+        partial = np.full((blocks, 2 * K + 1), -3, np.int64)
+        ticket, sums = np.zeros(1, np.int32), np.full(2 * K + 1, -5, np.int64)
+        _kernels().covered_totals[blocks, threads](*covered_list(mask, 1), weights, g, h,
+                                                   partial, ticket, sums)
+        np.testing.assert_array_equal(sums[:K], want[0])
+        np.testing.assert_array_equal(sums[K:2 * K], want[1])
+        assert sums[2 * K] == want[2] and ticket[0] == 0
 
 
 # -- coverage ----------------------------------------------------------------------------

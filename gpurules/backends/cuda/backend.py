@@ -121,6 +121,9 @@ class CudaBackend:
     name = "cuda"
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256):
+        if block_size % 32 or not 32 <= block_size <= 1024:
+            raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
+                             f"{block_size}")
         import cupy as cp
         from numba import cuda as nb_cuda
 
@@ -185,10 +188,6 @@ class CudaBackend:
             buf = self._buffers[name] = self.cp.empty(max(size, 1), dtype)
         return buf[:size].reshape(shape)
 
-    def _zero(self, device):
-        """Set a device array to 0 (a memset on the device)."""
-        device.fill(0)
-
     def _upload(self, host, device):
         """Copy the host array into the device array of the same shape and dtype (one
         host->device copy, no allocation)."""
@@ -238,6 +237,9 @@ class CudaBackend:
             self._covered = cp.empty((2, n), np.int32)  # the compacted lists, 2 steps
             self._lens = cp.zeros(3, np.int32)
             self._sums = cp.zeros(K + W + 1, np.int64)  # covered_totals: g | h | count
+            self._ticket = cp.zeros(1, np.int32)  # covered_totals' last-block ticket
+            self._partial = cp.empty(  # covered_totals' sums per block
+                (self._blocks(n * W, _HIST_ITEMS_PER_THREAD), K + W + 1), np.int64)
             self._ones = cp.ones(n, np.int32)
             self._weights_dev = cp.empty(n, np.int32)
             self._v = {name: self._nb(getattr(self, name)) for name in (
@@ -315,11 +317,9 @@ class CudaBackend:
         v = self._v
         with self._on_device():
             w = self._nb(self._weights(weights))
-            self._zero(self._sums)
-            s = self._nb(self._sums)
-            blocks = self._blocks(self.h.size, _HIST_ITEMS_PER_THREAD)
-            self._kernels.covered_totals[blocks, self.threads](
-                *self._covered_list(), w, v["g"], v["h"], s[:K], s[K:K + W], s[K + W:])
+            self._kernels.covered_totals[self._partial.shape[0], self.threads](
+                *self._covered_list(), w, v["g"], v["h"], self._nb(self._partial),
+                self._nb(self._ticket), self._nb(self._sums))
             sums = self.cp.asnumpy(self._sums)
         return sums[:K].copy(), sums[K:K + W].copy(), int(sums[K + W])
 

@@ -11,8 +11,9 @@ context manager):
 - ``backend.cp``: ``asnumpy`` counts a device->host copy, which is also a synchronisation;
   ``asarray`` of a host array a host->device copy and an allocation; ``zeros``, ``empty``,
   ``full``, ``ones``, ``*_like`` and ``arange`` an allocation each.
-- ``backend._upload`` (every host->device copy into an existing device array): a copy;
-  ``backend._zero`` (a memset): a launch.
+- ``backend._upload`` (every host->device copy into an existing device array): a copy.
+  The backend neither fills nor memsets device arrays outside ``start_fit`` (allocations
+  are counted; ``cupy.zeros`` is one).
 - ``backend._hist`` (the ``RawModule`` kernels of ``kernels/histogram.cu``): a launch each,
   and for a histogram kernel the bytes it reads (:func:`histogram_read_bytes`).
 - ``backend._kernels`` and ``backend._mo`` (the Numba CUDA kernels): a launch each.
@@ -37,15 +38,13 @@ _HISTOGRAM_KERNELS = ("histogram_shared", "histogram_global")
 class Counts:
     """Device work since the counters were attached (or between two snapshots).
 
-    raw_launches / numba_launches / memsets: kernel launches of ``histogram.cu`` / of Numba
-    CUDA, memsets (all three count as ``launches``);
+    raw_launches / numba_launches: kernel launches of ``histogram.cu`` / of Numba CUDA;
     d2h: device->host copies (each a synchronisation); h2d: host->device copies;
     allocations: device arrays allocated; histogram_bytes: bytes read by the histogram
     kernels (modelled from their arguments, :func:`histogram_read_bytes`)."""
 
     raw_launches: int = 0
     numba_launches: int = 0
-    memsets: int = 0
     d2h: int = 0
     h2d: int = 0
     allocations: int = 0
@@ -53,7 +52,7 @@ class Counts:
 
     @property
     def launches(self):
-        return self.raw_launches + self.numba_launches + self.memsets
+        return self.raw_launches + self.numba_launches
 
     def __sub__(self, other):
         return Counts(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
@@ -98,7 +97,7 @@ class DeviceCounters:
             raise RuntimeError("the counters are already attached")
         self.counts = Counts() if self.counts is None else self.counts
         self._saved = {name: getattr(b, name) for name in ("cp", "_hist", "_kernels", "_mo",
-                                                      "_upload", "_zero")}
+                                                      "_upload")}
         cp = self._saved["cp"]
         names = _parameter_names(sources.kernel_source(sources.HISTOGRAM_SOURCE))
         b.cp = _CountingCupy(cp, self.counts)
@@ -107,7 +106,6 @@ class DeviceCounters:
         b._kernels = _CountingModule(self._saved["_kernels"], self.counts)
         b._mo = _CountingModule(self._saved["_mo"], self.counts)
         b._upload = self._counted(self._saved["_upload"], "h2d")
-        b._zero = self._counted(self._saved["_zero"], "memsets")
         return self
 
     def _counted(self, method, field):
@@ -119,8 +117,7 @@ class DeviceCounters:
     def detach(self):
         for name, value in self._saved.items():
             setattr(self.backend, name, value)
-        for name in ("_upload", "_zero"):  # the class's own methods
-            self.backend.__dict__.pop(name, None)
+        self.backend.__dict__.pop("_upload", None)  # the class's own method
         self._saved = None
 
     def __enter__(self):

@@ -250,41 +250,83 @@ def _update_statistics(loss, Y, P, base_weight, scale, g, h, covered, lens, slot
         g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
 
 
-def _covered_totals(covered, lens, slot, weights, g, h, tot_g, tot_h, count):
-    """tot_g int64 (K,), tot_h int64 (W,) and count int64 (1,) += the weighted sums over the
-    covered examples (``covered[:lens[slot]]``) with non-zero weight (outputs zeroed by the
-    caller); ``h`` is (n, W), W >= K (the packed Hessians of non-decomposable losses), ``g``
-    its first K columns.
+MAX_BLOCK = 1024  # threads per block of covered_totals, at most
 
-    The T threads form ``rows = T // cols`` rows of ``cols = min(W, T)`` columns; a thread sums
-    its columns over every ``rows``-th example locally and adds the result with one atomic."""
+
+@cuda.jit(device=True)
+def _block_sum(value, scratch, cols):
+    """Sum of ``value`` over the block's rows of threads (thread ``t`` in row ``t // cols``,
+    column ``t % cols``): every thread of row 0 gets its column's sum, in row order;
+    ``scratch``: int64 shared (MAX_BLOCK,). Every thread of the block must call it."""
+    t = cuda.threadIdx.x
+    scratch[t] = value
+    cuda.syncthreads()
+    total = 0
+    if t < cols:
+        for r in range(t, cuda.blockDim.x, cols):
+            total += scratch[r]
+    cuda.syncthreads()  # scratch is reused by the next call
+    return total
+
+
+def _covered_totals(covered, lens, slot, weights, g, h, partial, ticket, sums):
+    """sums int64 (K + W + 1,) = [g (K) | h (W) | count] summed, with the weights, over the
+    covered examples (``covered[:lens[slot]]``) of non-zero weight; ``h`` is (n, W), W >= K
+    (the packed Hessians of non-decomposable losses), ``g`` its first K columns.
+
+    A block's threads form rows of ``cols = min(W, blockDim)`` columns; the grid's rows take
+    every ``rows``-th example. Each block reduces its threads' sums in shared memory into
+    ``partial[block]`` (int64 (blocks, K + W + 1)); the last block to finish (``ticket``
+    int32 (1,), 0 before and after) adds the blocks' rows in block order into ``sums``. No
+    per-example atomics, nothing to zero before the launch. Block size <= MAX_BLOCK."""
     K = g.shape[1]
     W = h.shape[1]
-    t = cuda.grid(1)
-    T = cuda.gridsize(1)
-    cols = min(W, T)
-    rows = T // cols
+    t = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    scratch = cuda.shared.array(MAX_BLOCK, types.int64)
+    last = cuda.shared.array(1, types.int32)
+    cols = min(W, cuda.blockDim.x)
+    rows = cuda.blockDim.x // cols
     col = t % cols
     row = t // cols
-    if row >= rows:
-        return
-    for k in range(col, W, cols):
+    active = row < rows
+    grid_rows = rows * cuda.gridDim.x
+    for k0 in range(0, W, cols):
+        k = k0 + col
         sg = 0
         sh = 0
         c = 0
-        for e in range(row, lens[slot], rows):
-            i = covered[e]
-            w = weights[i]
-            if w != 0:
-                if k < K:
-                    sg += w * g[i, k]
-                sh += w * h[i, k]
-                c += 1
-        if k < K:
-            cuda.atomic.add(tot_g, k, sg)
-        cuda.atomic.add(tot_h, k, sh)
-        if k == 0:
-            cuda.atomic.add(count, 0, c)
+        if active and k < W:
+            for e in range(b * rows + row, lens[slot], grid_rows):
+                i = covered[e]
+                w = weights[i]
+                if w != 0:
+                    if k < K:
+                        sg += w * g[i, k]
+                    sh += w * h[i, k]
+                    c += 1
+        sg = _block_sum(sg, scratch, cols)
+        sh = _block_sum(sh, scratch, cols)
+        c = _block_sum(c, scratch, cols)
+        if t < cols and k < W:
+            if k < K:
+                partial[b, k] = sg
+            partial[b, K + k] = sh
+            if k == 0:
+                partial[b, K + W] = c
+    cuda.threadfence()  # this block's partial row is visible to every block ...
+    cuda.syncthreads()  # ... and complete before its ticket is drawn
+    if t == 0:
+        last[0] = cuda.atomic.add(ticket, 0, 1) == cuda.gridDim.x - 1
+    cuda.syncthreads()
+    if last[0]:
+        for col_ in range(t, K + W + 1, cuda.blockDim.x):
+            total = 0
+            for blk in range(cuda.gridDim.x):
+                total += partial[blk, col_]
+            sums[col_] = total
+        if t == 0:
+            ticket[0] = 0
 
 
 # -- coverage ----------------------------------------------------------------------------
@@ -347,8 +389,8 @@ def _signatures():
         "scan_histograms_params": scan_head + (vec[f64],) + scan_tail,
         "compute_all_statistics": stats,
         "update_statistics": stats + (vec[i32], vec[i32], i64, vec[i32], vec[f64]),
-        "covered_totals": (vec[i32], vec[i32], i64, vec[i32], mat[i64], mat[i64], vec[i64],
-                           vec[i64], vec[i64]),
+        "covered_totals": (vec[i32], vec[i32], i64, vec[i32], mat[i64], mat[i64], mat[i64],
+                           vec[i32], vec[i64]),
         "apply_binned_condition": (i64, i64, f32, mat[i32], vec[i64], vec[f32], vec[i32], i64,
                                    vec[i32], vec[i32], vec[i32], i64),
         "reset_coverage": (vec[i32], vec[i32], vec[i32]),
