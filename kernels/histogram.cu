@@ -105,15 +105,34 @@ extern "C" __global__ void histogram_global(
     }
 }
 
+// An exact 64-bit sum in shared memory from native 32-bit atomics (a 64-bit shared atomicAdd
+// compiles to a compare-and-swap loop): entry r is the pair (low word, high word) at
+// words[2 r], words[2 r + 1]. Adding v adds its low 32 bits to the low word; the atomic
+// returns the old low word, so the one addition that wraps it around knows it and adds the
+// carry, with v's high 32 bits, to the high word. Every addition is exact modulo 2^64
+// (two's complement), whatever the order, so the sums equal the CPU's bit for bit.
+__device__ __forceinline__ void add_split(unsigned* words, i64 r, i64 value) {
+    const u64 v = static_cast<u64>(value);
+    const unsigned low = static_cast<unsigned>(v);
+    const unsigned old = atomicAdd(&words[2 * r], low);
+    const unsigned high = static_cast<unsigned>(v >> 32) + (old + low < old ? 1u : 0u);
+    if (high != 0) atomicAdd(&words[2 * r + 1], high);
+}
+
+__device__ __forceinline__ i64 split_sum(const unsigned* words, i64 r) {
+    return static_cast<i64>((static_cast<u64>(words[2 * r + 1]) << 32) | words[2 * r]);
+}
+
 // Shared-memory privatised variant: each block accumulates its share of the examples for one
-// feature in shared memory (layout: g [bins * K], h [bins * W], count [bins]) and flushes the
-// non-zero entries to global memory with atomics.
+// feature in shared memory (entries as add_split pairs; layout: g [bins * K], h [bins * W],
+// count [bins]) and flushes the non-zero entries to global memory with 64-bit atomics.
 extern "C" __global__ void histogram_shared(
         const i64* features, int S, const i64* slot_offset, const int* bin_index,
         const int* covered, const int* covered_count, const int* weights, const i64* g,
         const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
         i64* hist_count) {
     extern __shared__ i64 shared[];
+    unsigned* words = reinterpret_cast<unsigned*>(shared);
     const i64 total = static_cast<i64>(covered_count[0]) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
@@ -122,26 +141,31 @@ extern "C" __global__ void histogram_shared(
         if (f < 0 || f >= A) continue;  // uniform within the block
         const i64 lo = slot_offset[s];
         const i64 bins = slot_offset[s + 1] - lo;
-        i64* sh_g = shared;
-        i64* sh_h = shared + bins * K;
-        i64* sh_count = sh_h + bins * W;
-        for (i64 r = threadIdx.x; r < bins * (K + W + 1); r += blockDim.x) shared[r] = 0;
+        unsigned* sh_g = words;
+        unsigned* sh_h = words + 2 * bins * K;
+        unsigned* sh_count = sh_h + 2 * bins * W;
+        for (i64 r = threadIdx.x; r < 2 * bins * (K + W + 1); r += blockDim.x) words[r] = 0;
         __syncthreads();
         for (i64 e = start; e < total; e += stride) {
             const Contribution c =
                 contribution(e, f, bin_index, covered, weights, g, h, K, W, n);
             if (c.bin < 0) continue;
-            if (c.k < K) add_i64(&sh_g[c.bin * K + c.k], c.g);
-            add_i64(&sh_h[c.bin * W + c.k], c.h);
-            if (c.k == 0) add_i64(&sh_count[c.bin], 1);
+            if (c.k < K) add_split(sh_g, c.bin * K + c.k, c.g);
+            add_split(sh_h, c.bin * W + c.k, c.h);
+            if (c.k == 0) add_split(sh_count, c.bin, 1);
         }
         __syncthreads();
         for (i64 r = threadIdx.x; r < bins * W; r += blockDim.x) {
-            if (r < bins * K && sh_g[r] != 0) add_i64(&hist_g[lo * K + r], sh_g[r]);
-            if (sh_h[r] != 0) add_i64(&hist_h[lo * W + r], sh_h[r]);
+            const i64 sum_h = split_sum(sh_h, r);
+            if (r < bins * K) {
+                const i64 sum_g = split_sum(sh_g, r);
+                if (sum_g != 0) add_i64(&hist_g[lo * K + r], sum_g);
+            }
+            if (sum_h != 0) add_i64(&hist_h[lo * W + r], sum_h);
         }
         for (i64 r = threadIdx.x; r < bins; r += blockDim.x) {
-            if (sh_count[r] != 0) add_i64(&hist_count[lo + r], sh_count[r]);
+            const i64 count = split_sum(sh_count, r);
+            if (count != 0) add_i64(&hist_count[lo + r], count);
         }
         __syncthreads();  // the shared buffers are reused for the next feature
     }

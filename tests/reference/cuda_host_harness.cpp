@@ -27,6 +27,10 @@ static unsigned long long atomicAdd(unsigned long long* target, unsigned long lo
     return std::atomic_ref<unsigned long long>(*target).fetch_add(value);
 }
 
+static unsigned atomicAdd(unsigned* target, unsigned value) {
+    return std::atomic_ref<unsigned>(*target).fetch_add(value);
+}
+
 constexpr std::size_t SHARED_WORDS = 1 << 16;
 constexpr long long SENTINEL = 0x5a5a5a5a5a5a5a5aLL;
 extern "C" {
