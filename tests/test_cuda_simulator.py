@@ -323,9 +323,10 @@ def backend_with_statistics_set_by_the_learner():
 @check
 def seco_refinements_equal_cpu():
     """SeCo heads (single; partial choosing its labels; partial over fixed labels) with
-    several heuristics: the simulated CudaBackend's histogram scan finds the CpuBackend's
-    histogram search's refinements on the same bins, thresholds and qualities bit for bit,
-    on exact bins and on equal-width bins."""
+    four heuristics (two on each binning, to keep the simulated threads few): the simulated
+    CudaBackend's histogram scan finds the CpuBackend's histogram search's refinements on
+    the same bins, thresholds and qualities bit for bit, on exact bins and on equal-width
+    bins."""
     from gpurules.objectives import heuristics as H
     from gpurules.objectives.lift_functions import lift_tables
 
@@ -340,16 +341,18 @@ def seco_refinements_equal_cpu():
     weights = rng.integers(0, 3, n).astype(np.int32)
     lift = lift_tables("peak", {"peak_label": 2, "max_lift": 1.08, "curvature": 1.0}, Y)
     features, labels = np.arange(3, dtype=np.int64), np.arange(K, dtype=np.int32)
-    for binned in (exact_bins(X, nominal), bin_features(X, nominal, "equal-width",
-                                                        bin_ratio=0.5)):
+    heuristics = ((("f-measure", 0.25), ("laplace", 0.0)),
+                  (("m-estimate", 22.466), ("weighted-relative-accuracy", 0.0)))
+    for binned, chosen in zip((exact_bins(X, nominal),
+                               bin_features(X, nominal, "equal-width", bin_ratio=0.5)),
+                              heuristics):
         cpu, gpu = CpuBackend(), backend_class(0, block_size=32)
         for backend in (cpu, gpu):
             backend.start_fit(binned, Y, None, np.ones(n), 1.0)
             backend.set_statistics(g, h)
         totals = cpu.covered_totals(weights)
         np.testing.assert_array_equal(gpu.covered_totals(weights)[1], totals[1])
-        for name, option in (("f-measure", 0.25), ("m-estimate", 22.466), ("laplace", 0.0),
-                             ("weighted-relative-accuracy", 0.0)):
+        for name, option in chosen:
             hid = H.HEURISTIC_IDS[name]
             for mode, select in ((H.HEAD_SECO_SINGLE, True), (H.HEAD_SECO_PARTIAL, True),
                                  (H.HEAD_SECO_PARTIAL, False)):
