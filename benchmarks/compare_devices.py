@@ -14,7 +14,10 @@ When CUDA is not usable the ``cuda-hist`` rows say "not available (reason)".
 Data: synthetic dense multi-label data from ``sklearn.datasets.make_multilabel_classification``
 (100 features, 20 labels, ``random_state=--seed``) with ``n`` training examples for each of
 ``--sizes`` and ``max(1000, min(n // 4, 100000))`` test examples drawn after them, plus the
-MULAN train/test splits of ``--datasets``. Quality on the test part: Hamming loss, subset 0/1
+MULAN train/test splits of ``--datasets``. Its features are word counts with 6-9 distinct
+values, which hides the cost of scanning many bins; ``--synthetic continuous`` (the default)
+adds Gaussian noise (``--noise``, standard deviation) so that every feature is continuous,
+``--synthetic counts`` keeps the counts. Quality on the test part: Hamming loss, subset 0/1
 loss, example-wise F1 (see benchmarks/_common.py). Every learner gets ``random_state=1``.
 
 Times (``time.perf_counter``): the median of ``--repeats`` fits; before them gpurules makes an
@@ -23,6 +26,13 @@ compilation is left out;
 ``--skip-cold`` skips the separate cold fit (a fresh process with empty Numba and CuPy caches,
 first data set only). ``--max-fit-seconds T``: once a system's median fit exceeds ``T`` on a
 synthetic size, its larger sizes are reported as not run (with the reason).
+
+CUDA work per refinement: one extra fit per data set with
+:class:`gpurules.backends.cuda.counters.DeviceCounters` on its backend (kernel launches,
+device->host and host->device copies, device allocations, bytes read by the histogram
+kernels, each divided by the fit's refinements), a modelled time per refinement (histogram
+bytes / ``--model-gbps`` + launches x ``--model-launch-us``) and the measured one (median fit
+time / refinements; it includes the host's work and the per-rule phases).
 
 CUDA phases: one extra fit per data set with :class:`gpurules.backends.cuda.profiling.
 PhaseProfiler` attached (events and a synchronisation around every phase, so it is not one
@@ -70,23 +80,27 @@ HEADERS = ["data", "n_train", "n_test", "system", "fit s", "vs boomer-exact", "v
 # --------------------------------------------------------------------------- data
 
 
-def synthetic_split(n: int, seed: int) -> C.Split:
+def synthetic_split(n: int, seed: int, noise: float = 0.0) -> C.Split:
     """``n`` training and ``max(1000, min(n // 4, 100000))`` test examples of dense
-    synthetic multi-label data (100 features, 20 labels), float32 X and uint8 Y."""
+    synthetic multi-label data (100 features, 20 labels), float32 X and uint8 Y; with
+    ``noise`` > 0, N(0, noise^2) added to every feature value (continuous features)."""
     from sklearn.datasets import make_multilabel_classification
 
     n_test = max(1000, min(n // 4, 100_000))
     X, Y = make_multilabel_classification(n_samples=n + n_test, n_features=100, n_classes=20,
                                           random_state=seed)
+    if noise > 0:
+        X = X + np.random.default_rng(seed).normal(0.0, noise, size=X.shape)
     X = np.ascontiguousarray(X, dtype=np.float32)
     Y = np.ascontiguousarray(Y, dtype=np.uint8)
-    return C.Split(f"synthetic-{n}", X[:n], Y[:n], X[n:], Y[n:], [])
+    name = f"synthetic-{n}" if noise <= 0 else f"synthetic-continuous-{n}"
+    return C.Split(name, X[:n], Y[:n], X[n:], Y[n:], [])
 
 
-def load_data(spec: str, data_dir: Path, seed: int) -> C.Split:
+def load_data(spec: str, data_dir: Path, seed: int, noise: float = 0.0) -> C.Split:
     """``"synthetic:<n>"`` or a MULAN dataset name."""
     if spec.startswith("synthetic:"):
-        return synthetic_split(int(spec.split(":", 1)[1]), seed)
+        return synthetic_split(int(spec.split(":", 1)[1]), seed, noise)
     return C.load_split(data_dir, spec, dense=True)
 
 
@@ -178,6 +192,50 @@ def profiled_fit(split: C.Split, args: argparse.Namespace) -> dict:
     return {"fit_s": seconds, "rows": profiler.rows(), "gbps": profiler.histogram_gbps()}
 
 
+def counted_fit(split: C.Split, args: argparse.Namespace) -> dict:
+    """One cuda-hist fit with DeviceCounters on its backend: the counts per refinement
+    (``find_best_refinement`` call) and the number of refinements."""
+    from gpurules.backends.cuda.counters import DeviceCounters
+
+    clf = make_estimator("cuda-hist", args.max_rules, args.threads)
+    holder = {"refinements": 0}
+    make_backend = clf._make_backend
+
+    def counted_backend(threads):
+        backend = make_backend(threads)
+        holder["counters"] = DeviceCounters(backend).attach()
+        find = backend.find_best_refinement
+
+        def counting(*a, **kw):
+            holder["refinements"] += 1
+            return find(*a, **kw)
+        backend.find_best_refinement = counting  # instance attribute: this fit only
+        return backend
+
+    clf._make_backend = counted_backend
+    clf.fit(split.X_train, split.Y_train)
+    holder["counters"].detach()
+    counts = holder["counters"].counts.as_dict()
+    refinements = max(holder["refinements"], 1)
+    return {"refinements": holder["refinements"],
+            "per_refinement": {k: v / refinements for k, v in counts.items()}}
+
+
+def work_row(name: str, work: dict, fit_s: float | None, args: argparse.Namespace) -> list:
+    """One line of the per-refinement table: counts, modelled and measured ms."""
+    per = work["per_refinement"]
+    model_ms = (per["histogram_bytes"] / (args.model_gbps * 1e9)
+                + per["launches"] * args.model_launch_us * 1e-6) * 1e3
+    measured = "-" if fit_s is None else f"{1e3 * fit_s / max(work['refinements'], 1):.3f}"
+    return [name, work["refinements"], f"{per['launches']:.1f}", f"{per['d2h']:.1f}",
+            f"{per['h2d']:.1f}", f"{per['allocations']:.2f}",
+            f"{per['histogram_bytes'] / 1e6:.2f}", f"{model_ms:.3f}", measured]
+
+
+WORK_HEADERS = ["data", "refinements", "launches", "copies d->h", "copies h->d", "allocations",
+                "histogram MB", "modelled ms", "measured ms"]
+
+
 def cold_fit_subprocess(system: str, spec: str, args: argparse.Namespace) -> float:
     """Seconds of the first fit in a fresh process with empty Numba and CuPy caches."""
     with tempfile.TemporaryDirectory(prefix="gpurules-cold-") as tmp:
@@ -185,7 +243,7 @@ def cold_fit_subprocess(system: str, spec: str, args: argparse.Namespace) -> flo
                    CUPY_CACHE_DIR=str(Path(tmp) / "cupy"))
         cmd = [sys.executable, str(Path(__file__).resolve()), COLD_FLAG, json.dumps({
             "system": system, "spec": spec, "data_dir": str(args.data_dir), "seed": args.seed,
-            "max_rules": args.max_rules, "threads": args.threads})]
+            "max_rules": args.max_rules, "threads": args.threads, "noise": args.noise})]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
                               timeout=args.cold_timeout)
     for line in proc.stdout.splitlines():
@@ -197,7 +255,7 @@ def cold_fit_subprocess(system: str, spec: str, args: argparse.Namespace) -> flo
 def cold_fit_main(payload: str) -> None:
     """Entry point of the cold-fit subprocess: load, fit once, print ``COLD {json}``."""
     job = json.loads(payload)
-    split = load_data(job["spec"], Path(job["data_dir"]), job["seed"])
+    split = load_data(job["spec"], Path(job["data_dir"]), job["seed"], job["noise"])
     clf = make_estimator(job["system"], job["max_rules"], job["threads"])
     seconds, _ = C.timed(lambda: clf.fit(split.X_train, split.Y_train))
     print("COLD " + json.dumps({"fit_s": seconds}), flush=True)
@@ -266,7 +324,8 @@ def phase_table(profile: dict, copy_gbps: float | None) -> str:
             + text)
 
 
-def plot(path: Path, sizes: list[int], results: dict, systems: list[str]) -> None:
+def plot(path: Path, sizes: list[int], results: dict, systems: list[str],
+         noise: float = 0.0) -> None:
     """Log-log fit time against n (synthetic data), one line per system."""
     import matplotlib
 
@@ -275,8 +334,10 @@ def plot(path: Path, sizes: list[int], results: dict, systems: list[str]) -> Non
 
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for system in systems:
-        points = [(n, results[(f"synthetic-{n}", system)]["fit_s"]) for n in sizes
-                  if "fit_s" in results.get((f"synthetic-{n}", system), {})]
+        names = {n: f"synthetic-{n}" if noise <= 0 else f"synthetic-continuous-{n}"
+                 for n in sizes}
+        points = [(n, results[(names[n], system)]["fit_s"]) for n in sizes
+                  if "fit_s" in results.get((names[n], system), {})]
         if points:
             xs, ys = zip(*points)
             ax.plot(xs, ys, marker="o", label=system)
@@ -299,7 +360,8 @@ def plot(path: Path, sizes: list[int], results: dict, systems: list[str]) -> Non
 
 def run_all(args: argparse.Namespace, reason: str | None):
     """Measure every (data set, system); returns (splits [(name, n_train, n_test)],
-    results {(name, system): dict}, profiles, cold, errors)."""
+    results {(name, system): dict}, profiles, cold, errors); the per-refinement counts of
+    the CUDA fits land in ``results[(name, "cuda-work")]``."""
     specs = [f"synthetic:{n}" for n in args.sizes] + list(args.datasets)
     splits, results, profiles, cold, errors = [], {}, {}, {}, []
     too_slow: dict[str, str] = {}
@@ -315,7 +377,7 @@ def run_all(args: argparse.Namespace, reason: str | None):
                 errors.append(f"{system} cold:\n{traceback.format_exc()}")
     for spec in specs:
         C.log(f"loading {spec}")
-        split = load_data(spec, args.data_dir, args.seed)
+        split = load_data(spec, args.data_dir, args.seed, args.noise)
         for system in args.systems:
             key = (split.name, system)
             if system == "cuda-hist" and reason:
@@ -338,6 +400,12 @@ def run_all(args: argparse.Namespace, reason: str | None):
             if limit and spec.startswith("synthetic:") and results[key]["fit_s"] > limit:
                 too_slow[system] = (f"n={split.n_train} took {results[key]['fit_s']:.0f} s > "
                                     f"--max-fit-seconds {limit:g}")
+        if "cuda-hist" in args.systems and not reason and "fit_s" in results.get(
+                (split.name, "cuda-hist"), {}):
+            try:
+                results[(split.name, "cuda-work")] = counted_fit(split, args)
+            except Exception:  # noqa: BLE001
+                errors.append(f"{split.name} counted cuda fit:\n{traceback.format_exc()}")
         if "cuda-hist" in args.systems and not reason and not args.skip_profile:
             try:
                 profiles[split.name] = profiled_fit(split, args)
@@ -358,7 +426,10 @@ def report(args, splits, results, profiles, cold, machine, copy_gbps) -> str:
         f"default parallelism (all host cores); max_rules="
         f"{args.max_rules if args.max_rules else 'default (1000)'}; random_state=1",
         f"- synthetic data: make_multilabel_classification(100 features, 20 labels, "
-        f"random_state={args.seed}), test part max(1000, min(n/4, 1e5)) examples",
+        f"random_state={args.seed})"
+        + (f" + N(0, {args.noise:g}^2) noise (continuous features)" if args.noise > 0 else
+           " (word counts, 6-9 distinct values per feature)")
+        + ", test part max(1000, min(n/4, 1e5)) examples",
         f"- times: median of {args.repeats} fit(s); gpurules after a 10-rule warm-up fit; "
         f"ratios = system / mlrl-boomer in this run",
         "- quality on the test part; ex-F1 = f1_score(average=\"samples\", zero_division=1)",
@@ -373,6 +444,13 @@ def report(args, splits, results, profiles, cold, machine, copy_gbps) -> str:
         lines += ["", "Cold fit (fresh process, empty Numba/CuPy caches, first data set):", ""]
         lines.append(C.markdown_table(["system", "cold fit s"],
                                       [[s, C.fmt_seconds(t)] for s, t in cold.items()]))
+    work = [work_row(split[0], results[(split[0], "cuda-work")],
+                     results.get((split[0], "cuda-hist"), {}).get("fit_s"), args)
+            for split in splits if (split[0], "cuda-work") in results]
+    if work:
+        lines += ["", f"### CUDA work per refinement (model: {args.model_gbps:g} GB/s, "
+                  f"{args.model_launch_us:g} us per launch)", "",
+                  C.markdown_table(WORK_HEADERS, work)]
     for name, profile in profiles.items():
         lines += ["", f"### CUDA phases: {name}", "", phase_table(profile, copy_gbps)]
     return "\n".join(lines) + "\n"
@@ -391,6 +469,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--threads", choices=("1", "all"), default="all",
                    help="gpurules CPU threads (mlrl-boomer always uses its defaults)")
     p.add_argument("--seed", type=int, default=1, help="seed of the synthetic data")
+    p.add_argument("--synthetic", choices=("continuous", "counts"), default="continuous",
+                   help="synthetic features: counts + Gaussian noise (default) or the counts")
+    p.add_argument("--noise", type=float, default=1.0,
+                   help="standard deviation of the noise of --synthetic continuous")
+    p.add_argument("--model-gbps", type=float, default=2000.0,
+                   help="assumed device memory bandwidth of the per-refinement model, GB/s")
+    p.add_argument("--model-launch-us", type=float, default=5.0,
+                   help="assumed cost of one launch (or memset) in the model, microseconds")
     p.add_argument("--max-fit-seconds", type=float,
                    help="skip a system's larger synthetic sizes once its fit took longer")
     p.add_argument("--skip-cold", action="store_true", help="no cold-fit subprocess")
@@ -405,6 +491,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if not args.sizes and not args.datasets:
         p.error("nothing to run: give --sizes and/or --datasets")
     args.sizes = sorted(set(args.sizes))
+    if args.synthetic == "counts":
+        args.noise = 0.0
+    elif args.noise <= 0:
+        p.error("--noise must be > 0 with --synthetic continuous")
     return args
 
 
@@ -427,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(text, encoding="utf-8")
         C.log(f"wrote {args.output}")
     if args.plot and args.sizes:
-        plot(args.plot, args.sizes, results, args.systems)
+        plot(args.plot, args.sizes, results, args.systems, args.noise)
         C.log(f"wrote {args.plot}")
     for err in errors:
         print(f"ERROR {err}", file=sys.stderr)

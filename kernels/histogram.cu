@@ -2,28 +2,32 @@
 //
 // Compiled at run time by CuPy (RawModule, NVRTC, --std=c++17); no headers. Layout (see
 // gpurules/data/binning.py and gpurules/backends/cpu/statistics.py):
-//   features   int64 (S,)      sampled feature indices
-//   bin_index  int32 (A, n)    feature-major, -1 = missing
-//   bin_offset int64 (A + 1,)  feature f owns histogram rows bin_offset[f] .. bin_offset[f+1]-1
-//   mask       int32 (n,)      example i is covered iff mask[i] == indicator
-//   weights    int32 (n,)      examples with weight 0 are left out
-//   g          int64 (n, K)    row-major fixed-point gradients
-//   h          int64 (n, W)    row-major fixed-point Hessians, W >= K: W = K for decomposable
-//                              losses and counts, W = K (K + 1) / 2 for the packed Hessians
-//                              of non-decomposable losses
-//   hist_g int64 (B, K), hist_h int64 (B, W), hist_count int64 (B,)
-// For every sampled feature f and covered example i with weights[i] != 0 and
-// b = bin_index[f, i] >= 0, row r = bin_offset[f] + b receives weights[i] * g[i, :],
+//   features    int64 (S,)      sampled feature indices
+//   slot_offset int64 (S + 1,)  sampled feature s owns histogram rows slot_offset[s] ..
+//                               slot_offset[s + 1] - 1, one per bin of the feature
+//   bin_index   int32 (A, n)    feature-major, -1 = missing
+//   covered       int32 (n,)    the covered examples' indices (any order), the first
+//                               covered_count[0] of them valid: the compacted list that the
+//                               backend keeps, so the work follows the coverage
+//   weights     int32 (n,)      examples with weight 0 are left out
+//   g           int64 (n, K)    row-major fixed-point gradients
+//   h           int64 (n, W)    row-major fixed-point Hessians, W >= K: W = K for decomposable
+//                               losses and counts, W = K (K + 1) / 2 for the packed Hessians
+//                               of non-decomposable losses
+//   hist_g int64 (R, K), hist_h int64 (R, W), hist_count int64 (R,), R = slot_offset[S]
+// The histograms are sized to the sampled features, not to every feature of the data set.
+// For every sampled feature f = features[s] and listed example i with weights[i] != 0 and
+// b = bin_index[f, i] >= 0, row r = slot_offset[s] + b receives weights[i] * g[i, :],
 // weights[i] * h[i, :] and a count of 1. The sums are integers, so the result does not depend
 // on the order of the atomics: it equals the CPU's bit for bit. Signed int64 sums use
 // atomicAdd on unsigned long long, which is exact for two's-complement addition.
 //
-// Launch configuration, all three kernels:
+// Launch configuration, the histogram kernels:
 //   grid  = (chunks, min(S, 65535)); blockIdx.y strides over the sampled features,
-//           blockIdx.x/threadIdx.x stride over the flat index e = i * W + c (example, column)
-//           of the histogram kernels, so consecutive threads read consecutive entries of h
-//           (and of g, whose K columns are the first K of the W), or over the (bin, column)
-//           entries that zero_histograms clears.
+//           blockIdx.x/threadIdx.x stride over the flat index e = j * W + c (list entry j,
+//           column c), so consecutive threads read consecutive entries of a row of h (and
+//           of g, whose K columns are the first K of the W).
+// zero_histograms clears the rows slot_offset[0] .. slot_offset[S] - 1 with any grid (x, y).
 //   block = (threads,), a multiple of 32, e.g. 256.
 // histogram_shared additionally needs dynamic shared memory of
 //   (max_bins * (K + W + 1)) * 8 bytes,
@@ -39,8 +43,8 @@ __device__ __forceinline__ void add_i64(i64* target, i64 value) {
     atomicAdd(reinterpret_cast<u64*>(target), static_cast<u64>(value));
 }
 
-// What flat index e = i * W + k adds to feature f's histogram: bin -1 = nothing (example not
-// covered, weight 0 or value missing), else w * h[i, k] to column k of that bin, w * g[i, k]
+// What flat index e = j * W + k adds to feature f's histogram, i = covered[j]: bin -1 =
+// nothing (weight 0 or value missing), else w * h[i, k] to column k of that bin, w * g[i, k]
 // too when k < K (always, for W = K), and a count of 1 through the entry of column 0.
 struct Contribution {
     int bin;
@@ -49,49 +53,49 @@ struct Contribution {
 };
 
 __device__ __forceinline__ Contribution contribution(
-        i64 e, i64 f, const int* bin_index, const int* mask, int indicator,
-        const int* weights, const i64* g, const i64* h, int K, int W, int n) {
+        i64 e, i64 f, const int* bin_index, const int* covered, const int* weights,
+        const i64* g, const i64* h, int K, int W, int n) {
     Contribution c;
     c.bin = -1;
-    const i64 i = e / W;
+    const i64 j = e / W;
+    const i64 i = covered[j];
     const int w = weights[i];
-    if (mask[i] != indicator || w == 0) return c;
+    if (w == 0) return c;
     c.bin = bin_index[f * n + i];
-    c.k = static_cast<int>(e - i * W);
+    c.k = static_cast<int>(e - j * W);
     c.g = c.k < K ? static_cast<i64>(w) * g[i * K + c.k] : 0;
-    c.h = static_cast<i64>(w) * h[e];
+    c.h = static_cast<i64>(w) * h[i * W + c.k];
     return c;
 }
 
 extern "C" __global__ void zero_histograms(
-        const i64* features, int S, const i64* bin_offset, int K, int W,
-        i64* hist_g, i64* hist_h, i64* hist_count) {
-    for (int s = blockIdx.y; s < S; s += gridDim.y) {
-        const i64 f = features[s];
-        const i64 lo = bin_offset[f], hi = bin_offset[f + 1];
-        const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
-        const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
-        for (i64 r = lo * K + start; r < hi * K; r += stride) hist_g[r] = 0;
-        for (i64 r = lo * W + start; r < hi * W; r += stride) hist_h[r] = 0;
-        for (i64 r = lo + start; r < hi; r += stride) hist_count[r] = 0;
-    }
+        const i64* slot_offset, int S, int K, int W, i64* hist_g, i64* hist_h,
+        i64* hist_count) {
+    const i64 lo = slot_offset[0], hi = slot_offset[S];
+    const i64 block = static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
+    const i64 start = block * blockDim.x + threadIdx.x;
+    const i64 stride = static_cast<i64>(gridDim.x) * gridDim.y * blockDim.x;
+    for (i64 r = lo * K + start; r < hi * K; r += stride) hist_g[r] = 0;
+    for (i64 r = lo * W + start; r < hi * W; r += stride) hist_h[r] = 0;
+    for (i64 r = lo + start; r < hi; r += stride) hist_count[r] = 0;
 }
 
 // Global-atomics variant: every contribution is added straight to global memory.
 extern "C" __global__ void histogram_global(
-        const i64* features, int S, const int* bin_index, const i64* bin_offset,
-        const int* mask, int indicator, const int* weights, const i64* g, const i64* h,
-        int K, int W, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
-    const i64 total = static_cast<i64>(n) * W;
+        const i64* features, int S, const i64* slot_offset, const int* bin_index,
+        const int* covered, const int* covered_count, const int* weights, const i64* g,
+        const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
+        i64* hist_count) {
+    const i64 total = static_cast<i64>(covered_count[0]) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
         const i64 f = features[s];
         if (f < 0 || f >= A) continue;
-        const i64 lo = bin_offset[f];
+        const i64 lo = slot_offset[s];
         for (i64 e = start; e < total; e += stride) {
             const Contribution c =
-                contribution(e, f, bin_index, mask, indicator, weights, g, h, K, W, n);
+                contribution(e, f, bin_index, covered, weights, g, h, K, W, n);
             if (c.bin < 0) continue;
             const i64 r = lo + c.bin;
             if (c.k < K) add_i64(&hist_g[r * K + c.k], c.g);
@@ -101,42 +105,67 @@ extern "C" __global__ void histogram_global(
     }
 }
 
+// An exact 64-bit sum in shared memory from native 32-bit atomics (a 64-bit shared atomicAdd
+// compiles to a compare-and-swap loop): entry r is the pair (low word, high word) at
+// words[2 r], words[2 r + 1]. Adding v adds its low 32 bits to the low word; the atomic
+// returns the old low word, so the one addition that wraps it around knows it and adds the
+// carry, with v's high 32 bits, to the high word. Every addition is exact modulo 2^64
+// (two's complement), whatever the order, so the sums equal the CPU's bit for bit.
+__device__ __forceinline__ void add_split(unsigned* words, i64 r, i64 value) {
+    const u64 v = static_cast<u64>(value);
+    const unsigned low = static_cast<unsigned>(v);
+    const unsigned old = atomicAdd(&words[2 * r], low);
+    const unsigned high = static_cast<unsigned>(v >> 32) + (old + low < old ? 1u : 0u);
+    if (high != 0) atomicAdd(&words[2 * r + 1], high);
+}
+
+__device__ __forceinline__ i64 split_sum(const unsigned* words, i64 r) {
+    return static_cast<i64>((static_cast<u64>(words[2 * r + 1]) << 32) | words[2 * r]);
+}
+
 // Shared-memory privatised variant: each block accumulates its share of the examples for one
-// feature in shared memory (layout: g [bins * K], h [bins * W], count [bins]) and flushes the
-// non-zero entries to global memory with atomics.
+// feature in shared memory (entries as add_split pairs; layout: g [bins * K], h [bins * W],
+// count [bins]) and flushes the non-zero entries to global memory with 64-bit atomics.
 extern "C" __global__ void histogram_shared(
-        const i64* features, int S, const int* bin_index, const i64* bin_offset,
-        const int* mask, int indicator, const int* weights, const i64* g, const i64* h,
-        int K, int W, int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
+        const i64* features, int S, const i64* slot_offset, const int* bin_index,
+        const int* covered, const int* covered_count, const int* weights, const i64* g,
+        const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
+        i64* hist_count) {
     extern __shared__ i64 shared[];
-    const i64 total = static_cast<i64>(n) * W;
+    unsigned* words = reinterpret_cast<unsigned*>(shared);
+    const i64 total = static_cast<i64>(covered_count[0]) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
     for (int s = blockIdx.y; s < S; s += gridDim.y) {
         const i64 f = features[s];
         if (f < 0 || f >= A) continue;  // uniform within the block
-        const i64 lo = bin_offset[f];
-        const i64 bins = bin_offset[f + 1] - lo;
-        i64* sh_g = shared;
-        i64* sh_h = shared + bins * K;
-        i64* sh_count = sh_h + bins * W;
-        for (i64 r = threadIdx.x; r < bins * (K + W + 1); r += blockDim.x) shared[r] = 0;
+        const i64 lo = slot_offset[s];
+        const i64 bins = slot_offset[s + 1] - lo;
+        unsigned* sh_g = words;
+        unsigned* sh_h = words + 2 * bins * K;
+        unsigned* sh_count = sh_h + 2 * bins * W;
+        for (i64 r = threadIdx.x; r < 2 * bins * (K + W + 1); r += blockDim.x) words[r] = 0;
         __syncthreads();
         for (i64 e = start; e < total; e += stride) {
             const Contribution c =
-                contribution(e, f, bin_index, mask, indicator, weights, g, h, K, W, n);
+                contribution(e, f, bin_index, covered, weights, g, h, K, W, n);
             if (c.bin < 0) continue;
-            if (c.k < K) add_i64(&sh_g[c.bin * K + c.k], c.g);
-            add_i64(&sh_h[c.bin * W + c.k], c.h);
-            if (c.k == 0) add_i64(&sh_count[c.bin], 1);
+            if (c.k < K) add_split(sh_g, c.bin * K + c.k, c.g);
+            add_split(sh_h, c.bin * W + c.k, c.h);
+            if (c.k == 0) add_split(sh_count, c.bin, 1);
         }
         __syncthreads();
         for (i64 r = threadIdx.x; r < bins * W; r += blockDim.x) {
-            if (r < bins * K && sh_g[r] != 0) add_i64(&hist_g[lo * K + r], sh_g[r]);
-            if (sh_h[r] != 0) add_i64(&hist_h[lo * W + r], sh_h[r]);
+            const i64 sum_h = split_sum(sh_h, r);
+            if (r < bins * K) {
+                const i64 sum_g = split_sum(sh_g, r);
+                if (sum_g != 0) add_i64(&hist_g[lo * K + r], sum_g);
+            }
+            if (sum_h != 0) add_i64(&hist_h[lo * W + r], sum_h);
         }
         for (i64 r = threadIdx.x; r < bins; r += blockDim.x) {
-            if (sh_count[r] != 0) add_i64(&hist_count[lo + r], sh_count[r]);
+            const i64 count = split_sum(sh_count, r);
+            if (count != 0) add_i64(&hist_count[lo + r], count);
         }
         __syncthreads();  // the shared buffers are reused for the next feature
     }

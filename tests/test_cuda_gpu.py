@@ -17,8 +17,8 @@ from gpurules.data.binning import bin_features
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (
-    assert_same_refinements, compare_backends, exact_bins, histogram_per_feature, histograms,
-    random_problem, uncovered_bin_problem)
+    assert_same_refinements, compare_backends, dataset_histograms, exact_bins,
+    histogram_per_feature, histograms, random_problem, uncovered_bin_problem)
 from tests.reference.cuda_support import skip_without_gpu
 
 pytestmark = pytest.mark.gpu
@@ -42,15 +42,13 @@ def cuda_backend(binned, g, h, mask, indicator, **options):
     backend = CudaBackend(0, **options)
     backend.start_fit(binned, np.zeros((n, K), np.uint8), LOGISTIC, np.ones(n), SCALE)
     backend.g[...], backend.h[...] = cp.asarray(g), cp.asarray(h)
-    backend.mask[...] = cp.asarray(mask)
-    backend.indicator = indicator
+    backend.set_coverage(mask, indicator)
     return backend
 
 
 def gpu_histograms(backend, features, weights):
     backend.build_histograms(features, weights)
-    return tuple(backend.cp.asnumpy(a) for a in (backend.hist_g, backend.hist_h,
-                                                 backend.hist_count))
+    return dataset_histograms(backend)
 
 
 def sampled_rows(binned, features):

@@ -32,7 +32,8 @@ from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
                                               multi_output_params)
 from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES, packed_size
 from gpurules.objectives.quality import boosting_params
-from tests.reference.cuda_reference import assert_same_refinements, random_problem
+from tests.reference.cuda_reference import (assert_same_refinements, dataset_histograms,
+                                            random_problem, slot_histograms, slot_layout)
 from tests.reference.cuda_support import require, run_checks, run_isolated, skip_without_gpu
 from tests.reference.histogram import histograms
 from tests.reference.host_kernels import HostKernels, compiler
@@ -113,7 +114,7 @@ def compare_statistics(cpu, gpu, rng):
                                                                           np.int32))):
         mask = (np.arange(n) % (3 + step) != 0).astype(np.int32) * 2
         cpu.mask[:], cpu.indicator = mask, 2
-        gpu.mask[...], gpu.indicator = gpu.cp.asarray(mask), 2
+        gpu.set_coverage(mask, 2)
         scores = rng.normal(0.0, 1.5, size=labels.size)
         for backend in (cpu, gpu):
             backend.update_statistics(labels, scores)
@@ -219,7 +220,7 @@ def histograms_equal_cpu():
                               Y, LOGISTIC, base_weight)
         mask = (np.arange(Y.shape[0]) % 4 != 1).astype(np.int32)
         cpu.mask[:] = mask
-        gpu.mask[...] = mask
+        gpu.set_coverage(mask, 0)
         from gpurules.backends.cpu import histogram_search
 
         histogram_search.build_histograms(features, binned.bin_index, binned.bin_offset,
@@ -228,9 +229,11 @@ def histograms_equal_cpu():
         gpu.build_histograms(features, weights)
         rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
                                for f in features])
-        for a, b, name in ((gpu.hist_g, cpu.hist_g, "g"), (gpu.hist_h, cpu.hist_h, "h"),
-                           (gpu.hist_count, cpu.hist_count, "count")):
+        got = dataset_histograms(gpu)
+        want = (cpu.hist_g, cpu.hist_h, cpu.hist_count)
+        for a, b, name in zip(got, want, ("g", "h", "count")):
             np.testing.assert_array_equal(a[rows], b[rows], err_msg=f"hist_{name}")
+        assert gpu.hist_count.shape == (rows.size,)  # sized to the sampled features
         assert gpu.hist_h.shape[1] == packed_size(4)
 
 
@@ -370,7 +373,7 @@ def host_kernels(tmp_path_factory):
 @pytest.mark.parametrize("use_shared", [True, False], ids=["shared", "global"])
 def test_cuda_c_histograms_with_packed_hessians(host_kernels, use_shared):
     """K = 3 gradients, W = 6 packed Hessian entries, signed sums beyond 32 bits: the
-    sampled features' rows equal NumPy's, the other rows are left alone."""
+    sampled features' slots equal NumPy's, the rows past them are left alone."""
     rng = np.random.default_rng(21)
     n, K = 200, 3
     W = packed_size(K)
@@ -379,20 +382,18 @@ def test_cuda_c_histograms_with_packed_hessians(host_kernels, use_shared):
     g = rng.integers(-2 ** 40, 2 ** 40, size=(n, K))
     h = rng.integers(-2 ** 40, 2 ** 40, size=(n, W))
     features = np.array([3, 0, 2], np.int64)
-    hists = (np.full((binned.total_bins, K), -7, np.int64),
-             np.full((binned.total_bins, W), -7, np.int64),
-             np.full(binned.total_bins, -7, np.int64))
-    host_kernels.zero_histograms((2, 2), 32, features, binned.bin_offset, K, hists)
-    need = int(shared_histogram_bytes(np.diff(binned.bin_offset)[features], K, W).max())
-    assert host_kernels.histogram(use_shared, (3, 2), 32, need, features, binned, mask, 1,
-                                  weights, g, h, hists) == 0
-    want = histograms(binned, features, mask == 1, weights, g, h)
-    sampled = np.zeros(binned.total_bins, bool)
-    for f in features:
-        sampled[binned.bin_offset[f]:binned.bin_offset[f + 1]] = True
+    slot_offset, _ = slot_layout(binned, features)
+    R = int(slot_offset[-1]) + 3
+    hists = (np.full((R, K), -7, np.int64), np.full((R, W), -7, np.int64),
+             np.full(R, -7, np.int64))
+    host_kernels.zero_histograms((2, 2), 32, slot_offset, K, hists)
+    need = int(shared_histogram_bytes(np.diff(slot_offset), K, W).max())
+    assert host_kernels.histogram(use_shared, (3, 2), 32, need, features, slot_offset, binned,
+                                  mask, 1, weights, g, h, hists) == 0
+    _, *want = slot_histograms(binned, features, mask, 1, weights, g, h)
     for a, b, name in zip(hists, want, ("g", "h", "count")):
-        np.testing.assert_array_equal(a[sampled], b[sampled], err_msg=f"hist_{name}")
-        assert (a[~sampled] == -7).all(), f"hist_{name}: rows of other features changed"
+        np.testing.assert_array_equal(a[:len(b)], b, err_msg=f"hist_{name}")
+        assert (a[len(b):] == -7).all(), f"hist_{name}: rows past the slots changed"
 
 
 # -- on a real GPU ---------------------------------------------------------------------------
@@ -417,15 +418,14 @@ def test_gpu_histograms_with_packed_hessians(force_global):
     g = rng.integers(-2 ** 40, 2 ** 40, size=(n, K))
     h = rng.integers(-2 ** 40, 2 ** 40, size=(n, W))
     backend.g[...], backend.h[...] = backend.cp.asarray(g), backend.cp.asarray(h)
-    backend.mask[...] = backend.cp.asarray(mask)
-    backend.indicator = 1
+    backend.set_coverage(mask, 1)
     features = np.array([4, 0, 2], np.int64)
     backend.build_histograms(features, weights)
     want = histograms(binned, features, mask == 1, weights, g, h)
     rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
                            for f in features])
-    for a, b in zip((backend.hist_g, backend.hist_h, backend.hist_count), want):
-        np.testing.assert_array_equal(backend.cp.asnumpy(a)[rows], b[rows])
+    for a, b in zip(dataset_histograms(backend), want):
+        np.testing.assert_array_equal(a[rows], b[rows])
 
 
 @pytest.mark.gpu

@@ -30,8 +30,8 @@ from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (
     assert_same_refinements, compare_backends, cpu_backend, empty_outputs, exact_bins,
-    histogram_per_feature, histograms, random_problem, reference_per_feature, slot_refinements,
-    uncovered_bin_problem)
+    histogram_per_feature, random_problem, reference_per_feature, slot_histograms,
+    slot_layout, slot_refinements, uncovered_bin_problem)
 from tests.reference.cuda_support import require, run_checks, run_isolated
 from tests.reference.host_kernels import HostKernels, compiler
 from tests.reference.search import satisfied
@@ -45,6 +45,17 @@ CHECKS = {}
 def check(fn):
     CHECKS[fn.__name__] = fn
     return fn
+
+
+def covered_list(mask, indicator, slot=0):
+    """The compacted list of the covered examples (``kernels``' coverage section):
+    (covered int32 (n,), in descending order (any order must do), lens int32 (3,), slot)."""
+    listed = np.flatnonzero(mask == indicator)[::-1]
+    covered = np.zeros(mask.shape[0], np.int32)
+    covered[:listed.size] = listed
+    lens = np.zeros(3, np.int32)
+    lens[slot] = listed.size
+    return covered, lens, slot
 
 
 def _kernels():
@@ -61,9 +72,10 @@ def _simulate_scan(binned, features, mask, weights, g, h, labels, search, thread
     out = empty_outputs(S, K)
     work = np.full((4, S, K), -7, np.int64)
     gains = np.full((S, labels.shape[0]), np.nan)
-    hists = histograms(binned, features, mask, 1, weights, g, h)
+    slot_offset, *hists = slot_histograms(binned, features, mask, 1, weights, g, h)
     _kernels().scan_histograms[S, threads](
-        features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal, *hists,
+        features, slot_offset, binned.bin_offset, binned.bin_min, binned.bin_max,
+        binned.nominal, *hists,
         labels, search.head_mode, *search.params, INV_SCALE, search.min_coverage,
         search.min_quality, work, gains, *out)
     return slot_refinements(features, out)
@@ -181,8 +193,8 @@ def statistics_equal_cpu():
             labels, scores = np.array(labels, np.int32), np.array(scores)
             cpu.mask[:], cpu.indicator = mask, 4
             cpu.update_statistics(labels, scores)
-            k.update_statistics[GRID](loss.code, Y, P, base_weight, SCALE, g, h, mask, 4,
-                                      labels, scores)
+            k.update_statistics[GRID](loss.code, Y, P, base_weight, SCALE, g, h,
+                                      *covered_list(mask, 4), labels, scores)
             for name, a, b in (("P", P, cpu.P), ("g", g, cpu.g), ("h", h, cpu.h)):
                 np.testing.assert_array_equal(a, b, err_msg=f"{name}, {loss_name}, {step}")
         assert (P != 0).sum() > Y.shape[0]
@@ -190,22 +202,26 @@ def statistics_equal_cpu():
 
 @check
 def covered_totals_equal_cpu():
-    """Both thread layouts: more threads than labels, and more labels than threads."""
-    for (blocks, threads), K in ((GRID, 3), ((1, 2), 5)):
+    """Thread layouts: more threads than labels (two blocks, one finishing last), more
+    labels than threads; sums written without being zeroed first, the ticket back at 0."""
+    for (blocks, threads), K in ((GRID, 3), ((1, 2), 5), ((3, 4), 3)):
         X, nominal, g, h, weights, mask = random_problem(np.random.default_rng(K), 50, 1, K)
         want = cpu_backend(presort_dense(X, nominal), g, h, mask, 1).covered_totals(weights)
-        got = (np.zeros(K, np.int64), np.zeros(K, np.int64), np.zeros(1, np.int64))
-        _kernels().covered_totals[blocks, threads](mask, 1, weights, g, h, *got)
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_array_equal(got[1], want[1])
-        assert got[2][0] == want[2]
+        partial = np.full((blocks, 2 * K + 1), -3, np.int64)
+        ticket, sums = np.zeros(1, np.int32), np.full(2 * K + 1, -5, np.int64)
+        _kernels().covered_totals[blocks, threads](*covered_list(mask, 1), weights, g, h,
+                                                   partial, ticket, sums)
+        np.testing.assert_array_equal(sums[:K], want[0])
+        np.testing.assert_array_equal(sums[K:2 * K], want[1])
+        assert sums[2 * K] == want[2] and ticket[0] == 0
 
 
 # -- coverage ----------------------------------------------------------------------------
 @check
 def apply_binned_condition_equals_raw_values():
     """Every operator, on exact and coarse bins, with missing values: the covered examples
-    that satisfy the condition on their raw value move to indicator + 1."""
+    that satisfy the condition on their raw value move to indicator + 1 and make up the new
+    covered list; the next step's length slot is cleared."""
     X, nominal, _, _, _, mask = random_problem(np.random.default_rng(5), 40, 2, 1,
                                                n_distinct=7, nan_frac=0.2)
     for binned in (exact_bins(X, nominal), bin_features(X, nominal, "equal-frequency",
@@ -214,14 +230,21 @@ def apply_binned_condition_equals_raw_values():
         cases = [(0, op, binned.bin_min[lo[0] + 1]) for op in (OP_EQ, OP_NEQ)]
         cut = _midpoint(binned.bin_max[lo[1]], binned.bin_min[lo[1] + 1])
         cases += [(1, op, cut) for op in (OP_LEQ, OP_GR)]
-        for f, op, threshold in cases:
+        for step, (f, op, threshold) in enumerate(cases):
             want = np.where((mask == 1) & satisfied(X[:, f], op, threshold), 2, mask)
             got = mask.copy()
+            src, lens, slot = covered_list(mask, 1, slot=step % 3)
+            dst = np.full_like(src, -1)
+            lens[(step + 2) % 3] = 5
             _kernels().apply_binned_condition[GRID](f, op, np.float32(threshold),
                                                     binned.bin_index, binned.bin_offset,
-                                                    binned.bin_min, got, 1)
+                                                    binned.bin_min, got, 1, src, dst, lens,
+                                                    step)
             np.testing.assert_array_equal(got, want, err_msg=f"feature {f}, op {op}")
             assert 0 < (want == 2).sum() < (mask == 1).sum()
+            out = lens[(step + 1) % 3]  # the new list: the examples now at indicator 2
+            np.testing.assert_array_equal(np.sort(dst[:out]), np.flatnonzero(want == 2))
+            assert (dst[out:] == -1).all() and lens[(step + 2) % 3] == 0
 
 
 # -- the backend's plumbing -----------------------------------------------------------------
@@ -300,9 +323,10 @@ def backend_with_statistics_set_by_the_learner():
 @check
 def seco_refinements_equal_cpu():
     """SeCo heads (single; partial choosing its labels; partial over fixed labels) with
-    several heuristics: the simulated CudaBackend's histogram scan finds the CpuBackend's
-    histogram search's refinements on the same bins, thresholds and qualities bit for bit,
-    on exact bins and on equal-width bins."""
+    four heuristics (two on each binning, to keep the simulated threads few): the simulated
+    CudaBackend's histogram scan finds the CpuBackend's histogram search's refinements on
+    the same bins, thresholds and qualities bit for bit, on exact bins and on equal-width
+    bins."""
     from gpurules.objectives import heuristics as H
     from gpurules.objectives.lift_functions import lift_tables
 
@@ -317,16 +341,18 @@ def seco_refinements_equal_cpu():
     weights = rng.integers(0, 3, n).astype(np.int32)
     lift = lift_tables("peak", {"peak_label": 2, "max_lift": 1.08, "curvature": 1.0}, Y)
     features, labels = np.arange(3, dtype=np.int64), np.arange(K, dtype=np.int32)
-    for binned in (exact_bins(X, nominal), bin_features(X, nominal, "equal-width",
-                                                        bin_ratio=0.5)):
+    heuristics = ((("f-measure", 0.25), ("laplace", 0.0)),
+                  (("m-estimate", 22.466), ("weighted-relative-accuracy", 0.0)))
+    for binned, chosen in zip((exact_bins(X, nominal),
+                               bin_features(X, nominal, "equal-width", bin_ratio=0.5)),
+                              heuristics):
         cpu, gpu = CpuBackend(), backend_class(0, block_size=32)
         for backend in (cpu, gpu):
             backend.start_fit(binned, Y, None, np.ones(n), 1.0)
             backend.set_statistics(g, h)
         totals = cpu.covered_totals(weights)
         np.testing.assert_array_equal(gpu.covered_totals(weights)[1], totals[1])
-        for name, option in (("f-measure", 0.25), ("m-estimate", 22.466), ("laplace", 0.0),
-                             ("weighted-relative-accuracy", 0.0)):
+        for name, option in chosen:
             hid = H.HEURISTIC_IDS[name]
             for mode, select in ((H.HEAD_SECO_SINGLE, True), (H.HEAD_SECO_PARTIAL, True),
                                  (H.HEAD_SECO_PARTIAL, False)):
@@ -350,16 +376,18 @@ def host_kernels(tmp_path_factory):
 
 def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, mask,
                      shared_slack=0):
-    """zero_histograms then a histogram kernel on a grid with fewer y-blocks than features;
-    histograms start as -7. Returns (status, (hist_g, hist_h, hist_count))."""
+    """zero_histograms then a histogram kernel on a grid with fewer y-blocks than features,
+    in the slot layout; histograms start as -7 and have 3 rows more than the slots need.
+    Returns (status, (hist_g, hist_h, hist_count))."""
     K = g.shape[1]
-    hists = (np.full((binned.total_bins, K), -7, np.int64),
-             np.full((binned.total_bins, K), -7, np.int64),
-             np.full(binned.total_bins, -7, np.int64))
-    host_kernels.zero_histograms((2, 2), 32, features, binned.bin_offset, K, hists)
-    need = int(shared_histogram_bytes(np.diff(binned.bin_offset)[features], K).max())
+    slot_offset, _ = slot_layout(binned, features)
+    R = int(slot_offset[-1]) + 3
+    hists = (np.full((R, K), -7, np.int64), np.full((R, K), -7, np.int64),
+             np.full(R, -7, np.int64))
+    host_kernels.zero_histograms((2, 2), 32, slot_offset, K, hists)
+    need = int(shared_histogram_bytes(np.diff(slot_offset), K).max())
     status = host_kernels.histogram(use_shared, (3, 2), 32, need - shared_slack, features,
-                                    binned, mask, 1, weights, g, h, hists)
+                                    slot_offset, binned, mask, 1, weights, g, h, hists)
     return status, hists
 
 
@@ -367,8 +395,8 @@ def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, 
 @pytest.mark.parametrize("binning", ["exact", "equal-frequency"])
 def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, binning):
     """The CUDA C kernels (32 concurrent threads per block, 6 blocks, 3 sampled features on
-    2 grid rows) give the NumPy histograms of the sampled features bit for bit, with signed
-    sums beyond 32 bits; the rows of other features are left alone."""
+    2 grid rows) give the NumPy histograms of the sampled features bit for bit in their
+    slots, with signed sums beyond 32 bits; the rows past the slots are left alone."""
     rng = np.random.default_rng(9)
     X, nominal, g, h, weights, mask = random_problem(rng, 300, 5, 3, n_distinct=12)
     g, h = g * 2 ** 20, h * 2 ** 20
@@ -378,13 +406,10 @@ def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, bin
     status, got = _host_histograms(host_kernels, use_shared, binned, features, g, h, weights,
                                    mask)
     assert status == 0
-    want = histograms(binned, features, mask, 1, weights, g, h)
-    sampled = np.zeros(binned.total_bins, bool)
-    for f in features:
-        sampled[binned.bin_offset[f]:binned.bin_offset[f + 1]] = True
+    _, *want = slot_histograms(binned, features, mask, 1, weights, g, h)
     for a, b, name in zip(got, want, ("g", "h", "count")):
-        np.testing.assert_array_equal(a[sampled], b[sampled], err_msg=f"hist_{name}")
-        assert (a[~sampled] == -7).all(), f"hist_{name}: rows of other features changed"
+        np.testing.assert_array_equal(a[:len(b)], b, err_msg=f"hist_{name}")
+        assert (a[len(b):] == -7).all(), f"hist_{name}: rows past the slots changed"
 
 
 def test_host_harness_catches_short_shared_memory(host_kernels):

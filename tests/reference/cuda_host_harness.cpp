@@ -27,6 +27,10 @@ static unsigned long long atomicAdd(unsigned long long* target, unsigned long lo
     return std::atomic_ref<unsigned long long>(*target).fetch_add(value);
 }
 
+static unsigned atomicAdd(unsigned* target, unsigned value) {
+    return std::atomic_ref<unsigned>(*target).fetch_add(value);
+}
+
 constexpr std::size_t SHARED_WORDS = 1 << 16;
 constexpr long long SENTINEL = 0x5a5a5a5a5a5a5a5aLL;
 extern "C" {
@@ -68,23 +72,25 @@ static int launch(unsigned gx, unsigned gy, unsigned bx, std::size_t shared_byte
     return 0;
 }
 
-extern "C" int run_zero_histograms(unsigned gx, unsigned gy, unsigned bx, const i64* features,
-                                   int S, const i64* bin_offset, int K, int W, i64* hist_g,
+extern "C" int run_zero_histograms(unsigned gx, unsigned gy, unsigned bx,
+                                   const i64* slot_offset, int S, int K, int W, i64* hist_g,
                                    i64* hist_h, i64* hist_count) {
     return launch(gx, gy, bx, 0, [=] {
-        zero_histograms(features, S, bin_offset, K, W, hist_g, hist_h, hist_count);
+        zero_histograms(slot_offset, S, K, W, hist_g, hist_h, hist_count);
     });
 }
 
 extern "C" int run_histogram(int use_shared, unsigned gx, unsigned gy, unsigned bx,
                              std::size_t shared_bytes, const i64* features, int S,
-                             const int* bin_index, const i64* bin_offset, const int* mask,
-                             int indicator, const int* weights, const i64* g, const i64* h,
+                             const i64* slot_offset, const int* bin_index, const int* covered,
+                             const int* covered_count, const int* weights, const i64* g,
+                             const i64* h,
                              int K, int W, int n, int A, i64* hist_g, i64* hist_h,
                              i64* hist_count) {
     auto kernel = use_shared ? histogram_shared : histogram_global;
     return launch(gx, gy, bx, use_shared ? shared_bytes : 0, [=] {
-        kernel(features, S, bin_index, bin_offset, mask, indicator, weights, g, h, K, W, n, A,
+        kernel(features, S, slot_offset, bin_index, covered, covered_count, weights, g, h, K, W,
+               n, A,
                hist_g, hist_h, hist_count);
     });
 }

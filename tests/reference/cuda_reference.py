@@ -70,6 +70,42 @@ def histograms(binned, features, mask, indicator, weights, g, h):
     return ref_histogram.histograms(binned, features, mask == indicator, weights, g, h)
 
 
+def slot_layout(binned, features):
+    """The CUDA histograms' rows for the sampled ``features`` (int64 (S,)): (slot_offset
+    int64 (S + 1,), rows int64 (R,)): slot s owns rows slot_offset[s] .. slot_offset[s+1]-1,
+    and ``rows`` maps each of them to its row of the data set's histograms
+    (``binned.bin_offset[f] + b``)."""
+    num_bins = np.diff(binned.bin_offset)[features]
+    slot_offset = np.concatenate([[0], np.cumsum(num_bins)]).astype(np.int64)
+    rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
+                           for f in features] + [np.zeros(0, np.int64)]).astype(np.int64)
+    return slot_offset, rows
+
+
+def slot_histograms(binned, features, mask, indicator, weights, g, h):
+    """:func:`histograms` in the CUDA layout: (slot_offset, hist_g, hist_h, hist_count) with
+    the rows of :func:`slot_layout`."""
+    slot_offset, rows = slot_layout(binned, features)
+    hists = histograms(binned, features, mask, indicator, weights, g, h)
+    return (slot_offset, *(np.ascontiguousarray(a[rows]) for a in hists))
+
+
+def dataset_histograms(backend):
+    """A CudaBackend's last histograms (slot layout, ``backend.slots``) in the data set's
+    layout: (hist_g int64 (B, K), hist_h int64 (B, W), hist_count int64 (B,)), rows of
+    features that were not sampled 0."""
+    features, _ = backend.slots
+    binned = backend.features
+    _, rows = slot_layout(binned, features)
+    out = []
+    for a in (backend.hist_g, backend.hist_h, backend.hist_count):
+        a = backend.cp.asnumpy(a)
+        full = np.zeros((binned.total_bins,) + a.shape[1:], np.int64)
+        full[rows] = a[:rows.size]
+        out.append(full)
+    return tuple(out)
+
+
 def empty_outputs(S, K):
     """Fresh ``out_*`` arrays (q, op, thr, cnt, label, g, h), initialised as the backends do."""
     return (np.full(S, -np.inf), np.full(S, -1, np.int8), np.zeros(S, np.float32),

@@ -24,21 +24,43 @@ _C_TYPES = {"i64": np.int64, "long long": np.int64, "int": np.int32}
 launches = []  # (kernel name, grid, block, shared_mem) of every launch, for the tests
 
 
+FREE_BYTES = 1 << 30  # what memGetInfo reports free
+ndarray = None  # no way to tell device arrays from host arrays: both are NumPy arrays
+
+
+class DeviceArray(np.ndarray):
+    """A NumPy array standing in for a ``cupy.ndarray``: ``set`` copies a host array of the
+    same shape and dtype into it (views keep the class)."""
+
+    def set(self, host):
+        assert isinstance(host, np.ndarray) and not isinstance(host, DeviceArray)
+        assert host.shape == self.shape and host.dtype == self.dtype, (host.shape, self.shape)
+        self[...] = host
+
+
+def _device(function):
+    def allocate(*args, **kwargs):
+        return function(*args, **kwargs).view(DeviceArray)
+    return allocate
+
+
 def asarray(a, dtype=None):
-    return np.array(a, dtype=dtype, copy=True)  # a device copy, never a view of the host
+    return np.array(a, dtype=dtype, copy=True).view(DeviceArray)  # never a view of the host
 
 
 def asnumpy(a):
     return np.array(a, copy=True)
 
 
-zeros, empty, full, ones = np.zeros, np.empty, np.full, np.ones
+zeros, empty, full, ones = (_device(f) for f in (np.zeros, np.empty, np.full, np.ones))
+count_nonzero = np.count_nonzero
 
 cuda = types.SimpleNamespace(
     Device=lambda index=0: contextlib.nullcontext(),
     runtime=types.SimpleNamespace(
         cudaDevAttrMultiProcessorCount=16, cudaDevAttrMaxSharedMemoryPerBlockOptin=97,
-        deviceGetAttribute=lambda attr, dev: {16: SM_COUNT, 97: SHARED_OPTIN}[attr]))
+        deviceGetAttribute=lambda attr, dev: {16: SM_COUNT, 97: SHARED_OPTIN}[attr],
+        memGetInfo=lambda: (FREE_BYTES, 2 * FREE_BYTES)))
 
 
 def _parameters(source):
@@ -83,24 +105,30 @@ class RawKernel:
         named = {pname: arg for (_, _, pname), arg in zip(self.params, args)}
         getattr(self, "_" + self.name)(shared_mem=shared_mem, **named)
 
-    def _zero_histograms(self, features, S, bin_offset, K, W, hist_g, hist_h, hist_count,
-                         shared_mem):
-        for f in features[:S]:
-            rows = slice(bin_offset[f], bin_offset[f + 1])
-            hist_g[rows], hist_h[rows], hist_count[rows] = 0, 0, 0
+    def _zero_histograms(self, slot_offset, S, K, W, hist_g, hist_h, hist_count, shared_mem):
+        rows = slice(slot_offset[0], slot_offset[S])
+        hist_g[rows], hist_h[rows], hist_count[rows] = 0, 0, 0
 
-    def _histogram_global(self, features, S, bin_index, bin_offset, mask, indicator, weights,
-                          g, h, K, W, n, A, hist_g, hist_h, hist_count, shared_mem):
+    def _histogram_global(self, features, S, slot_offset, bin_index, covered, covered_count,
+                          weights, g, h, K, W, n, A, hist_g, hist_h, hist_count, shared_mem):
         assert g.shape[1] == K and h.shape[1] == W and hist_h.shape[1] == W
-        assert shared_mem == 0
-        binned = types.SimpleNamespace(total_bins=int(bin_offset[-1]), bin_index=bin_index,
-                                       bin_offset=bin_offset)
-        add = histograms(binned, features[:S], mask == indicator, weights, g, h)
+        assert shared_mem == 0 and bin_index.shape == (A, n)
+        lo, hi = slot_offset[0], slot_offset[S]
+        assert hi <= hist_count.shape[0]
+        # the sampled features as a data set of their own, one after the other
+        binned = types.SimpleNamespace(total_bins=int(hi - lo),
+                                       bin_index=bin_index[features[:S]],
+                                       bin_offset=slot_offset[:S + 1] - lo)
+        listed = covered[:covered_count[0]]
+        assert np.unique(listed).size == listed.size and 0 <= covered_count[0] <= n
+        in_list = np.zeros(n, bool)
+        in_list[listed] = True
+        add = histograms(binned, np.arange(S), in_list, weights, g, h)
         for total, part in zip((hist_g, hist_h, hist_count), add):
-            total += part
+            total[lo:hi] += part
 
     def _histogram_shared(self, shared_mem, **args):
-        num_bins = np.diff(args["bin_offset"])[args["features"][:args["S"]]]
+        num_bins = np.diff(args["slot_offset"][:args["S"] + 1])
         need = int(shared_histogram_bytes(num_bins, int(args["K"]), int(args["W"])).max())
         assert need <= shared_mem <= max(self.max_dynamic_shared_size_bytes, 48 * 1024)
         assert shared_mem <= SHARED_OPTIN

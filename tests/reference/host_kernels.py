@@ -42,25 +42,32 @@ class HostKernels:
                         "-o", str(library)], check=True, capture_output=True, text=True)
         return cls(library)
 
-    def zero_histograms(self, grid, block, features, bin_offset, K, hists):
-        """``zero_histograms`` on grid (x, y) x block threads; hists = (g, h, count)."""
+    def zero_histograms(self, grid, block, slot_offset, K, hists):
+        """``zero_histograms`` of the rows of ``slot_offset`` (int64 (S + 1,)) on grid
+        (x, y) x block threads; hists = (g, h, count)."""
         rc = self._lib.run_zero_histograms(
             ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]), ctypes.c_uint(block),
-            _ptr(features, np.int64), ctypes.c_int(features.shape[0]),
-            _ptr(bin_offset, np.int64), ctypes.c_int(K), ctypes.c_int(hists[1].shape[1]),
-            *self._hists(hists))
+            _ptr(slot_offset, np.int64), ctypes.c_int(slot_offset.shape[0] - 1),
+            ctypes.c_int(K), ctypes.c_int(hists[1].shape[1]), *self._hists(hists))
         assert rc == 0, f"zero_histograms: harness error {rc}"
 
-    def histogram(self, use_shared, grid, block, shared_bytes, features, binned, mask,
-                  indicator, weights, g, h, hists):
-        """``histogram_shared`` or ``histogram_global``. Returns the harness status: 0, or -1
-        if a block wrote past its ``shared_bytes`` of dynamic shared memory."""
+    def histogram(self, use_shared, grid, block, shared_bytes, features, slot_offset, binned,
+                  mask, indicator, weights, g, h, hists):
+        """``histogram_shared`` or ``histogram_global`` of ``features`` into the rows
+        ``slot_offset`` (int64 (S + 1,)), over the examples with ``mask == indicator``, given
+        to the kernel as a compacted list in descending order (any order must do). Returns
+        the harness status: 0, or -1 if a block wrote past its ``shared_bytes`` of dynamic
+        shared memory."""
         n, K = g.shape
+        covered = np.zeros(n, np.int32)
+        listed = np.flatnonzero(mask == indicator)[::-1]
+        covered[:listed.size] = listed
+        count = np.array([listed.size], np.int32)
         return self._lib.run_histogram(
             ctypes.c_int(int(use_shared)), ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]),
             ctypes.c_uint(block), ctypes.c_size_t(shared_bytes), _ptr(features, np.int64),
-            ctypes.c_int(features.shape[0]), _ptr(binned.bin_index, np.int32),
-            _ptr(binned.bin_offset, np.int64), _ptr(mask, np.int32), ctypes.c_int(indicator),
+            ctypes.c_int(features.shape[0]), _ptr(slot_offset, np.int64),
+            _ptr(binned.bin_index, np.int32), _ptr(covered, np.int32), _ptr(count, np.int32),
             _ptr(weights, np.int32), _ptr(g, np.int64), _ptr(h, np.int64), ctypes.c_int(K),
             ctypes.c_int(h.shape[1]), ctypes.c_int(n), ctypes.c_int(binned.bin_index.shape[0]),
             *self._hists(hists))

@@ -2,8 +2,13 @@
 
 Everything a fit needs stays on the device for the whole fit (CuPy arrays): the binned
 matrix, labels, scores, statistics, coverage mask and histograms. Per refinement the host
-sends the sampled features (and the instance weights once per rule) and receives only the
-``out_*`` records of the search (S entries and S*(K+W) sums). Histograms are built by the CUDA
+sends one packed record (the sampled features, the head's labels and parameters: one
+host->device copy) and receives one packed record, the ``out_*`` arrays of the search (S
+entries and S*(K+W) sums: one device->host copy). The instance weights are uploaded once per
+rule. Every device array is allocated once per fit: the per-fit arrays in ``start_fit``, the
+scratch of the searches (histograms, outputs, work arrays) on first use, as views of buffers
+that grow only when a larger sample needs it (``_buffer``); see :func:`fit_memory_bytes` for
+the estimate that is checked against the device's free memory. Histograms are built by the CUDA
 C kernels of ``kernels/histogram.cu`` (CuPy ``RawModule``); the scan, the statistics and the
 coverage are Numba CUDA kernels (``gpurules.backends.cuda.kernels``).
 
@@ -54,11 +59,53 @@ def _raw_module(cp, device_index):
     return module
 
 
+def fit_memory_bytes(n, A, K, W, hist_rows):
+    """Device memory (bytes) of a fit's per-fit arrays and histograms.
+
+    Per example: ``bin_index`` int32 (A), ``Y`` uint8 (K), ``P`` float64 (K), ``g`` int64
+    (K), ``h`` int64 (W), mask, weights, unit weights and two covered lists int32, base
+    weight float64; per
+    histogram row (``hist_rows``: the bins of the features one refinement samples, at most
+    the data set's ``total_bins``): ``hist_g`` (K), ``hist_h`` (W) and ``hist_count`` int64.
+    ``start_fit`` checks this estimate, with the rows of the widest feature, against the
+    device's free memory; the histograms of a larger sample and the search's other scratch
+    (outputs, prefix sums, candidates) are checked when first allocated (``_buffer``).
+
+    Returns: int."""
+    per_example = 4 * A + K + 8 * K + 8 * K + 8 * W + 5 * 4 + 8
+    return int(n * per_example + 8 * hist_rows * (K + W + 1))
+
+
 def shared_histogram_bytes(num_bins, K, W=None):
     """Dynamic shared memory (bytes) of ``histogram_shared`` for a feature with ``num_bins``,
     gradients of width ``K`` and Hessians of width ``W`` (default ``K``)."""
     W = K if W is None else W
     return num_bins * (K + W + 1) * 8
+
+
+# the ``out_*`` record of a search, packed in one byte buffer in this order (8-byte fields
+# first, so that every field is aligned): name, dtype, whether it has a column per label
+_OUT_FIELDS = (("q", np.float64, 0), ("cnt", np.int64, 0), ("g", np.int64, 1),
+               ("h", np.int64, 2), ("thr", np.float32, 0), ("label", np.int32, 0),
+               ("op", np.int8, 0))
+
+
+def _out_bytes(S, K, W):
+    """Bytes of the ``out_*`` record of ``S`` slots, ``K`` gradients and ``W`` Hessians."""
+    return S * (8 + 8 + 8 * K + 8 * W + 4 + 4 + 1)
+
+
+def _out_views(buffer, S, K, W):
+    """(q float64 (S,), op int8 (S,), thr float32 (S,), cnt int64 (S,), label int32 (S,),
+    g int64 (S, K), h int64 (S, W)): views of the packed uint8 ``buffer`` (device or host,
+    at least ``_out_bytes(S, K, W)`` bytes)."""
+    views, lo = {}, 0
+    for name, dtype, columns in _OUT_FIELDS:
+        shape = (S,) if columns == 0 else (S, K if columns == 1 else W)
+        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        views[name] = buffer[lo:lo + size].view(dtype).reshape(shape)
+        lo += size
+    return tuple(views[name] for name in ("q", "op", "thr", "cnt", "label", "g", "h"))
 
 
 class CudaBackend:
@@ -74,6 +121,9 @@ class CudaBackend:
     name = "cuda"
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256):
+        if block_size % 32 or not 32 <= block_size <= 1024:
+            raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
+                             f"{block_size}")
         import cupy as cp
         from numba import cuda as nb_cuda
 
@@ -113,6 +163,49 @@ class CudaBackend:
         blocks = math.ceil(work / (self.threads * items_per_thread))
         return max(1, min(blocks, 32 * self._sm_count))
 
+    def _check_memory(self, nbytes, what):
+        """Raise MemoryError unless ``nbytes`` more device memory are free (CuPy's pool
+        included), rather than let CUDA fail half-way through a fit."""
+        with self._on_device():
+            free = self.cp.cuda.runtime.memGetInfo()[0]
+            pool = getattr(self.cp, "get_default_memory_pool", None)
+            free += pool().free_bytes() if pool is not None else 0
+        if nbytes > free:
+            raise MemoryError(
+                f"{what} needs about {nbytes / 2 ** 20:.1f} MiB of memory on {self.device} "
+                f"but {free / 2 ** 20:.1f} MiB are free (estimate: "
+                f"gpurules.backends.cuda.backend.fit_memory_bytes); fit on fewer examples, "
+                f"features or bins, or with device='cpu'")
+
+    def _buffer(self, name, shape, dtype):
+        """Device scratch ``shape``/``dtype`` (C order, contents undefined): a view of the
+        first elements of the fit's buffer ``name``, (re-)allocated only when it is too
+        small, so refinements of the same size allocate nothing."""
+        size = int(np.prod(shape, dtype=np.int64))
+        buf = self._buffers.get(name)
+        if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
+            self._check_memory(size * np.dtype(dtype).itemsize, f"the buffer {name!r}")
+            buf = self._buffers[name] = self.cp.empty(max(size, 1), dtype)
+        return buf[:size].reshape(shape)
+
+    def _upload(self, host, device):
+        """Copy the host array into the device array of the same shape and dtype (one
+        host->device copy, no allocation)."""
+        device.set(np.ascontiguousarray(host))
+
+    def _upload_record(self, *arrays):
+        """Upload host arrays as one packed record (one host->device copy); returns their
+        device views, same dtypes and shapes. Each array's size in bytes must be a multiple
+        of 8 or the array must come last."""
+        offsets = np.cumsum([0] + [a.nbytes for a in arrays])
+        host = np.empty(int(offsets[-1]), np.uint8)
+        for a, lo in zip(arrays, offsets):
+            host[lo:lo + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).reshape(-1)
+        device = self._buffer("upload", host.shape, np.uint8)
+        self._upload(host, device)
+        return tuple(device[lo:lo + a.nbytes].view(a.dtype).reshape(a.shape)
+                     for a, lo in zip(arrays, offsets))
+
     # -- per-fit state ---------------------------------------------------------------
     def start_fit(self, features, Y, loss, base_weight, scale):
         """Upload the binned features (BinnedFeatures), labels uint8 (n, K) and base weights
@@ -125,7 +218,10 @@ class CudaBackend:
         W = packed_size(K) if self.non_decomposable else K
         self.max_statistic = 0.0  # largest |non-decomposable statistic| seen (per unit weight)
         self._num_bins = np.diff(np.asarray(features.bin_offset, np.int64))
-        B = max(features.total_bins, 1)
+        widest = int(self._num_bins.max(initial=0))
+        self._buffers = {}
+        self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest),
+                           "the fit")
         with self._on_device():
             self.bin_index = cp.asarray(np.ascontiguousarray(features.bin_index, np.int32))
             self.bin_offset = cp.asarray(np.ascontiguousarray(features.bin_offset, np.int64))
@@ -138,15 +234,19 @@ class CudaBackend:
             self.g = cp.zeros((n, K), np.int64)
             self.h = cp.zeros((n, W), np.int64)
             self.mask = cp.zeros(n, np.int32)
-            self.hist_g = cp.zeros((B, K), np.int64)
-            self.hist_h = cp.zeros((B, W), np.int64)
-            self.hist_count = cp.zeros(B, np.int64)
+            self._covered = cp.empty((2, n), np.int32)  # the compacted lists, 2 steps
+            self._lens = cp.zeros(3, np.int32)
             self._sums = cp.zeros(K + W + 1, np.int64)  # covered_totals: g | h | count
+            self._ticket = cp.zeros(1, np.int32)  # covered_totals' last-block ticket
+            self._partial = cp.empty(  # covered_totals' sums per block
+                (self._blocks(n * W, _HIST_ITEMS_PER_THREAD), K + W + 1), np.int64)
+            self._ones = cp.ones(n, np.int32)
+            self._weights_dev = cp.empty(n, np.int32)
             self._v = {name: self._nb(getattr(self, name)) for name in (
                 "bin_index", "bin_offset", "bin_min", "bin_max", "nominal", "Y",
-                "base_weight", "P", "g", "h", "mask", "hist_g", "hist_h", "hist_count")}
+                "base_weight", "P", "g", "h", "mask")}
         self.indicator = 0
-        self._weights_host, self._weights_dev, self._ones = None, None, None
+        self._weights_host = None
         self.set_scale(scale)
 
     def set_scale(self, scale):
@@ -167,8 +267,8 @@ class CudaBackend:
         """Replace the statistics by ``g``, ``h`` (host int64 (n, K)) for a fit started
         without a loss (learners whose statistics are counts); resets the coverage."""
         with self._on_device():
-            self.g[...] = self.cp.asarray(np.ascontiguousarray(g, np.int64))
-            self.h[...] = self.cp.asarray(np.ascontiguousarray(h, np.int64))
+            self._upload(np.ascontiguousarray(g, np.int64), self.g)
+            self._upload(np.ascontiguousarray(h, np.int64), self.h)
         self.reset_coverage()
 
     def covered_mask(self):
@@ -177,19 +277,36 @@ class CudaBackend:
             return self.cp.asnumpy(self.mask == self.indicator)
 
     def reset_coverage(self):
+        """Every example covered: mask 0 at indicator 0, the covered list = all examples."""
         with self._on_device():
-            self.mask.fill(0)
+            self._kernels.reset_coverage[self._blocks(self.mask.size), self.threads](
+                self._v["mask"], self._nb(self._covered[0]), self._nb(self._lens))
         self.indicator = 0
+        self._step = 0
+
+    def set_coverage(self, mask, indicator):
+        """Replace the coverage by ``mask`` (host int32 (n,)) at ``indicator`` (tests)."""
+        listed = np.flatnonzero(np.asarray(mask) == indicator).astype(np.int32)
+        covered = np.zeros(self.mask.size, np.int32)
+        covered[:listed.size] = listed
+        with self._on_device():
+            self._upload(np.ascontiguousarray(mask, np.int32), self.mask)
+            self._upload(covered, self._covered[0])
+            self._upload(np.array([listed.size, 0, 0], np.int32), self._lens)
+        self.indicator, self._step = int(indicator), 0
+
+    def _covered_list(self):
+        """(covered, lens, slot): the current compacted list of the covered examples,
+        ``covered[:lens[slot]]`` (Numba views; see the coverage section of ``kernels``)."""
+        return self._nb(self._covered[self._step % 2]), self._nb(self._lens), self._step % 3
 
     def _weights(self, weights):
         """Device instance weights int32 (n,): all ones for ``None``; otherwise uploaded once
         per weights array (the learner draws a new array per rule, never changed in place)."""
         if weights is None:
-            if self._ones is None:
-                self._ones = self.cp.ones(self.mask.size, np.int32)
             return self._ones
         if weights is not self._weights_host:
-            self._weights_dev = self.cp.asarray(np.ascontiguousarray(weights, np.int32))
+            self._upload(np.ascontiguousarray(weights, np.int32), self._weights_dev)
             self._weights_host = weights
         return self._weights_dev
 
@@ -200,11 +317,9 @@ class CudaBackend:
         v = self._v
         with self._on_device():
             w = self._nb(self._weights(weights))
-            self._sums.fill(0)
-            s = self._nb(self._sums)
-            blocks = self._blocks(self.h.size, _HIST_ITEMS_PER_THREAD)
-            self._kernels.covered_totals[blocks, self.threads](
-                v["mask"], self.indicator, w, v["g"], v["h"], s[:K], s[K:K + W], s[K + W:])
+            self._kernels.covered_totals[self._partial.shape[0], self.threads](
+                *self._covered_list(), w, v["g"], v["h"], self._nb(self._partial),
+                self._nb(self._ticket), self._nb(self._sums))
             sums = self.cp.asnumpy(self._sums)
         return sums[:K].copy(), sums[K:K + W].copy(), int(sums[K + W])
 
@@ -213,7 +328,9 @@ class CudaBackend:
         """Best condition on the sampled ``features`` (int64 (S,)) over ``labels`` (int32).
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
-        for features without missing values), so ``totals`` is not needed on the device."""
+        for features without missing values), so ``totals`` is not needed on the device.
+        One host->device copy (features, slot offsets, labels, parameters) and one
+        device->host copy (the ``out_*`` record) per call."""
         batched = search.head_mode in _BATCHED_HEAD_MODES
         if not batched and (search.head_mode not in _SCAN_HEAD_MODES or self.non_decomposable):
             raise ValueError(
@@ -224,118 +341,159 @@ class CudaBackend:
         if features.size == 0:
             return None
         labels = np.ascontiguousarray(labels, np.int32)
+        params = np.ascontiguousarray(search.params, np.float64)
+        order = self._slot_order(features)
+        slotted = features[order]
         with self._on_device():
-            features_dev = self.cp.asarray(features)  # uploaded once per refinement
-            self.build_histograms(features, weights, features_dev)
+            features_dev, slot_dev, params_dev, labels_dev = self._upload_record(
+                slotted, self._slot_offset(slotted), params, labels)
+            self.build_histograms(slotted, weights, (features_dev, slot_dev))
             scan = self._scan_batched if batched else self._scan
-            out = scan(features, features_dev, labels, search)
-        return select_refinement(features, out)
+            out = scan(slotted, features_dev, slot_dev, labels_dev, params_dev, search)
+        inverse = np.argsort(order)  # slot order -> the caller's order (first best wins)
+        return select_refinement(features, tuple(a[inverse] for a in out))
 
-    def build_histograms(self, features, weights, features_dev=None):
+    def _in_shared(self, features):
+        """bool (S,): which of the sampled ``features`` (host int64) get the shared-memory
+        histogram kernel (their bins fit, and global atomics are not forced)."""
+        K, W = self.g.shape[1], self.h.shape[1]
+        need = shared_histogram_bytes(self._num_bins[features], K, W)
+        return (need <= self._shared_limit) & (not self.force_global_atomics)
+
+    def _slot_order(self, features):
+        """int64 (S,): the histogram slots' order of ``features``: those of
+        ``histogram_shared`` first, then those of ``histogram_global``, each group in the
+        given order."""
+        return np.argsort(~self._in_shared(features), kind="stable")
+
+    def _slot_offset(self, features):
+        """int64 (S + 1,): slot ``s`` (``features[s]``) owns the histogram rows
+        ``slot_offset[s] .. slot_offset[s + 1] - 1``."""
+        return np.concatenate([[0], np.cumsum(self._num_bins[features])]).astype(np.int64)
+
+    def _histogram_views(self, rows):
+        """Point ``hist_g`` int64 (rows, K), ``hist_h`` int64 (rows, W) and ``hist_count``
+        int64 (rows,) (and their Numba views) at one buffer of the fit."""
+        K, W = self.g.shape[1], self.h.shape[1]
+        buf = self._buffer("histograms", (rows * (K + W + 1),), np.int64)
+        self.hist_g = buf[:rows * K].reshape(rows, K)
+        self.hist_h = buf[rows * K:rows * (K + W)].reshape(rows, W)
+        self.hist_count = buf[rows * (K + W):]
+        for name in ("hist_g", "hist_h", "hist_count"):
+            self._v[name] = self._nb(getattr(self, name))
+
+    def build_histograms(self, features, weights, uploaded=None):
         """Fill ``hist_g``, ``hist_h``, ``hist_count`` (device) for the sampled ``features``
         (host int64 (S,)) from the covered examples with ``weights`` (host int32 (n,) or
-        ``None``). Features whose bins fit in shared memory use ``histogram_shared``, the
-        others (or all, with ``force_global_atomics``) ``histogram_global``.
-        ``features_dev``: the same features already on the device, if at hand."""
+        ``None``), one slot of rows per feature (``slots``: the features in slot order and
+        the slot offsets, host). Features whose bins fit in shared memory use
+        ``histogram_shared``, the others (or all, with ``force_global_atomics``)
+        ``histogram_global``. ``uploaded``: (features, slot offsets) on the device, the
+        features already in slot order (:meth:`_slot_order`)."""
         K, W = self.g.shape[1], self.h.shape[1]
+        if uploaded is None:
+            features = features[self._slot_order(features)]
+            uploaded = self._upload_record(features, self._slot_offset(features))
+        features_dev, self._slot_dev = uploaded
         S = features.shape[0]
-        if features_dev is None:
-            features_dev = self.cp.asarray(features)
+        slot_offset = self._slot_offset(features)
+        self.slots = (features, slot_offset)
+        self._histogram_views(int(slot_offset[-1]))
         weights_dev = self._weights(weights)
-        zero_blocks = self._blocks(int(self._num_bins[features].max(initial=0)) * W)
         self._hist["zero_histograms"](
-            (zero_blocks, min(S, _MAX_GRID_Y)), (self.threads,),
-            (features_dev, np.int32(S), self.bin_offset, np.int32(K), np.int32(W),
-             self.hist_g, self.hist_h, self.hist_count))
-        need = shared_histogram_bytes(self._num_bins[features], K, W)
-        in_shared = (need <= self._shared_limit) & (not self.force_global_atomics)
-        for use_shared in (True, False):
-            selected = in_shared == use_shared
-            if selected.any():
-                shared = int(need[selected].max()) if use_shared else 0
-                group_dev = features_dev if selected.all() else \
-                    self.cp.asarray(features[selected])
-                self._launch_histogram(group_dev, int(selected.sum()), weights_dev, shared)
+            (self._blocks(int(slot_offset[-1]) * W), 1), (self.threads,),
+            (self._slot_dev, np.int32(S), np.int32(K), np.int32(W), self.hist_g, self.hist_h,
+             self.hist_count))
+        in_shared = self._in_shared(features)
+        shared = int(in_shared.sum())
+        if shared:
+            need = shared_histogram_bytes(self._num_bins[features[:shared]], K, W)
+            self._launch_histogram(features_dev[:shared], shared, weights_dev, int(need.max()))
+        if shared < S:
+            self._launch_histogram(features_dev[shared:], S - shared, weights_dev, 0)
 
     def _launch_histogram(self, group_dev, S, weights_dev, shared_bytes):
-        """One histogram launch over the ``S`` features ``group_dev`` (device int64); shared
-        memory privatised when ``shared_bytes`` > 0, else global atomics."""
+        """One histogram launch over the ``S`` features ``group_dev`` (device int64): the
+        first ``S`` slots of ``build_histograms`` when ``shared_bytes`` > 0 (shared memory
+        privatised), else its last ``S`` slots (global atomics)."""
         n, K = self.g.shape
         W = self.h.shape[1]
+        first = 0 if shared_bytes else self._slot_dev.shape[0] - 1 - S
         chunks = math.ceil(n * W / (self.threads * _HIST_ITEMS_PER_THREAD))
         chunks = max(1, min(chunks, math.ceil(4 * self._sm_count / S)))
         kernel = self._hist["histogram_shared" if shared_bytes else "histogram_global"]
         if shared_bytes > _DEFAULT_SHARED_BYTES and \
                 kernel.max_dynamic_shared_size_bytes < shared_bytes:
             kernel.max_dynamic_shared_size_bytes = shared_bytes
-        args = (group_dev, np.int32(S), self.bin_index, self.bin_offset,
-                self.mask, np.int32(self.indicator), weights_dev, self.g, self.h,
+        slot = self._step % 3
+        args = (group_dev, np.int32(S), self._slot_dev[first:], self.bin_index,
+                self._covered[self._step % 2], self._lens[slot:slot + 1], weights_dev, self.g,
+                self.h,
                 np.int32(K), np.int32(W), np.int32(n), np.int32(self.bin_index.shape[0]),
                 self.hist_g, self.hist_h, self.hist_count)
         kernel((chunks, min(S, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
 
-    def _scan(self, features, features_dev, labels, search):
+    def _scan(self, features, features_dev, slot_dev, labels_dev, params_dev, search):
         """Run ``scan_histograms`` (one block per sampled feature: host int64 (S,), and the
-        same on the device) over ``labels`` (host int32 (m,)); returns the host ``out_*``
-        arrays (q, op, thr, cnt, label, g, h)."""
-        cp = self.cp
-        S, K, m = features.shape[0], self.g.shape[1], labels.shape[0]
-        out = (cp.full(S, -np.inf, np.float64), cp.full(S, -1, np.int8),
-               cp.zeros(S, np.float32), cp.zeros(S, np.int64), cp.full(S, -1, np.int32),
-               cp.zeros((S, K), np.int64), cp.zeros((S, K), np.int64))
-        work = cp.empty((4, S, K), np.int64)
-        gains = cp.empty((S, max(m, 1)), np.float64)
+        same on the device, in slot order; ``slot_dev`` their slot offsets) over
+        ``labels_dev`` (device int32 (m,)) with the head's parameters ``params_dev`` (device
+        float64); returns the host ``out_*`` arrays (q, op, thr, cnt, label, g, h)."""
+        S, K, m = features.shape[0], self.g.shape[1], labels_dev.shape[0]
+        out_dev = self._buffer("out", (_out_bytes(S, K, K),), np.uint8)
+        out = _out_views(out_dev, S, K, K)
+        work = self._buffer("scan_work", (4, S, K), np.int64)
+        gains = self._buffer("scan_gains", (S, max(m, 1)), np.float64)
         threads = 32 if max(K, m) <= 32 else 128
         v = self._v
-        head = (self._nb(features_dev), v["bin_offset"], v["bin_min"], v["bin_max"],
+        head = (self._nb(features_dev), self._nb(slot_dev), v["bin_offset"], v["bin_min"],
+                v["bin_max"],
                 v["nominal"], v["hist_g"], v["hist_h"], v["hist_count"],
-                self._nb(cp.asarray(labels)), int(search.head_mode))
+                self._nb(labels_dev), int(search.head_mode))
         tail = (self.inv_scale, int(search.min_coverage), float(search.min_quality),
                 self._nb(work), self._nb(gains), *(self._nb(a) for a in out))
         if search.head_mode in (HEAD_COMPLETE, HEAD_SINGLE):  # boosting: [l1, l2] as scalars
             self._kernels.scan_histograms[S, threads](
                 *head, float(search.params[0]), float(search.params[1]), *tail)
         else:
-            params = self._nb(cp.asarray(np.ascontiguousarray(search.params, np.float64)))
-            self._kernels.scan_histograms_params[S, threads](*head, params, *tail)
-        return tuple(cp.asnumpy(a) for a in out)
+            self._kernels.scan_histograms_params[S, threads](*head, self._nb(params_dev),
+                                                             *tail)
+        return _out_views(self.cp.asnumpy(out_dev), S, K, K)
 
-    def _scan_batched(self, features, features_dev, labels, search):
+    def _scan_batched(self, features, features_dev, slot_dev, labels_dev, params_dev, search):
         """The batched candidate search of ``multi_output_kernels`` over the histograms of
-        ``features`` (host int64 (S,), and on the device) for ``labels`` (host int32 (m,)):
-        prefix sums, every candidate scored in launches of up to ``_SCRATCH_BYTES`` of head
-        work rows, one selection per feature. Returns the host ``out_*`` arrays."""
-        cp, k, v, nb = self.cp, self._mo, self._v, self._nb
+        ``features`` (host int64 (S,), and on the device, in slot order; ``slot_dev`` their
+        slot offsets) for ``labels_dev`` (device int32 (m,)), parameters ``params_dev``: prefix sums, every candidate scored in launches of
+        up to ``_SCRATCH_BYTES`` of head work rows, one selection per feature. Returns the
+        host ``out_*`` arrays."""
+        k, v, nb, buf = self._mo, self._v, self._nb, self._buffer
         S, K, W = features.shape[0], self.g.shape[1], self.h.shape[1]
         B = max(int(self._num_bins[features].max(initial=0)), 1)
-        pre = (cp.empty((S, B + 1, K), np.int64), cp.empty((S, B + 1, W), np.int64),
-               cp.empty((S, B + 1), np.int64))
+        pre = (buf("pre_g", (S, B + 1, K), np.int64), buf("pre_h", (S, B + 1, W), np.int64),
+               buf("pre_count", (S, B + 1), np.int64))
         total = S * B * 2
-        cand_q, cand_label = cp.empty(total, np.float64), cp.empty(total, np.int32)
-        F, I = work_sizes(labels.shape[0])
+        cand_q = buf("cand_q", (total,), np.float64)
+        cand_label = buf("cand_label", (total,), np.int32)
+        F, I = work_sizes(labels_dev.shape[0])
         rows = max(1, min(total, _SCRATCH_BYTES // ((F + I) * 8)))
-        work_f, work_i = cp.empty((rows, F), np.float64), cp.empty((rows, I), np.int64)
-        out = (cp.full(S, -np.inf, np.float64), cp.full(S, -1, np.int8),
-               cp.zeros(S, np.float32), cp.zeros(S, np.int64), cp.full(S, -1, np.int32),
-               cp.zeros((S, K), np.int64), cp.zeros((S, W), np.int64))
+        work_f, work_i = buf("work_f", (rows, F), np.float64), buf("work_i", (rows, I), np.int64)
+        out_dev = buf("out", (_out_bytes(S, K, W),), np.uint8)
+        out = _out_views(out_dev, S, K, W)
         hists = (v["hist_g"], v["hist_h"], v["hist_count"])
         pre_v = tuple(nb(a) for a in pre)
-        features_v = nb(features_dev)
-        k.bin_prefix_sums[S, 32 if K + W < 64 else 128](features_v, v["bin_offset"], *hists,
-                                                         *pre_v)
-        settings = (nb(cp.asarray(labels)), int(search.head_mode),
-                    nb(cp.asarray(np.ascontiguousarray(search.params, np.float64))),
-                    self.inv_scale, int(search.min_coverage))
+        features_v, slot_v = nb(features_dev), nb(slot_dev)
+        k.bin_prefix_sums[S, 32 if K + W < 64 else 128](features_v, slot_v, *hists, *pre_v)
+        settings = (nb(labels_dev), int(search.head_mode), nb(params_dev), self.inv_scale,
+                    int(search.min_coverage))
         for start in range(0, total, rows):
             blocks = math.ceil(min(rows, total - start) / _BATCHED_THREADS)
             k.evaluate_candidates[blocks, _BATCHED_THREADS](
-                start, features_v, v["bin_offset"], v["nominal"], *hists, *pre_v, *settings,
+                start, features_v, slot_v, v["nominal"], *hists, *pre_v, *settings,
                 nb(work_f), nb(work_i), nb(cand_q), nb(cand_label))
         k.select_candidates[S, 32](
-            features_v, v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"], *hists,
-            *pre_v, nb(cand_q), nb(cand_label), float(search.min_quality),
+            features_v, slot_v, v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"],
+            *hists, *pre_v, nb(cand_q), nb(cand_label), float(search.min_quality),
             *(nb(a) for a in out))
-        return tuple(cp.asnumpy(a) for a in out)
+        return _out_views(self.cp.asnumpy(out_dev), S, K, W)
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         """Refinement steps one by one (see ``Backend.refine_rule``); per step only the
@@ -345,12 +503,15 @@ class CudaBackend:
 
     def apply_refinement(self, refinement):
         """Restrict the coverage to the examples that satisfy the refinement's condition."""
-        r, v = refinement, self._v
+        r, v, step = refinement, self._v, self._step
         with self._on_device():
             self._kernels.apply_binned_condition[self._blocks(self.mask.size), self.threads](
                 int(r.feature), int(r.op), np.float32(r.threshold), v["bin_index"],
-                v["bin_offset"], v["bin_min"], v["mask"], self.indicator)
+                v["bin_offset"], v["bin_min"], v["mask"], self.indicator,
+                self._nb(self._covered[step % 2]), self._nb(self._covered[(step + 1) % 2]),
+                self._nb(self._lens), step)
         self.indicator += 1
+        self._step += 1
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):
@@ -365,30 +526,32 @@ class CudaBackend:
             return
         v = self._v
         with self._on_device():
-            labels_dev = self._nb(self.cp.asarray(labels))
-            scores_dev = self._nb(self.cp.asarray(np.ascontiguousarray(scores, np.float64)))
+            scores_dev, labels_dev = (self._nb(a) for a in self._upload_record(
+                np.ascontiguousarray(scores, np.float64), labels))
             work = self.mask.size * labels.size
             self._kernels.update_statistics[self._blocks(work), self.threads](
                 self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
-                v["mask"], self.indicator, labels_dev, scores_dev)
+                *self._covered_list(), labels_dev, scores_dev)
 
     def _encode_covered(self, labels, scores):
         """``multi_output_kernels.encode_covered``: add ``scores`` (host float64 (m,)) to the
         covered examples' ``labels`` (host int32 (m,)) and re-encode their non-decomposable
         statistics; returns the largest |statistic| per unit weight computed (float)."""
-        cp, v, nb = self.cp, self._v, self._nb
+        v, nb = self._v, self._nb
         n, K = self.g.shape
         W = self.h.shape[1]
         threads = min(n, self._blocks(n) * self.threads, _SCRATCH_BYTES // ((K + W) * 8))
         threads = max(threads, 1)
         with self._on_device():
-            g_tmp, h_tmp = cp.empty((threads, K), np.float64), cp.empty((threads, W), np.float64)
-            largest = cp.zeros(threads, np.float64)
+            g_tmp = self._buffer("encode_g", (threads, K), np.float64)
+            h_tmp = self._buffer("encode_h", (threads, W), np.float64)
+            largest = self._buffer("encode_largest", (threads,), np.float64)
+            scores_dev, labels_dev = self._upload_record(scores, labels)
             self._mo.encode_covered[self._blocks(threads), self.threads](
                 self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
-                v["mask"], self.indicator, nb(cp.asarray(labels)), nb(cp.asarray(scores)),
-                nb(g_tmp), nb(h_tmp), nb(largest))
-            return float(largest.max())
+                *self._covered_list(), nb(labels_dev), nb(scores_dev), nb(g_tmp),
+                nb(h_tmp), nb(largest))
+            return float(self.cp.asnumpy(largest).max())
 
     def training_scores(self):
         """float64 (n, K): the current scores of the training examples (host copy)."""

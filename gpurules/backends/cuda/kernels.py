@@ -7,13 +7,16 @@ signatures that ``numba.cuda.compile_ptx`` type-checks in the tests.
 
 Shapes and dtypes (n examples, K labels, A features, B histogram rows, S sampled features,
 m head labels):
-    features int64 (S,); bin_index int32 (A, n); bin_offset int64 (A + 1,);
-    bin_min, bin_max float32 (B,); nominal bool (A,);
-    hist_g, hist_h int64 (B, K); hist_count int64 (B,); labels int32 (m,);
+    features int64 (S,); slot_offset int64 (S + 1,) (slot j's histogram rows: slot_offset[j]
+    .. slot_offset[j + 1] - 1, one per bin of features[j]); bin_index int32 (A, n);
+    bin_offset int64 (A + 1,); bin_min, bin_max float32 (B,) (B bins of all features);
+    nominal bool (A,); hist_g, hist_h int64 (R, K); hist_count int64 (R,) (R =
+    slot_offset[S]); labels int32 (m,);
     Y uint8 (n, K); P float64 (n, K); base_weight float64 (n,); g, h int64 (n, K);
     (``covered_totals`` also takes h int64 (n, W), W >= K: packed Hessians; the other
     kernels of non-decomposable statistics are in ``multi_output_kernels``);
-    mask int32 (n,); weights int32 (n,);
+    mask int32 (n,); covered int32 (n,), lens int32 (3,) (the compacted list of the covered
+    examples, see "coverage" below); weights int32 (n,);
     out_q float64 (S,), out_op int8 (S,), out_thr float32 (S,), out_cnt int64 (S,),
     out_label int32 (S,), out_g, out_h int64 (S, K): as in ``cpu/exact_search.py``.
 """
@@ -39,7 +42,7 @@ TOT_G, TOT_H, RUN_G, RUN_H = 0, 1, 2, 3
 # -- threshold scan: one block per sampled feature, threads over labels ------------------
 @cuda.jit(device=True)
 def _feature_totals(j, lo, hi, hist_g, hist_h, hist_count, work):
-    """Sums of feature slot ``j``'s bins ``lo..hi-1`` into ``work``; clears the running sums.
+    """Sums of feature slot ``j``'s histogram rows ``lo..hi-1`` into ``work``; clears the running sums.
     Each thread owns the labels ``k = tid, tid + T, ...``. Returns the total count (int64)."""
     for k in range(cuda.threadIdx.x, hist_g.shape[1], cuda.blockDim.x):
         sg = 0
@@ -131,7 +134,7 @@ def _add_bin(j, b, hist_g, hist_h, work, reset):
         work[RUN_H, j, k] += hist_h[b, k]
 
 
-def _scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+def _scan_histograms(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                      hist_count, labels, head_mode, l1, l2, inv_scale, min_coverage,
                      min_quality, work, gains, out_q, out_op, out_thr, out_cnt, out_label,
                      out_g, out_h):
@@ -140,27 +143,30 @@ def _scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, hi
     params = cuda.local.array(2, types.float64)
     params[0] = l1
     params[1] = l2
-    _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
-          out_thr, out_cnt, out_label, out_g, out_h)
+    _scan(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+          hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, work,
+          gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
-def _scan_histograms_params(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+def _scan_histograms_params(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
                             hist_count, labels, head_mode, params, inv_scale, min_coverage,
                             min_quality, work, gains, out_q, out_op, out_thr, out_cnt,
                             out_label, out_g, out_h):
     """The scan for any ``head_mode`` of ``objectives.quality``, its parameters in ``params``
     (float64 (P,), e.g. SeCo's ``heuristics.seco_params``)."""
-    _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
-          out_thr, out_cnt, out_label, out_g, out_h)
+    _scan(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+          hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, work,
+          gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 @cuda.jit(device=True)
-def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
-          head_mode, params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
-          out_thr, out_cnt, out_label, out_g, out_h):
+def _scan(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
+          hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, work,
+          gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Best condition per sampled feature, one block per feature (grid = S blocks).
+    Feature ``f = features[j]``'s bin with global index ``b`` (``bin_min[b]``, ``bin_max[b]``,
+    ``bin_offset[f] <= b < bin_offset[f + 1]``) has the histogram row
+    ``slot_offset[j] + b - bin_offset[f]``.
 
     Bins with count 0 are skipped. Between consecutive non-empty bins ``a < b`` of a numerical
     feature, ``<=``/``>`` are scored with the CPU histogram search's threshold
@@ -178,8 +184,9 @@ def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_
     f = features[j]
     lo = bin_offset[f]
     hi = bin_offset[f + 1]
+    row = slot_offset[j] - lo  # + b: the histogram row of bin b
     is_nominal = nominal[f]
-    tot_count = _feature_totals(j, lo, hi, hist_g, hist_h, hist_count, work)
+    tot_count = _feature_totals(j, lo + row, hi + row, hist_g, hist_h, hist_count, work)
     if cuda.threadIdx.x == 0:
         out_op[j] = -1
     cuda.syncthreads()
@@ -188,7 +195,7 @@ def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_
     prev = -1  # the last non-empty bin
     for b in range(lo, hi + 1):
         at_end = b == hi
-        if not at_end and hist_count[b] == 0:
+        if not at_end and hist_count[b + row] == 0:
             continue
         if prev >= 0:
             if is_nominal:
@@ -213,8 +220,8 @@ def _scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_
                            out_thr, out_cnt, out_label, out_g, out_h)
         if at_end:
             break
-        _add_bin(j, b, hist_g, hist_h, work, is_nominal)
-        cnt = hist_count[b] if is_nominal else cnt + hist_count[b]
+        _add_bin(j, b + row, hist_g, hist_h, work, is_nominal)
+        cnt = hist_count[b + row] if is_nominal else cnt + hist_count[b + row]
         prev = b
         cuda.syncthreads()  # the running sums are read by other threads
 
@@ -229,66 +236,135 @@ def _compute_all_statistics(loss, Y, P, base_weight, scale, g, h):
         g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
 
 
-def _update_statistics(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels,
+def _update_statistics(loss, Y, P, base_weight, scale, g, h, covered, lens, slot, labels,
                        scores):
-    """Covered examples: P[i, labels] += scores (float64 (m,)); recompute their g, h.
-    Threads over the n*m (example, head label) pairs."""
+    """Covered examples (``covered[:lens[slot]]``): P[i, labels] += scores (float64 (m,));
+    recompute their g, h. Threads over the (covered example, head label) pairs."""
     m = labels.shape[0]
-    for e in range(cuda.grid(1), Y.shape[0] * m, cuda.gridsize(1)):
-        i = e // m
-        if mask[i] == indicator:
-            idx = e - i * m
-            k = labels[idx]
-            P[i, k] += scores[idx]
-            g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+    for e in range(cuda.grid(1), lens[slot] * m, cuda.gridsize(1)):
+        c = e // m
+        i = covered[c]
+        idx = e - c * m
+        k = labels[idx]
+        P[i, k] += scores[idx]
+        g[i, k], h[i, k] = encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
 
 
-def _covered_totals(mask, indicator, weights, g, h, tot_g, tot_h, count):
-    """tot_g int64 (K,), tot_h int64 (W,) and count int64 (1,) += the weighted sums over the
-    covered examples with non-zero weight (outputs zeroed by the caller); ``h`` is (n, W),
-    W >= K (the packed Hessians of non-decomposable losses), ``g`` its first K columns.
+MAX_BLOCK = 1024  # threads per block of covered_totals, at most
 
-    The T threads form ``rows = T // cols`` rows of ``cols = min(W, T)`` columns; a thread sums
-    its columns over every ``rows``-th example locally and adds the result with one atomic."""
-    n, K = g.shape
+
+@cuda.jit(device=True)
+def _block_sum(value, scratch, cols):
+    """Sum of ``value`` over the block's rows of threads (thread ``t`` in row ``t // cols``,
+    column ``t % cols``): every thread of row 0 gets its column's sum, in row order;
+    ``scratch``: int64 shared (MAX_BLOCK,). Every thread of the block must call it."""
+    t = cuda.threadIdx.x
+    scratch[t] = value
+    cuda.syncthreads()
+    total = 0
+    if t < cols:
+        for r in range(t, cuda.blockDim.x, cols):
+            total += scratch[r]
+    cuda.syncthreads()  # scratch is reused by the next call
+    return total
+
+
+def _covered_totals(covered, lens, slot, weights, g, h, partial, ticket, sums):
+    """sums int64 (K + W + 1,) = [g (K) | h (W) | count] summed, with the weights, over the
+    covered examples (``covered[:lens[slot]]``) of non-zero weight; ``h`` is (n, W), W >= K
+    (the packed Hessians of non-decomposable losses), ``g`` its first K columns.
+
+    A block's threads form rows of ``cols = min(W, blockDim)`` columns; the grid's rows take
+    every ``rows``-th example. Each block reduces its threads' sums in shared memory into
+    ``partial[block]`` (int64 (blocks, K + W + 1)); the last block to finish (``ticket``
+    int32 (1,), 0 before and after) adds the blocks' rows in block order into ``sums``. No
+    per-example atomics, nothing to zero before the launch. Block size <= MAX_BLOCK."""
+    K = g.shape[1]
     W = h.shape[1]
-    t = cuda.grid(1)
-    T = cuda.gridsize(1)
-    cols = min(W, T)
-    rows = T // cols
+    t = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    scratch = cuda.shared.array(MAX_BLOCK, types.int64)
+    last = cuda.shared.array(1, types.int32)
+    cols = min(W, cuda.blockDim.x)
+    rows = cuda.blockDim.x // cols
     col = t % cols
     row = t // cols
-    if row >= rows:
-        return
-    for k in range(col, W, cols):
+    active = row < rows
+    grid_rows = rows * cuda.gridDim.x
+    for k0 in range(0, W, cols):
+        k = k0 + col
         sg = 0
         sh = 0
         c = 0
-        for i in range(row, n, rows):
-            w = weights[i]
-            if mask[i] == indicator and w != 0:
-                if k < K:
-                    sg += w * g[i, k]
-                sh += w * h[i, k]
-                c += 1
-        if k < K:
-            cuda.atomic.add(tot_g, k, sg)
-        cuda.atomic.add(tot_h, k, sh)
-        if k == 0:
-            cuda.atomic.add(count, 0, c)
+        if active and k < W:
+            for e in range(b * rows + row, lens[slot], grid_rows):
+                i = covered[e]
+                w = weights[i]
+                if w != 0:
+                    if k < K:
+                        sg += w * g[i, k]
+                    sh += w * h[i, k]
+                    c += 1
+        sg = _block_sum(sg, scratch, cols)
+        sh = _block_sum(sh, scratch, cols)
+        c = _block_sum(c, scratch, cols)
+        if t < cols and k < W:
+            if k < K:
+                partial[b, k] = sg
+            partial[b, K + k] = sh
+            if k == 0:
+                partial[b, K + W] = c
+    cuda.threadfence()  # this block's partial row is visible to every block ...
+    cuda.syncthreads()  # ... and complete before its ticket is drawn
+    if t == 0:
+        last[0] = cuda.atomic.add(ticket, 0, 1) == cuda.gridDim.x - 1
+    cuda.syncthreads()
+    if last[0]:
+        for col_ in range(t, K + W + 1, cuda.blockDim.x):
+            total = 0
+            for blk in range(cuda.gridDim.x):
+                total += partial[blk, col_]
+            sums[col_] = total
+        if t == 0:
+            ticket[0] = 0
 
 
 # -- coverage ----------------------------------------------------------------------------
+# The covered examples are kept twice on the device: ``mask`` int32 (n,) (covered iff
+# ``mask[i] == indicator``) and a compacted list: ``covered`` int32 holds their indices, in
+# no particular order, ``lens[slot]`` (lens int32 (3,)) how many. Refinement step ``s`` of a
+# rule reads the list ``s % 2`` of length ``lens[s % 3]`` and writes the list ``(s + 1) % 2``
+# of length ``lens[(s + 1) % 3]``; the histograms, totals and statistics iterate over the
+# current list only, so their work follows the coverage.
+def _reset_coverage(mask, covered, lens):
+    """Every example covered at indicator 0: mask 0, covered[i] = i, lens = [n, 0, 0]."""
+    n = mask.shape[0]
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        mask[i] = 0
+        covered[i] = i
+    if cuda.grid(1) == 0:
+        lens[0] = n
+        lens[1] = 0
+        lens[2] = 0
+
+
 def _apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask,
-                            indicator):
-    """mask[i] = indicator + 1 for the covered examples whose bin of feature ``f`` satisfies
-    ``op threshold`` (judged by the bin's ``bin_min``; missing never does)."""
+                            indicator, src, dst, lens, step):
+    """Of the covered examples ``src[:lens[step % 3]]``, those whose bin of feature ``f``
+    satisfies ``op threshold`` (judged by the bin's ``bin_min``; missing never does) get
+    ``mask[i] = indicator + 1`` and are appended to ``dst`` (counted in
+    ``lens[(step + 1) % 3]``, which must be 0; their order is arbitrary). Sets
+    ``lens[(step + 2) % 3] = 0`` for the next step."""
     lo = bin_offset[f]
-    for i in range(cuda.grid(1), mask.shape[0], cuda.gridsize(1)):
-        if mask[i] == indicator:
-            b = bin_index[f, i]
-            if b >= 0 and satisfies(op, bin_min[lo + b], threshold):
-                mask[i] = indicator + 1
+    out = (step + 1) % 3
+    for e in range(cuda.grid(1), lens[step % 3], cuda.gridsize(1)):
+        i = src[e]
+        b = bin_index[f, i]
+        if b >= 0 and satisfies(op, bin_min[lo + b], threshold):
+            mask[i] = indicator + 1
+            dst[cuda.atomic.add(lens, out, 1)] = i
+    if cuda.grid(1) == 0:
+        lens[(step + 2) % 3] = 0
 
 
 scan_histograms = cuda.jit(_scan_histograms)
@@ -297,24 +373,27 @@ compute_all_statistics = cuda.jit(_compute_all_statistics)
 update_statistics = cuda.jit(_update_statistics)
 covered_totals = cuda.jit(_covered_totals)
 apply_binned_condition = cuda.jit(_apply_binned_condition)
+reset_coverage = cuda.jit(_reset_coverage)
 
 
 def _signatures():
     i8, i32, i64, f32, f64 = types.int8, types.int32, types.int64, types.float32, types.float64
     vec, mat = signature_types()
     stats = (i64, mat[types.uint8], mat[f64], vec[f64], f64, mat[i64], mat[i64])
-    scan_head = (vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean], mat[i64],
-                 mat[i64], vec[i64], vec[i32], i64)
+    scan_head = (vec[i64], vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean],
+                 mat[i64], mat[i64], vec[i64], vec[i32], i64)
     scan_tail = (f64, i64, f64, i64[:, :, ::1], mat[f64], vec[f64], vec[i8], vec[f32],
                  vec[i64], vec[i32], mat[i64], mat[i64])
     return {
         "scan_histograms": scan_head + (f64, f64) + scan_tail,
         "scan_histograms_params": scan_head + (vec[f64],) + scan_tail,
         "compute_all_statistics": stats,
-        "update_statistics": stats + (vec[i32], i64, vec[i32], vec[f64]),
-        "covered_totals": (vec[i32], i64, vec[i32], mat[i64], mat[i64], vec[i64], vec[i64],
-                           vec[i64]),
-        "apply_binned_condition": (i64, i64, f32, mat[i32], vec[i64], vec[f32], vec[i32], i64),
+        "update_statistics": stats + (vec[i32], vec[i32], i64, vec[i32], vec[f64]),
+        "covered_totals": (vec[i32], vec[i32], i64, vec[i32], mat[i64], mat[i64], mat[i64],
+                           vec[i32], vec[i64]),
+        "apply_binned_condition": (i64, i64, f32, mat[i32], vec[i64], vec[f32], vec[i32], i64,
+                                   vec[i32], vec[i32], vec[i32], i64),
+        "reset_coverage": (vec[i32], vec[i32], vec[i32]),
     }
 
 
@@ -329,4 +408,5 @@ KERNELS = {
     "update_statistics": update_statistics,
     "covered_totals": covered_totals,
     "apply_binned_condition": apply_binned_condition,
+    "reset_coverage": reset_coverage,
 }

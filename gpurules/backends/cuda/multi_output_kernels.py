@@ -21,8 +21,10 @@ every sampled feature is scored in one batched step, in three launches:
    ascending, ``<=`` before ``>``; nominal: larger quality, then smaller threshold, then
    ``==`` before ``!=``), its threshold and sums into the ``out_*`` slot.
 
-Shapes: features int64 (S,); hist_g int64 (R, K), hist_h int64 (R, W), hist_count int64
-(R,) (R histogram rows); pre_g int64 (S, B + 1, K), pre_h int64 (S, B + 1, W), pre_cnt
+Shapes: features int64 (S,); slot_offset int64 (S + 1,): slot ``j``'s histogram rows are
+``slot_offset[j] .. slot_offset[j + 1] - 1``, one per bin of ``features[j]``; bin_offset
+int64 (A + 1,) (the bins' bounds ``bin_min``/``bin_max``); hist_g int64 (R, K), hist_h int64
+(R, W), hist_count int64 (R,) (R = slot_offset[S] histogram rows); pre_g int64 (S, B + 1, K), pre_h int64 (S, B + 1, W), pre_cnt
 int64 (S, B + 1); cand_q float64 (S * B * 2,), cand_label int32 (S * B * 2,); work_f
 float64 (T, F), work_i int64 (T, I) (``multi_output.work_sizes(m)``, one row per
 candidate of a launch); out_* as in ``cpu/exact_search.py`` with out_h (S, W).
@@ -59,22 +61,20 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
 
 
 # -- statistics --------------------------------------------------------------------------
-def _encode_covered(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels, scores,
+def _encode_covered(loss, Y, P, base_weight, scale, g, h, covered, lens, slot, labels, scores,
                     g_tmp, h_tmp, largest):
-    """Covered examples (``mask[i] == indicator``): ``P[i, labels] += scores`` (float64
+    """Covered examples (``covered[:lens[slot]]``): ``P[i, labels] += scores`` (float64
     (m,); m = 0 re-encodes without changing scores), then all K gradients and W Hessian
     entries of the example are re-encoded.
 
-    Thread ``t < T = g_tmp.shape[0]`` handles the examples ``t, t + T, ...`` with the scratch
+    Thread ``t < T = g_tmp.shape[0]`` handles the list entries ``t, t + T, ...`` with the scratch
     rows ``g_tmp[t]`` (float64 (K,)) and ``h_tmp[t]`` (float64 (W,)), and writes the largest
     |statistic| per unit weight it computed to ``largest[t]`` (0 if none)."""
-    n = Y.shape[0]
     T = g_tmp.shape[0]
     for t in range(cuda.grid(1), T, cuda.gridsize(1)):
         big = 0.0
-        for i in range(t, n, T):
-            if mask[i] != indicator:
-                continue
+        for e in range(t, lens[slot], T):
+            i = covered[e]
             for idx in range(labels.shape[0]):
                 P[i, labels[idx]] += scores[idx]
             encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp[t], h_tmp[t], g[i],
@@ -84,14 +84,14 @@ def _encode_covered(loss, Y, P, base_weight, scale, g, h, mask, indicator, label
 
 
 # -- batched search ----------------------------------------------------------------------
-def _bin_prefix_sums(features, bin_offset, hist_g, hist_h, hist_count, pre_g, pre_h, pre_cnt):
+def _bin_prefix_sums(features, slot_offset, hist_g, hist_h, hist_count, pre_g, pre_h,
+                     pre_cnt):
     """Exclusive prefix sums over the bins of each sampled feature (grid = S blocks)."""
     j = cuda.blockIdx.x
     if j >= features.shape[0]:
         return
-    f = features[j]
-    lo = bin_offset[f]
-    nb = bin_offset[f + 1] - lo
+    lo = slot_offset[j]
+    nb = slot_offset[j + 1] - lo
     K = hist_g.shape[1]
     W = hist_h.shape[1]
     for col in range(cuda.threadIdx.x, K + W + 1, cuda.blockDim.x):
@@ -112,7 +112,7 @@ def _bin_prefix_sums(features, bin_offset, hist_g, hist_h, hist_count, pre_g, pr
 
 
 @cuda.jit(device=True)
-def _candidate(c, features, bin_offset, nominal, hist_count, pre_cnt):
+def _candidate(c, features, slot_offset, nominal, hist_count, pre_cnt):
     """Candidate ``c``'s (slot j, bin b within the feature, side, covered count, histogram
     row lo + b, bin count nb); count 0 where there is no candidate."""
     B2 = 2 * (pre_cnt.shape[1] - 1)
@@ -121,8 +121,8 @@ def _candidate(c, features, bin_offset, nominal, hist_count, pre_cnt):
     b = rest // 2
     side = rest - 2 * b
     f = features[j]
-    lo = bin_offset[f]
-    nb = bin_offset[f + 1] - lo
+    lo = slot_offset[j]
+    nb = slot_offset[j + 1] - lo
     if b >= nb or hist_count[lo + b] == 0:
         return j, b, side, 0, lo + b, nb
     below = hist_count[lo + b] if nominal[f] else pre_cnt[j, b]
@@ -133,11 +133,11 @@ def _candidate(c, features, bin_offset, nominal, hist_count, pre_cnt):
 
 
 @cuda.jit(device=True)
-def _score(c, row_f, row_i, features, bin_offset, nominal, hist_g, hist_h, hist_count, pre_g,
+def _score(c, row_f, row_i, features, slot_offset, nominal, hist_g, hist_h, hist_count, pre_g,
            pre_h, pre_cnt, labels, head_mode, params, inv_scale, min_coverage):
     """(quality, label) of candidate ``c`` with the head work rows ``row_f``, ``row_i``;
     (-inf, -1) where there is no candidate."""
-    j, b, side, count, row, nb = _candidate(c, features, bin_offset, nominal, hist_count,
+    j, b, side, count, row, nb = _candidate(c, features, slot_offset, nominal, hist_count,
                                             pre_cnt)
     if count == 0 or count < min_coverage:
         return -math.inf, -1
@@ -150,7 +150,7 @@ def _score(c, row_f, row_i, features, bin_offset, nominal, hist_g, hist_h, hist_
                         head_mode, inv_scale, params, views)
 
 
-def _evaluate_candidates(start, features, bin_offset, nominal, hist_g, hist_h, hist_count,
+def _evaluate_candidates(start, features, slot_offset, nominal, hist_g, hist_h, hist_count,
                          pre_g, pre_h, pre_cnt, labels, head_mode, params, inv_scale,
                          min_coverage, work_f, work_i, cand_q, cand_label):
     """Quality of the candidates ``start .. start + T - 1`` (T = work_f.shape[0]), one per
@@ -159,34 +159,36 @@ def _evaluate_candidates(start, features, bin_offset, nominal, hist_g, hist_h, h
         c = start + t
         if c < cand_q.shape[0]:
             cand_q[c], cand_label[c] = _score(
-                c, work_f[t], work_i[t], features, bin_offset, nominal, hist_g, hist_h,
+                c, work_f[t], work_i[t], features, slot_offset, nominal, hist_g, hist_h,
                 hist_count, pre_g, pre_h, pre_cnt, labels, head_mode, params, inv_scale,
                 min_coverage)
 
 
-def _select_candidates(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
-                       hist_count, pre_g, pre_h, pre_cnt, cand_q, cand_label, min_quality,
-                       out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+def _select_candidates(features, slot_offset, bin_offset, bin_min, bin_max, nominal, hist_g,
+                       hist_h, hist_count, pre_g, pre_h, pre_cnt, cand_q, cand_label,
+                       min_quality, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Slot ``j``'s refinement from its scored candidates (grid = S blocks); ``out_op[j] = -1``
-    when none beats ``min_quality``."""
+    when none beats ``min_quality``. Histogram rows from ``slot_offset``, bin bounds from
+    ``bin_offset``."""
     j = cuda.blockIdx.x
     if j >= features.shape[0]:
         return
     f = features[j]
-    lo = bin_offset[f]
-    nb = bin_offset[f + 1] - lo
+    lo = slot_offset[j]
+    nb = slot_offset[j + 1] - lo
+    blo = bin_offset[f]
     is_nominal = nominal[f]
     B2 = 2 * (pre_cnt.shape[1] - 1)
     chosen = cuda.shared.array(1, types.int64)
     if cuda.threadIdx.x == 0:
         best = -1
         best_q = min_quality
-        best_thr = bin_min[lo]
+        best_thr = bin_min[blo]
         best_op = OP_EQ
         for idx in range(2 * nb):
             q = cand_q[j * B2 + idx]
             op = OP_EQ if idx % 2 == 0 else OP_NEQ
-            thr = bin_min[lo + idx // 2]
+            thr = bin_min[blo + idx // 2]
             if is_nominal and best >= 0:  # cpu exact_search._evaluate's order
                 better = q > best_q or (q == best_q and (
                     thr < best_thr or (thr == best_thr and op < best_op)))
@@ -206,10 +208,10 @@ def _select_candidates(features, bin_offset, bin_min, bin_max, nominal, hist_g, 
             out_label[j] = cand_label[j * B2 + best]
             if is_nominal:
                 out_op[j] = OP_NEQ if side == 1 else OP_EQ
-                out_thr[j] = bin_min[r]
+                out_thr[j] = bin_min[blo + b]
             else:
                 out_op[j] = OP_GR if side == 1 else OP_LEQ
-                out_thr[j] = bin_threshold(bin_min, bin_max, r)
+                out_thr[j] = bin_threshold(bin_min, bin_max, blo + b)
     cuda.syncthreads()
     best = chosen[0]
     if best < 0:
@@ -241,11 +243,13 @@ def _signatures():
     prefix = (cube, cube, mat[i64])
     return {
         "encode_covered": (i64, mat[types.uint8], mat[f64], vec[f64], f64, mat[i64], mat[i64],
-                           vec[i32], i64, vec[i32], vec[f64], mat[f64], mat[f64], vec[f64]),
+                           vec[i32], vec[i32], i64, vec[i32], vec[f64], mat[f64], mat[f64],
+                           vec[f64]),
         "bin_prefix_sums": (vec[i64], vec[i64]) + hists + prefix,
         "evaluate_candidates": (i64, vec[i64], vec[i64], vec[types.boolean]) + hists + prefix
         + (vec[i32], i64, vec[f64], f64, i64, mat[f64], mat[i64], vec[f64], vec[i32]),
-        "select_candidates": (vec[i64], vec[i64], vec[f32], vec[f32], vec[types.boolean])
+        "select_candidates": (vec[i64], vec[i64], vec[i64], vec[f32], vec[f32],
+                              vec[types.boolean])
         + hists + prefix + (vec[f64], vec[i32], f64, vec[f64], vec[i8], vec[f32], vec[i64],
                             vec[i32], mat[i64], mat[i64]),
     }
