@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
+from gpurules.compile_log import logs_compilation
 from gpurules.device import resolve_device
 from gpurules.estimators.validation import check_feature_indices, check_features
 from gpurules.learners.turs import TursLearner, to_model
@@ -76,6 +77,7 @@ class TursClassifier(ClassifierMixin, BaseEstimator):
             raise TypeError(f"random_state must be an int, a RandomState/Generator or None, "
                             f"got {self.random_state!r}")
 
+    @logs_compilation
     def fit(self, X, y):
         """Learn the rule set from ``X`` (n, A) (array, sparse matrix or DataFrame; NaN =
         missing) and class labels ``y`` (n,) of any type."""
