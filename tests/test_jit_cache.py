@@ -26,6 +26,8 @@ def _cached_dispatchers():
         for name, value in values:
             if isinstance(value, Kernel):  # both forms, made (not compiled) here
                 values += [(f"{name}.form({p})", value.form(p)) for p in (False, True)]
+            elif isinstance(value, tuple):  # e.g. class_histograms' (serial, parallel)
+                values += [(f"{name}[{i}]", v) for i, v in enumerate(value)]
             elif isinstance(value, CPUDispatcher) and value._cache is not None and \
                     type(value._cache).__name__ != "NullCache":
                 found.append((info.name, name, value))
