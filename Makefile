@@ -15,4 +15,4 @@ demo: $(VENV)/.installed-test
 	$(PY) -m gpurules.demo
 
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests

@@ -47,7 +47,7 @@ def test_fit_predict_shapes(data):
     assert (clf.predict(X) != Y).mean() < (majority != Y).mean()
 
 
-def test_same_seed_same_model_and_threads_do_not_matter(data):
+def test_same_seed_same_model_and_threads_do_not_matter(data, parallel_forms):
     X, Y = data
     a = fit(X, Y, parallel_rule_refinement="false", parallel_statistic_update="false")
     b = fit(X, Y, parallel_rule_refinement="true{num_preferred_threads=2}",

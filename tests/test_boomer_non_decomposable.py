@@ -121,7 +121,7 @@ def test_example_wise_prediction_matches_the_brute_force_reference(data):
     np.testing.assert_array_equal(clf.predict(X), want)
 
 
-def test_pickle_and_threads(data):
+def test_pickle_and_threads(data, parallel_forms):
     X, Y = data
     a = fit(X, Y, loss="logistic-non-decomposable", parallel_rule_refinement="false",
             parallel_statistic_update="false")

@@ -131,7 +131,8 @@ def test_two_valued_nominal_features_pick_the_canonical_condition(values, seed):
     assert picks[0] == picks[1]
     assert picks[0] is None or picks[0][2] == values[0]
 
-def test_parallel_search_equals_serial():
+def test_parallel_search_equals_serial(parallel_forms):
+    """The parallel form of the search on two threads finds what the serial form finds."""
     rng = np.random.default_rng(7)
     X, nominal, g, h = random_problem(rng, n=300, A=12, K=5, n_distinct=40, nan_frac=0.05)
     results = []

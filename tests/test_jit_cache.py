@@ -8,7 +8,8 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 import gpurules
-from gpurules.backends.cpu.jit import variant
+from gpurules.backends.cpu.jit import Kernel, variant
+from gpurules.backends.cpu.threads import thread_limit
 
 
 def _cached_dispatchers():
@@ -19,12 +20,17 @@ def _cached_dispatchers():
         if ".cuda" in info.name:
             continue
         module = importlib.import_module(info.name)
-        for name, value in vars(module).items():
-            if isinstance(value, CPUDispatcher) and value._cache is not None and \
+        values = list(vars(module).items())
+        if info.name.endswith("refine"):
+            values += [(f"REFINE[{key.__name__}]", k) for key, k in module.REFINE.items()]
+        for name, value in values:
+            if isinstance(value, Kernel):  # both forms, made (not compiled) here
+                values += [(f"{name}.form({p})", value.form(p)) for p in (False, True)]
+            elif isinstance(value, tuple):  # e.g. class_histograms' (serial, parallel)
+                values += [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+            elif isinstance(value, CPUDispatcher) and value._cache is not None and \
                     type(value._cache).__name__ != "NullCache":
                 found.append((info.name, name, value))
-        if info.name.endswith("refine"):
-            found += [(info.name, f"REFINE[{key}]", d) for key, d in module.REFINE.items()]
     return found
 
 
@@ -59,3 +65,34 @@ def test_variants_bind_their_own_constants_and_cache_entries():
     assert a(np.int64(5)) == 11 and b(np.int64(5)) == 26
     assert a._cache._cache_file._index_name != b._cache._cache_file._index_name
     assert a.py_func.__qualname__ == "_driver_double"
+
+
+def _column_sums(x, out):
+    for j in nb.prange(x.shape[1]):
+        total = 0.0
+        for i in range(x.shape[0]):
+            total += x[i, j]
+        out[j] = total
+
+
+def test_kernel_forms_have_their_own_cache_entries_and_agree():
+    kernel = Kernel(_column_sums, "test")
+    serial, parallel = kernel.form(False), kernel.form(True)
+    assert serial.py_func.__qualname__ == "_column_sums_test_serial"
+    assert serial._cache._cache_file._index_name != parallel._cache._cache_file._index_name
+    assert not serial.targetoptions.get("parallel")
+    assert parallel.targetoptions.get("parallel")
+    x = np.random.default_rng(0).random((50, 7))
+    a, b = np.empty(7), np.empty(7)
+    serial(x, a)
+    parallel(x, b)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, x.sum(0))
+
+
+def test_a_one_thread_call_compiles_only_the_serial_form():
+    kernel = Kernel(_column_sums, "one_thread")
+    with thread_limit(1):
+        kernel(np.ones((3, 2)), np.empty(2))
+    assert kernel.form(False).signatures
+    assert not kernel.form(True).signatures

@@ -52,7 +52,7 @@ def _refine(refine, backend, uniforms, head, weights, fix_label_after, min_cover
 
 @pytest.mark.parametrize("representation", sorted(REPRESENTATIONS))
 @pytest.mark.parametrize("seed", range(4))
-def test_fused_refinement_equals_stepwise(representation, seed):
+def test_fused_refinement_equals_stepwise(representation, seed, parallel_forms):
     rng = np.random.default_rng(seed)
     X, nominal, _, _ = random_problem(rng, n=60, A=7, K=3, n_distinct=6, nan_frac=0.1,
                                       nominal_frac=0.3)

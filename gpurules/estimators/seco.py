@@ -9,6 +9,7 @@ from gpurules.backends.cpu.threads import thread_limit
 from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
+from gpurules.compile_log import logs_compilation
 from gpurules.device import resolve_device
 from gpurules.estimators._base import RuleEstimatorMixin, multi_label_classes
 from gpurules.estimators.seco_params import parse, resolve_config
@@ -75,6 +76,7 @@ class SeCoClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_label = True
         return tags
 
+    @logs_compilation
     def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
             sparse_feature_value=0.0):
         """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary).

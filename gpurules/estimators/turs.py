@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 
+from gpurules.compile_log import logs_compilation
 from gpurules.device import resolve_device
 from gpurules.estimators._base import RuleEstimatorMixin
 from gpurules.estimators.validation import check_feature_indices, check_seed
@@ -75,6 +76,7 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{name} must be >= {low}, got {value}")
         check_seed(self.random_state)
 
+    @logs_compilation
     def fit(self, X, y):
         """Learn the rule set from ``X`` (n, A) (array, sparse matrix or DataFrame; NaN =
         missing) and class labels ``y`` (n,) of any type."""

@@ -5,18 +5,12 @@ import numpy as np
 from gpurules.backends.base import Refinement, select_refinement
 from gpurules.backends.cpu import (exact_search, histogram_search, refine, sparse_search,
                                    statistics)
-from gpurules.backends.cpu.threads import thread_limit
+from gpurules.backends.cpu.threads import MIN_PARALLEL_WORK  # noqa: F401 (docs, tests)
+from gpurules.backends.cpu.threads import thread_limit, threads_for
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
-
-
-# Below this many (covered example, sampled feature) visits a search runs on one thread:
-# waking the pool for a parallel region costs ~10-100 us on a loaded machine (OpenMP with
-# OMP_WAIT_POLICY=passive sleeps between regions), as much as ~10^5 visits. Measured:
-# BOOMER on scene (1,211 examples, 9 sampled features) took 4.2 s on 2 threads, 3.4 s on 1.
-MIN_PARALLEL_WORK = 100_000
 
 
 class CpuBackend:
@@ -180,7 +174,7 @@ class CpuBackend:
 
     def _search_threads(self, covered, S):
         """Threads for a search of ``S`` features over ``covered`` examples."""
-        return self.n_threads_search if covered * S >= MIN_PARALLEL_WORK else 1
+        return threads_for(covered * S, self.n_threads_search)
 
     def _result_buffers(self, S, head_mode):
         """Per-feature scratch (sums and head work rows, see exact_search) and result slots,
@@ -211,13 +205,13 @@ class CpuBackend:
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):
-        chunks = self.n_threads_update
+        chunks = self.n_threads_update  # rows of the exact deltas; any count gives the same
         delta_g = np.zeros((chunks, self.g.shape[1]), np.int64)
         delta_h = np.zeros((chunks, self.h.shape[1]), np.int64)
         args = (self.loss, self.Y, self.P, self.base_weight, self.scale, self.g, self.h,
                 self.mask, self.indicator, np.asarray(labels, np.int32),
                 np.asarray(scores, np.float64), delta_g, delta_h)
-        with thread_limit(chunks):
+        with thread_limit(self._update_threads(labels)):
             if self.non_decomposable:
                 largest = np.zeros(chunks)
                 statistics.update_covered_nd(*args, largest)
@@ -226,6 +220,11 @@ class CpuBackend:
                 statistics.update_covered(*args)
         g_tot, h_tot, count = self._all_totals
         self._all_totals = (g_tot + delta_g.sum(0), h_tot + delta_h.sum(0), count)
+
+    def _update_threads(self, labels):
+        """Threads for an update of ``labels`` over all examples: one below
+        ``MIN_PARALLEL_WORK`` (example x label) visits, as for the search."""
+        return threads_for(self.g.shape[0] * len(labels), self.n_threads_update)
 
     def training_scores(self):
         """float64 (n, K): the current scores of the training examples."""

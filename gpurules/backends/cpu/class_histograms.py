@@ -19,6 +19,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from gpurules.backends.cpu.jit import PARALLEL, SERIAL, Kernel
 from gpurules.objectives import mdl
 from gpurules.objectives.mdl import feature_running_sums
 
@@ -59,9 +60,11 @@ def _score_all(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, non
 
 
 def _both(fn):
-    """(serial, parallel) compilations of ``fn``: a parallel region costs a thread wake-up
+    """(serial, parallel) forms of ``fn`` (``jit.Kernel``: distinct names, so distinct
+    cache entries; each compiled on first use): a parallel region costs a thread wake-up
     (about 1 ms on a busy 2-core machine), more than a small problem's whole pass."""
-    return numba.njit(cache=True)(fn), numba.njit(parallel=True, cache=True)(fn)
+    kernel = Kernel(fn)
+    return kernel.form(SERIAL), kernel.form(PARALLEL)
 
 
 class_histograms = _both(_class_histograms)

@@ -282,7 +282,8 @@ def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_
          scratch[2], scratch[3], *out)
 
 
-search = nb.njit(cache=True)(_search_py)
+# a driver of the two kernels: its serial form calls their serial forms (``jit.Kernel``)
+search = parallel_kernel(_search_py, build=build, scan=scan)
 
 
 @nb.njit(cache=True)

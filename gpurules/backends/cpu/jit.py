@@ -1,17 +1,30 @@
 """Compiling the CPU kernels whose loop over features or examples is ``nb.prange``.
 
-Each such kernel is compiled once, with ``parallel=True``, and run on as many Numba threads
-as the caller allows (``threads.thread_limit``; one thread for the "serial" setting):
+Each such kernel is a :class:`Kernel`: compiled on its first call, in the form the call
+needs, and run on as many Numba threads as the caller allows (``threads.thread_limit``):
 
-- Numba's on-disk cache keys a function's entries by its name, signature and bytecode only,
-  not by the compile flags, so a serial and a parallel dispatcher of the *same* Python
-  function share cache entries and one silently runs the other's code (this happened: the
-  "parallel" search ran serially, or the serial one on every core, depending on which had
-  been compiled first).
-- The parallel form is also the faster one on a single thread (the search kernels by
-  12-35 % on yeast, scene and emotions): Numba compiles the body of a ``prange`` loop with
-  no-alias arguments, which LLVM uses when it inlines the per-feature search.
-- One form instead of two halves the compile time of a cold cache.
+- the **serial** form (``parallel=False``, its ``prange`` a plain loop) runs whenever the
+  call has one thread: the default for small searches (``CpuBackend`` runs a search on one
+  thread below ``MIN_PARALLEL_WORK`` visits) and for ``parallel_*='false'``;
+- the **parallel** form (``parallel=True``) is compiled only once a call runs on more than
+  one thread.
+
+Compiling a parallel form costs several times a serial one: Numba types a ``prange`` body
+twice (once in the enclosing function with an ``int64`` index, once as the gufunc with a
+``uint64`` one), and each typing compiles every function the body calls — the per-feature
+search with all the inlined head math. A cold first BOOMER fit on emotions compiled for
+120 CPU-s with parallel forms only (``docs/benchmarks.md``, "Cold start").
+
+The two forms are copies of the kernel under distinct names (:func:`variant`, suffixes
+``serial`` and ``parallel``): Numba's on-disk cache keys a function's entries by its name,
+signature and bytecode only, not by the compile flags, so a serial and a parallel
+dispatcher of the *same* Python function share cache entries and one silently runs the
+other's code (this happened: the "parallel" search ran serially, or the serial one on every
+core, depending on which had been compiled first).
+
+The parallel form was measured 12-35 % faster than a plain ``njit`` of the search kernels
+*on one thread* (no-alias arguments in the gufunc let LLVM vectorise the inlined
+per-feature search); the serial form here is measured against it in ``docs/benchmarks.md``.
 
 A caveat of the parallel form: Numba's ``workqueue`` threading layer (used only when neither
 TBB nor OpenMP is available) does not allow parallel kernels to be launched concurrently
@@ -22,10 +35,56 @@ import types
 
 import numba as nb
 
+SERIAL, PARALLEL = False, True
 
-def parallel_kernel(py_func):
-    """The cached ``parallel=True`` dispatcher of ``py_func`` (its loop is ``nb.prange``)."""
-    return nb.njit(cache=True, parallel=True)(py_func)
+
+class Kernel:
+    """A ``prange`` kernel compiled lazily in a serial and a parallel form (module docstring).
+
+    Args:
+        py_func: the kernel's Python function (its loop is ``nb.prange``).
+        suffix: an extra name part for several kernels made from one function (e.g. one
+            per search they drive); the forms are named ``<qualname>[_<suffix>]_serial``
+            and ``..._parallel``.
+        constants: globals the forms see in place of the module's (:func:`variant`); a
+            ``Kernel`` among them is replaced by its form of the same kind, so a serial
+            driver calls serial kernels.
+
+    Calling a ``Kernel`` runs the form of ``numba.get_num_threads()``: serial on one
+    thread, parallel on more. Jitted code calls a form: bind it with ``constants``.
+    """
+
+    def __init__(self, py_func, suffix="", **constants):
+        self.py_func = py_func
+        self.suffix = suffix
+        self.constants = constants
+        self._forms = {}
+
+    def form(self, parallel):
+        """The dispatcher of the parallel (True) or serial (False) form; made on first use,
+        compiled on its first call (then cached on disk like any ``cache=True`` function)."""
+        parallel = bool(parallel)
+        if parallel not in self._forms:
+            kind = "parallel" if parallel else "serial"
+            name = f"{self.suffix}_{kind}" if self.suffix else kind
+            constants = {key: value.form(parallel) if isinstance(value, Kernel) else value
+                         for key, value in self.constants.items()}
+            copy = variant(self.py_func, name, **constants)
+            self._forms[parallel] = nb.njit(cache=True, parallel=parallel)(copy)
+        return self._forms[parallel]
+
+    def compiled_forms(self):
+        """{True/False: dispatcher} of the forms made so far (for tests and the compile
+        log)."""
+        return dict(self._forms)
+
+    def __call__(self, *args):
+        return self.form(nb.get_num_threads() > 1)(*args)
+
+
+def parallel_kernel(py_func, suffix="", **constants):
+    """The :class:`Kernel` of ``py_func`` (its loop is ``nb.prange``)."""
+    return Kernel(py_func, suffix, **constants)
 
 
 def variant(py_func, suffix, **constants):

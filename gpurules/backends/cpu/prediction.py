@@ -5,7 +5,7 @@ import numba as nb
 import numpy as np
 
 from gpurules.backends.cpu.jit import parallel_kernel
-from gpurules.backends.cpu.threads import thread_limit
+from gpurules.backends.cpu.threads import thread_limit, threads_for
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ
 from gpurules.objectives import predictors
 
@@ -57,5 +57,6 @@ def predict_scores(model, X, n_threads=1):
         X, model.default_scores, model.cond_feature, model.cond_op, model.cond_threshold,
         model.rule_cond_start, model.head_label, model.head_score, model.rule_head_start,
     )
-    with thread_limit(n_threads):
+    work = X.shape[0] * max(1, model.rule_cond_start.shape[0] - 1)  # examples x rules
+    with thread_limit(threads_for(work, n_threads)):
         return _predict(*args)

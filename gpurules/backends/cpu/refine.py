@@ -7,7 +7,7 @@ microseconds of search, so the per-call overhead of that loop dominated; this lo
 the steps of a block without returning to Python.
 
 One loop drives the dense, sparse and histogram searches: ``REFINE`` holds it compiled for
-each search kernel and apply step, bound as constant globals by ``jit.variant`` (passing
+each search kernel and apply step, bound as constant globals by ``jit.Kernel`` (passing
 dispatchers as arguments costs a typing pass per call, which is what this loop exists to
 avoid; a closure over them would miss Numba's disk cache in every new process):
 
@@ -17,12 +17,11 @@ avoid; a closure over them would miss Numba's disk cache in every new process):
 - ``apply_step(f, op, threshold, data, mask, indicator)`` returns the new indicator.
 """
 
-import numba as nb
 import numpy as np
 
 from gpurules.backends.base import _first_best
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
-from gpurules.backends.cpu.jit import variant
+from gpurules.backends.cpu.jit import Kernel
 from gpurules.learners.sampling import floyd_indices
 
 
@@ -90,10 +89,11 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
 
 
 def _compile(module):
-    """The fused loop over ``module``'s search and apply step (compiled on first use)."""
+    """The fused loop over ``module``'s search and apply step: a ``jit.Kernel`` whose
+    serial form calls the search's serial form, its parallel form the parallel one
+    (each compiled on first use)."""
     name = module.__name__.rsplit(".", 1)[1]
-    return nb.njit(cache=True)(variant(_refine_py, name, _SEARCH=module.search,
-                                       _APPLY=module.apply_step))
+    return Kernel(_refine_py, name, _SEARCH=module.search, _APPLY=module.apply_step)
 
 
 # search module -> its fused loop
