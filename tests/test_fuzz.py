@@ -208,23 +208,15 @@ def _check_predictions(est, X, y):
         assert all(tuple(row) in known for row in pred.astype(int))
 
 
+@pytest.mark.parametrize("make, grammar", [(BoomerClassifier, BOOMER_GRAMMAR),
+                                           (SeCoClassifier, SECO_GRAMMAR)],
+                         ids=["boomer", "seco"])
 @FUZZ
-@given(st.data())
-def test_fuzz_boomer(data):
+@given(data=st.data())
+def test_fuzz_multi_label(make, grammar, data):
     X, nominal = data.draw(feature_matrices())
     y = data.draw(label_matrices(X.shape[0]))
-    drawn = _params(data.draw, BOOMER_GRAMMAR)
-    _check_fit(BoomerClassifier, drawn, X, y,
-               {"nominal_feature_indices": nominal} if nominal else {})
-
-
-@settings(FUZZ, max_examples=25)
-@given(st.data())
-def test_fuzz_seco(data):
-    X, nominal = data.draw(feature_matrices())
-    y = data.draw(label_matrices(X.shape[0]))
-    drawn = _params(data.draw, SECO_GRAMMAR)
-    _check_fit(SeCoClassifier, drawn, X, y,
+    _check_fit(make, _params(data.draw, grammar), X, y,
                {"nominal_feature_indices": nominal} if nominal else {})
 
 
