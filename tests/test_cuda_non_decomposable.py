@@ -28,7 +28,7 @@ from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cuda.backend import shared_histogram_bytes
 from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
-                                              SELECT_ALL, SELECT_DYNAMIC, SELECT_FIXED,
+                                              SELECT_DYNAMIC, SELECT_FIXED,
                                               multi_output_params)
 from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES, packed_size
 from gpurules.objectives.quality import boosting_params

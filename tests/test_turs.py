@@ -12,7 +12,6 @@ from gpurules.learners.turs import RuleSet, RuleState
 from gpurules.learners.turs_beam import _evaluate
 from gpurules.learners.turs_data import prepare
 from gpurules.model_turs import KIND_EQ, KIND_NUMERIC, TursModel, TursRule
-from gpurules.objectives import mdl
 
 
 @pytest.fixture(scope="module")
