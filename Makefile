@@ -15,4 +15,4 @@ demo: $(VENV)/.installed-test
 	$(PY) -m gpurules.demo
 
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
+	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile --durations=15 tests
