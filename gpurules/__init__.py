@@ -3,10 +3,6 @@
 Importing this package never initialises CUDA.
 """
 
-from gpurules import _jit_cache
-
-_jit_cache.configure()  # before any module below compiles: see _jit_cache.py
-
 from gpurules.estimators.boomer import BoomerClassifier
 from gpurules.estimators.seco import SeCoClassifier  # noqa: F401 (DESIGN §2)
 from gpurules.estimators.turs import TursClassifier  # noqa: F401 (DESIGN §2)

@@ -1,22 +1,54 @@
-"""Where Numba keeps the compiled code of gpurules: a directory per version of the sources.
+"""Where and how Numba keeps the compiled code of gpurules: :func:`njit`.
 
-Numba invalidates a cached function only when the file that defines it changes. Our
-kernels inline the learning math from other modules (``objectives/*`` into the searches,
-the statistics and the CUDA kernels), so after an edit of ``objectives/heads.py`` — or an
-upgrade that changes only such a file — the searches would keep running the old machine
-code: silently wrong or slow. Keying the cache directory by a hash of every source file of
-the package makes any change start from an empty cache.
+Every cached CPU kernel of the package is made by :func:`njit` (``numba.njit`` with
+``cache=True``, whose cache is :class:`PackageCache`). Two things differ from Numba's own
+``cache=True``, and neither touches Numba's process-wide configuration, so a user's own
+Numba code is cached where it always was:
 
-The directory is ``$NUMBA_CACHE_DIR/gpurules-<hash>`` when the user set
+**A directory per version of the sources.** Numba invalidates a cached function only when
+the file that defines it changes. Our kernels inline the learning math from other modules
+(``objectives/*`` into the searches, the statistics and the CUDA kernels), so after an edit
+of ``objectives/heads.py`` — or an upgrade that changes only such a file — the searches
+would keep running the old machine code: silently wrong or slow. Keying the cache
+directory by a hash of every source file of the package makes any change start from an
+empty cache. The directory is ``$NUMBA_CACHE_DIR/gpurules-<hash>`` when the user set
 ``NUMBA_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpurules/numba/<hash>`` (``~/.cache`` by
-default). If it cannot be created, Numba's own default stays in force.
+default); if it cannot be created, Numba's own locations apply (``__pycache__`` beside the
+sources, then its user-wide directory).
+
+**Processes that compile at once cannot corrupt it.** Numba's cache file
+(``IndexDataCacheFile``) reads the function's index, adds an entry with the first free
+data-file number and writes index and data back, without a lock. Two processes that
+compile two signatures of one function at the same time (two pytest-xdist workers, two
+Dask or joblib workers on their first fit) both pick number 1: the index then maps one
+signature to the other's machine code, and every later process that loads it calls
+compiled code with the wrong argument layout. It aborted the test suite with glibc heap
+corruption ("malloc(): unaligned tcache chunk detected") in a fused refinement over
+non-decomposable statistics. :class:`LockedCacheFile` holds an exclusive lock on the
+cache directory while it saves (index and data) and a shared one while it loads
+(``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows).
+
+These classes subclass Numba's cache internals (``numba.core.caching``), which are not a
+public API: ``tests/test_jit_cache.py`` checks that every cached kernel uses them.
 """
 
+import contextlib
+import functools
 import hashlib
 import os
 from pathlib import Path
 
+import numba
+from numba.core import caching
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+    import msvcrt
+
 _PACKAGE = Path(__file__).resolve().parent
+LOCK_NAME = ".gpurules.lock"
 
 
 def source_digest(root=_PACKAGE):
@@ -39,16 +71,90 @@ def cache_directory(environ=os.environ, root=_PACKAGE):
     return os.path.join(base, "gpurules", "numba", tag)
 
 
-def configure():
-    """Point Numba's cache at :func:`cache_directory`; call before any module of the
-    package defines a cached function. Returns the directory, or None if it could not be
-    created (Numba's default applies)."""
-    import numba
+@functools.lru_cache(maxsize=None)
+def _package_directory():
+    """:func:`cache_directory` of this process (the sources are hashed once)."""
+    return cache_directory()
 
-    directory = cache_directory()
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError:
-        return None
-    numba.config.CACHE_DIR = directory
-    return directory
+
+class PackageLocator(caching.UserProvidedCacheLocator):
+    """Numba's locator for a user-given directory, given :func:`cache_directory` instead of
+    ``numba.config.CACHE_DIR``. ``from_function`` returns None (the next locator applies)
+    when the directory cannot be created or written."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(_package_directory(),
+                                        self.get_suitable_cache_subpath(py_file))
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        # skip UserProvidedCacheLocator's test of numba.config.CACHE_DIR
+        return super(caching.UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+
+
+class _PackageCacheImpl(caching.CompileResultCacheImpl):
+    _locator_classes = [PackageLocator] + [
+        c for c in caching.CompileResultCacheImpl._locator_classes
+        if c is not caching.UserProvidedCacheLocator]
+
+
+@contextlib.contextmanager
+def directory_lock(directory, exclusive):
+    """Hold a lock on ``directory`` (the file ``LOCK_NAME`` in it) for the block: shared
+    (readers) or exclusive (a writer). Blocks until it is granted."""
+    with open(os.path.join(directory, LOCK_NAME), "a+b") as f:
+        if fcntl is not None:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        else:  # msvcrt has exclusive locks only; LK_LOCK retries for 10 s, then raises
+            f.seek(0)
+            msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+            else:
+                f.seek(0)
+                msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
+
+
+class LockedCacheFile(caching.IndexDataCacheFile):
+    """Numba's index and data files of one function, read and written under
+    :func:`directory_lock`, so that an index entry always names its own machine code."""
+
+    def save(self, key, data):
+        with directory_lock(self._cache_path, exclusive=True):
+            super().save(key, data)
+
+    def load(self, key):
+        try:
+            with directory_lock(self._cache_path, exclusive=False):
+                return super().load(key)
+        except FileNotFoundError:  # the directory was removed since: a miss, as in Numba
+            return None
+
+
+class PackageCache(caching.FunctionCache):
+    """The on-disk cache of a gpurules kernel (module docstring)."""
+
+    _impl_class = _PackageCacheImpl
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = LockedCacheFile(
+            cache_path=self._cache_path, filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp())
+
+
+def njit(py_func=None, **options):
+    """``numba.njit(cache=True, **options)`` with the package's cache (module docstring).
+
+    Used as ``@njit``, ``@njit(parallel=True)`` or ``njit(inline="always")(function)``;
+    returns the dispatcher."""
+    if py_func is None:
+        return functools.partial(njit, **options)
+    dispatcher = numba.njit(**options)(py_func)
+    dispatcher._cache = PackageCache(py_func)  # what cache=True does: Dispatcher.enable_caching
+    return dispatcher

@@ -1,13 +1,18 @@
 """Every cached CPU kernel has cache entries of its own (``backends/cpu/jit.py``)."""
 
 import importlib
+import os
 import pkgutil
+import subprocess
+import sys
 
 import numba as nb
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
 import gpurules
+from gpurules import _jit_cache
+from gpurules._jit_cache import LockedCacheFile, PackageCache
 from gpurules.backends.cpu.jit import Kernel, variant
 from gpurules.backends.cpu.threads import thread_limit
 
@@ -96,3 +101,74 @@ def test_a_one_thread_call_compiles_only_the_serial_form():
         kernel(np.ones((3, 2)), np.empty(2))
     assert kernel.form(False).signatures
     assert not kernel.form(True).signatures
+
+
+def test_every_cached_kernel_uses_the_package_cache():
+    """No cached kernel uses Numba's own cache: its directory is not keyed by our sources
+    and its index is not locked against concurrent compiles (``_jit_cache.py``)."""
+    dispatchers = _cached_dispatchers()
+    assert len(dispatchers) > 20
+    for module, name, disp in dispatchers:
+        assert isinstance(disp._cache, PackageCache), f"{module}.{name}"
+        assert isinstance(disp._cache._cache_file, LockedCacheFile), f"{module}.{name}"
+        assert disp._cache.cache_path.startswith(_jit_cache._package_directory())
+
+
+def test_importing_gpurules_leaves_numbas_cache_setting_alone(tmp_path):
+    code = ("import numba, gpurules, gpurules.backends.cpu.backend; "
+            "print(repr(numba.config.CACHE_DIR))")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "''"
+
+
+_CHILD = """
+import os, sys, time
+from numba.core import caching
+from gpurules import _jit_cache
+
+save_index = caching.IndexDataCacheFile._save_index
+
+def slow_save_index(self, overloads):  # widen the read-modify-write window of the index
+    time.sleep(1.0)
+    save_index(self, overloads)
+
+caching.IndexDataCacheFile._save_index = slow_save_index
+if os.environ.get("UNLOCKED"):  # to see this test fail without the lock
+    import contextlib
+    _jit_cache.directory_lock = lambda directory, exclusive: contextlib.nullcontext()
+sys.path.insert(0, sys.argv[1])
+import added
+open(os.path.join(sys.argv[1], "ready-" + sys.argv[2]), "w").close()
+while len([f for f in os.listdir(sys.argv[1]) if f.startswith("ready-")]) < 2:
+    time.sleep(0.01)
+arg = 1 if sys.argv[2] == "int" else 1.5
+print(added.add(arg, arg))
+"""
+
+_CHECK = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import added
+print(added.add(1, 1), added.add(1.5, 1.5), added.add._cache_hits.total())
+"""
+
+
+def test_processes_compiling_one_kernel_at_once_keep_each_signature_its_own_code(tmp_path):
+    """Two processes save two signatures of one function at the same time; a third loads
+    both. Without the lock both pick data file 1: one signature's entry is lost or, in
+    another interleaving, runs the other's code (``UNLOCKED=1`` in the environment drops
+    the lock in the children: this test then fails)."""
+    (tmp_path / "added.py").write_text(
+        "from gpurules._jit_cache import njit\n\n\n@njit\ndef add(a, b):\n    return a + b\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    children = [subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path), kind],
+                                 env=env, stdout=subprocess.PIPE, text=True)
+                for kind in ("int", "float")]
+    outputs = [child.communicate(timeout=120)[0].split() for child in children]
+    assert outputs == [["2"], ["3.0"]]
+    check = subprocess.run([sys.executable, "-c", _CHECK, str(tmp_path)], env=env,
+                           capture_output=True, text=True, check=True)
+    assert check.stdout.split() == ["2", "3.0", "2"]  # both loaded from the cache, right

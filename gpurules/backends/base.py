@@ -8,9 +8,9 @@ tiny records such as a :class:`Refinement` cross back to the learner.
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-import numba as nb
 import numpy as np
 
+from gpurules._jit_cache import njit
 from gpurules.learners.sampling import floyd_indices
 from gpurules.objectives import quality
 
@@ -150,7 +150,7 @@ def select_refinement(features, out):
                       int(label[j]), g[j].copy(), h[j].copy())
 
 
-@nb.njit(cache=True)
+@njit
 def _first_best(q, op):
     """Index of the largest ``q`` among slots with ``op >= 0``, the first among equals
     (so the choice does not depend on threads); -1 if there is none."""

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from gpurules._jit_cache import njit
+
+
 
 @dataclass(frozen=True)
 class BinnedFeatures:
@@ -190,7 +193,7 @@ def _check_finite(sorted_values, n_present, modes):
                              f"missing value); a feature has values in [{lo}, {hi}]")
 
 
-@nb.njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _gather_columns(X, start, values):
     """values[c, i] = X[i, start + c] (a transposed copy of a block of columns)."""
     C, n = values.shape
@@ -202,7 +205,7 @@ def _gather_columns(X, start, values):
                 values[c, i] = X[i, start + c]
 
 
-@nb.njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _sort_columns(values, order):
     """Sort every row of ``values`` (C, n) in place, NaN last; ``order`` (C, n) int32 gets
     the permutation. Returns (n_present int64 (C,), n_distinct int64 (C,))."""
@@ -281,7 +284,7 @@ def _radix_argsort(keys, order):
         order[:] = src_o
 
 
-@nb.njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _equal_frequency_counts(values, n_present, per_bin):
     """Bins the greedy equal-frequency cut makes of each sorted row of ``values`` (C, n)
     (see :func:`_next_bin`); int64 (C,)."""
@@ -307,7 +310,7 @@ def _next_bin(b, start, p, per_bin):
     return b, start
 
 
-@nb.njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _assign_bins(values, order, n_present, per_bin, num_bins, offsets, modes, bin_index,
                  bin_min, bin_max):
     """Walk each sorted row once: set ``bin_index`` (C, n) of every example and the
@@ -385,7 +388,7 @@ def drop_empty_bins(binned):
                           nominal=binned.nominal)
 
 
-@nb.njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _renumber_bins(bin_index, old_offset, renumber):
     """bin_index[f, i] = renumber[old_offset[f] + bin_index[f, i]] where it is >= 0."""
     for f in nb.prange(bin_index.shape[0]):

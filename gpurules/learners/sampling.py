@@ -3,8 +3,10 @@
 import math
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
+
+from gpurules._jit_cache import njit
+
 
 
 def floyd_sample(rng, n, m):
@@ -13,7 +15,7 @@ def floyd_sample(rng, n, m):
     return floyd_indices(rng.random(m), n)
 
 
-@nb.njit(cache=True)
+@njit
 def floyd_indices(uniforms, n):
     """Sorted int64 (m,) distinct integers from range(n) chosen by Floyd's algorithm from
     ``uniforms`` (float64 (m,) in [0, 1)); compiled, so fused loops can sample too."""

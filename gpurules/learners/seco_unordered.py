@@ -22,9 +22,9 @@ Per label ``k`` (predicted value ``p_k``: the minority value, as in the decision
 
 import math
 
-import numba as nb
 import numpy as np
 
+from gpurules._jit_cache import njit
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.model import OP_GR, OP_LEQ
 from gpurules.objectives.heuristics import heuristic_value
@@ -156,7 +156,7 @@ def rule_coverage(X, rules):
     return _coverage(X, feature, op, threshold, start)
 
 
-@nb.njit(cache=True)
+@njit
 def _coverage(X, feature, op, threshold, start):
     R = start.shape[0] - 1
     out = np.ones((R, X.shape[0]), np.bool_)
@@ -183,7 +183,7 @@ def select_rules(covered, positive, num_conditions, heuristic, parameter):
                    float(parameter))
 
 
-@nb.njit(cache=True)
+@njit
 def _select(covered, positive, num_conditions, heuristic, parameter):
     R, n = covered.shape
     tp = np.zeros(R, np.int64)

@@ -21,9 +21,11 @@ All lengths are in bits. The pieces:
 import functools
 import math
 
-import numba
 import numpy as np
 from numba.core.extending import register_jitable
+
+from gpurules._jit_cache import njit
+
 
 UNIVERSAL_C0 = 2.865064  # Rissanen's normalising constant
 SCALE = 2.0 ** 32  # fixed-point units per bit of the search tables
@@ -39,7 +41,7 @@ VALID_INCL, VALID_EXCL = 1, 2
 
 
 # -- regret --------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@njit
 def _binary_regret(n):
     """R(n, 2) by the truncated series ``sum_k prod_{j<k} (n-j)/n`` (float64)."""
     if n < 1:
@@ -53,7 +55,7 @@ def _binary_regret(n):
     return total
 
 
-@numba.njit(cache=True)
+@njit
 def _log2_regret(n, K):
     """log2 R(n, K) by the recurrence, rescaled so that large n and K cannot overflow."""
     if K <= 1 or n < 1:
@@ -68,7 +70,7 @@ def _log2_regret(n, K):
     return math.log2(cur) + log_scale
 
 
-@numba.njit(cache=True)
+@njit
 def _regret_table(n_max, K):
     out = np.empty(n_max + 1, dtype=np.float64)
     for n in range(n_max + 1):

@@ -15,15 +15,15 @@ L literals, m covered examples):
     lit_feat int32 (L,), lit_op int8 (L,), lit_arg int32 (L,).
 """
 
-import numba
 import numpy as np
 from numba import prange
 
+from gpurules._jit_cache import njit
 from gpurules.backends.cpu.jit import PARALLEL, SERIAL, Kernel
 from gpurules.objectives import mdl
 from gpurules.objectives.mdl import feature_running_sums
 
-literal_scores = numba.njit(cache=True)(mdl.literal_scores)
+literal_scores = njit(mdl.literal_scores)
 
 
 def _class_histograms(codes, y, idx, grp, hist):

@@ -26,6 +26,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
+from gpurules._jit_cache import njit
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.kernels import side_quality, work_views
 from gpurules.backends.cpu.prediction import satisfies
@@ -282,7 +283,7 @@ def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, mas
 search = parallel_kernel(_search_all_py)
 
 
-@nb.njit(cache=True)
+@njit
 def apply_condition(f, op, threshold, sorted_index, sorted_value, n_present, mask, indicator):
     """Move the covered examples that satisfy ``x_f op threshold`` to ``indicator + 1``."""
     for pos in range(n_present[f]):
@@ -291,7 +292,7 @@ def apply_condition(f, op, threshold, sorted_index, sorted_value, n_present, mas
             mask[i] = indicator + 1
 
 
-@nb.njit(cache=True)
+@njit
 def apply_step(f, op, threshold, data, mask, indicator):
     """:func:`apply_condition` on ``data = (sorted_index, sorted_value, n_present,
     nominal)``; returns the new indicator (the fused refinement's apply step)."""

@@ -29,6 +29,7 @@ the CUDA backend fills the same arrays with the same meaning.
 import numba as nb
 import numpy as np
 
+from gpurules._jit_cache import njit
 from gpurules.backends.cpu.exact_search import (_consider, _evaluate, _work_row,
                                                 accumulate)
 from gpurules.backends.cpu.jit import parallel_kernel
@@ -106,7 +107,7 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
               hist_g, hist_h, hist_count, wide)
 
 
-@nb.njit(cache=True)
+@njit
 def covered_list(mask, indicator, covered, state):
     """The covered examples in ascending order: ``covered[:state[0]]`` once this returns.
 
@@ -228,7 +229,7 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, his
              work[1], gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
-@nb.njit(cache=True)
+@njit
 def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator):
     """Move the covered examples whose bin satisfies ``x_f op threshold`` to ``indicator + 1``.
 
@@ -286,7 +287,7 @@ def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_
 search = parallel_kernel(_search_py, build=build, scan=scan)
 
 
-@nb.njit(cache=True)
+@njit
 def apply_step(f, op, threshold, data, mask, indicator):
     """:func:`apply_binned_condition` on ``data = (bin_index, bin_offset, bin_min, bin_max,
     nominal, hist_g, hist_h, hist_count, covered, state)`` over its covered list; returns the

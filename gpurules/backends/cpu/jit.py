@@ -35,6 +35,9 @@ import types
 
 import numba as nb
 
+from gpurules._jit_cache import njit
+
+
 SERIAL, PARALLEL = False, True
 
 
@@ -70,7 +73,7 @@ class Kernel:
             constants = {key: value.form(parallel) if isinstance(value, Kernel) else value
                          for key, value in self.constants.items()}
             copy = variant(self.py_func, name, **constants)
-            self._forms[parallel] = nb.njit(cache=True, parallel=parallel)(copy)
+            self._forms[parallel] = njit(parallel=parallel)(copy)
         return self._forms[parallel]
 
     def compiled_forms(self):

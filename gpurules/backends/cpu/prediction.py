@@ -4,13 +4,14 @@ and marginalized predictors of ``objectives.predictors`` compiled with Numba."""
 import numba as nb
 import numpy as np
 
+from gpurules._jit_cache import njit
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.threads import thread_limit, threads_for
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ
 from gpurules.objectives import predictors
 
-predict_example_wise = nb.njit(cache=True)(predictors.predict_example_wise)
-predict_marginalized = nb.njit(cache=True)(predictors.predict_marginalized)
+predict_example_wise = njit(predictors.predict_example_wise)
+predict_marginalized = njit(predictors.predict_marginalized)
 
 
 @nb.njit(inline="always")

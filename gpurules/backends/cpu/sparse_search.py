@@ -13,6 +13,7 @@ candidates in, so dense and sparse inputs give the same model.
 
 import numba as nb
 
+from gpurules._jit_cache import njit
 from gpurules.backends.cpu.exact_search import _evaluate, _midpoint, _work_row, accumulate
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.prediction import satisfies
@@ -208,7 +209,7 @@ def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z,
 search = parallel_kernel(_search_all_py)
 
 
-@nb.njit(cache=True)
+@njit
 def apply_condition(f, op, threshold, indptr, index, value, z, mask, indicator):
     """Restrict the coverage to ``x_f op threshold``; returns the new indicator.
 
@@ -229,7 +230,7 @@ def apply_condition(f, op, threshold, indptr, index, value, z, mask, indicator):
     return indicator + 1
 
 
-@nb.njit(cache=True)
+@njit
 def apply_step(f, op, threshold, data, mask, indicator):
     """:func:`apply_condition` on ``data = (indptr, index, value, n_neg, n_present, nominal,
     z)``; returns the new indicator (the fused refinement's apply step)."""

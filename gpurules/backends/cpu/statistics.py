@@ -11,6 +11,7 @@ gradients and the whole Hessian of an example change when any of its scores does
 import numba as nb
 import numpy as np
 
+from gpurules._jit_cache import njit
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.kernels import loss_gradient_hessian, quantize
 from gpurules.objectives.non_decomposable import gradient_hessian, largest_statistic
@@ -23,7 +24,7 @@ def _encode(loss, y, score, base_weight, scale):
             np.int64(quantize(hh * base_weight, scale)))
 
 
-@nb.njit(cache=True)
+@njit
 def compute_all(loss, Y, P, base_weight, scale, g, h):
     """Statistics of every (example, label) from the scores ``P``."""
     n, K = Y.shape
@@ -71,7 +72,7 @@ def _replace(values, weight, scale, stored, sums):
         stored[k] = q
 
 
-@nb.njit(cache=True)
+@njit
 def compute_all_nd(loss, Y, P, base_weight, scale, g, h):
     """Non-decomposable statistics of every example from the scores ``P``.
 
@@ -119,7 +120,7 @@ def _update_covered_nd_py(loss, Y, P, base_weight, scale, g, h, mask, indicator,
 update_covered_nd = parallel_kernel(_update_covered_nd_py)
 
 
-@nb.njit(cache=True)
+@njit
 def covered_totals(mask, indicator, weights, g, h):
     """Weighted sums over the covered examples: (g int64 (K,), h int64 (W,), count)."""
     tot_g = np.zeros(g.shape[1], np.int64)
