@@ -20,6 +20,14 @@ from gpurules.backends.cpu.threads import thread_limit
 def _cached_dispatchers():
     """(module name, attribute, dispatcher) of every cached CPU dispatcher in gpurules
     (the CUDA modules excluded: they need CuPy/numba-cuda)."""
+    return [(module, name, disp) for module, name, disp in package_dispatchers()
+            if disp._cache is not None and type(disp._cache).__name__ != "NullCache"]
+
+
+def package_dispatchers():
+    """(module name, attribute, dispatcher) of every CPU dispatcher in gpurules, the forms
+    of its ``jit.Kernel`` objects included (the CUDA modules excluded: they need
+    CuPy/numba-cuda)."""
     found = []
     for info in pkgutil.walk_packages(gpurules.__path__, "gpurules."):
         if ".cuda" in info.name:
@@ -33,8 +41,7 @@ def _cached_dispatchers():
                 values += [(f"{name}.form({p})", value.form(p)) for p in (False, True)]
             elif isinstance(value, tuple):  # e.g. class_histograms' (serial, parallel)
                 values += [(f"{name}[{i}]", v) for i, v in enumerate(value)]
-            elif isinstance(value, CPUDispatcher) and value._cache is not None and \
-                    type(value._cache).__name__ != "NullCache":
+            elif isinstance(value, CPUDispatcher):
                 found.append((info.name, name, value))
     return found
 

@@ -4,6 +4,8 @@ sparse and histogram searches with multi-output heads against brute-force NumPy 
 
 import numpy as np
 import pytest
+from numba.core import types
+from numba.core.compiler import Flags
 
 from gpurules.backends.base import SearchSettings, refine_stepwise
 from gpurules.backends.cpu import CpuBackend
@@ -19,6 +21,7 @@ from tests.reference import multi_output_search as ref
 from tests.reference import non_decomposable_reference as ndref
 from tests.reference.search import assert_condition_sums
 from tests.test_exact_search import random_problem
+from tests.test_jit_cache import package_dispatchers
 
 LOGISTIC = nd.NON_DECOMPOSABLE_LOSSES["logistic-non-decomposable"]
 FORMATS = {
@@ -189,3 +192,38 @@ def test_decomposable_statistics_keep_their_width():
     backend.start_fit(presort_dense(X, nominal), Y,
                       DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(50), 2.0 ** 20)
     assert backend.h.shape == backend.g.shape == (50, 4)
+
+
+def _holds_array(numba_type):
+    """Whether a Numba type is, or contains, an array (a reference the caller releases)."""
+    if isinstance(numba_type, types.Array):
+        return True
+    return any(_holds_array(t) for t in getattr(numba_type, "types", ()))
+
+
+def _with_nrt(cres):
+    """Whether a compiled overload was compiled with reference counting (its flags are
+    mangled into its symbol's ABI tag)."""
+    return "nrt=True" in Flags.demangle(cres.fndesc.abi_tags[0])
+
+
+def test_no_overload_compiled_without_reference_counting_returns_a_reference():
+    """The per-feature searches are compiled with ``_nrt=False`` (``jit.py``); a dispatcher
+    they call is compiled under the same flags, and Numba hands that overload to every later
+    caller of the signature, in memory and in the disk cache (keyed by the signature only).
+    If it returns an array, a reference-counted caller releases references it never got:
+    the fused histogram refinement freed its work rows once an exact search had compiled
+    ``work_views`` that way (glibc heap corruption, depending on the compile order). The
+    exact and sparse searches run first here, as in that order."""
+    rng, X, nominal, Y, P = problem(7, n=40, A=4, K=3)
+    mode, params = HEADS["complete"][:2]
+    for fmt in ("dense", "sparse", "binned"):
+        for threads in (1, 2):
+            backend = nd_backend(X, nominal, Y, P, fmt, threads)
+            steps = _refine(backend.refine_rule, backend, rng.random((2, 0)), mode, params,
+                            None, 1)[0]
+            assert steps
+    for module, name, disp in package_dispatchers():
+        for sig, cres in disp.overloads.items():
+            assert _with_nrt(cres) or not _holds_array(cres.signature.return_type), \
+                f"{module}.{name}{sig} returns {cres.signature.return_type} without NRT"

@@ -117,3 +117,11 @@ def variant(py_func, suffix, **constants):
 # on scene took 14.5 s instead of 5.7 s (bisected to the commit that made the quality
 # pluggable). Those functions allocate nothing (a slice copy or ``np.empty`` in them fails
 # to compile, which keeps it so); their callers hold the arrays.
+#
+# What such a function calls without inlining is compiled under its flags, without reference
+# counting too, and Numba hands that overload to every later caller of the signature, in
+# memory and in the disk cache (keyed by the signature only). A callee that returns an array
+# would then make reference-counted callers release references they never got: heap
+# corruption. So every callee returning an array is inlined (``kernels.work_views``); the
+# test ``test_no_overload_compiled_without_reference_counting_returns_a_reference`` checks
+# every compiled overload of the package.
