@@ -21,10 +21,10 @@ sources, then its user-wide directory).
 data-file number and writes index and data back, without a lock. Two processes that
 compile two signatures of one function at the same time (two pytest-xdist workers, two
 Dask or joblib workers on their first fit) both pick number 1: the index then maps one
-signature to the other's machine code, and every later process that loads it calls
-compiled code with the wrong argument layout. It aborted the test suite with glibc heap
-corruption ("malloc(): unaligned tcache chunk detected") in a fused refinement over
-non-decomposable statistics. :class:`LockedCacheFile` holds an exclusive lock on the
+signature to the other's machine code (or loses one signature), and every later process
+that loads it calls compiled code with the wrong argument layout
+(``tests/test_jit_cache.py`` shows the lost entry). :class:`LockedCacheFile` holds an
+exclusive lock on the
 cache directory while it saves (index and data) and a shared one while it loads
 (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows).
 
