@@ -24,9 +24,8 @@ Dask or joblib workers on their first fit) both pick number 1: the index then ma
 signature to the other's machine code (or loses one signature), and every later process
 that loads it calls compiled code with the wrong argument layout
 (``tests/test_jit_cache.py`` shows the lost entry). :class:`LockedCacheFile` holds an
-exclusive lock on the
-cache directory while it saves (index and data) and a shared one while it loads
-(``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows).
+exclusive lock on the cache directory while it saves (index and data) and a shared one
+while it loads (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows).
 
 These classes subclass Numba's cache internals (``numba.core.caching``), which are not a
 public API: ``tests/test_jit_cache.py`` checks that every cached kernel uses them.
