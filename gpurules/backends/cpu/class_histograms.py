@@ -44,7 +44,7 @@ def _running_sums(hist, bin_offset, numeric, totals, nonempty):
     = all non-missing counts of feature f; ``nonempty[f]`` = the cut points (numeric) or
     levels (nominal) of f that split the covered examples."""
     for f in prange(bin_offset.shape[0] - 1):
-        feature_running_sums(hist, bin_offset, numeric, f, totals, nonempty)
+        feature_running_sums(hist, bin_offset, numeric, np.int64(f), totals, nonempty)
 
 
 def _score_all(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, nonempty,
@@ -53,7 +53,7 @@ def _score_all(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, non
                out_gain_excl, out_cov_incl, out_cov_excl, out_flags):
     """``literal_scores`` for every literal (one per iteration, in parallel)."""
     for lit in prange(lit_feat.shape[0]):
-        literal_scores(lit, lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals,
+        literal_scores(np.int64(lit), lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals,
                        nonempty, fstate, ncuts, else_counts, union_counts, union_size, L2,
                        CL, REG, base_model, new_feature_model, log2_features, work,
                        out_gain_incl, out_gain_excl, out_cov_incl, out_cov_excl, out_flags)

@@ -189,8 +189,8 @@ def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hi
              labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work_f,
              work_i, gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
-        _scan_feature(j, features[j], bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
-                      hist_count, labels, head_mode, params, inv_scale, min_coverage,
+        _scan_feature(np.int64(j), features[j], bin_offset, bin_min, bin_max, nominal, hist_g,
+                      hist_h, hist_count, labels, head_mode, params, inv_scale, min_coverage,
                       min_quality, sums[j], _work_row(work_f, work_i, j, labels.shape[0]),
                       gains[j], out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 

@@ -22,6 +22,10 @@ dispatcher of the *same* Python function share cache entries and one silently ru
 other's code (this happened: the "parallel" search ran serially, or the serial one on every
 core, depending on which had been compiled first).
 
+A ``prange`` body types its loop index as ``int64`` in the enclosing function and as
+``uint64`` in the gufunc, so a function called with the bare index is compiled twice (the
+per-feature search: ~30 CPU-s each). The kernels pass ``np.int64(j)``: one signature.
+
 The parallel form was measured 12-35 % faster than a plain ``njit`` of the search kernels
 *on one thread* (no-alias arguments in the gufunc let LLVM vectorise the inlined
 per-feature search); the serial form here is measured against it in ``docs/benchmarks.md``.

@@ -12,6 +12,7 @@ candidates in, so dense and sparse inputs give the same model.
 """
 
 import numba as nb
+import numpy as np
 
 from gpurules._jit_cache import njit
 from gpurules.backends.cpu.exact_search import _evaluate, _midpoint, _work_row, accumulate
@@ -199,10 +200,11 @@ def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z,
                    params, inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
                    out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
-        _search_sparse_feature(j, features[j], indptr, index, value, n_neg, n_present, nominal,
-                               z, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                               labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                               scratch, (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
+        _search_sparse_feature(np.int64(j), features[j], indptr, index, value, n_neg,
+                               n_present, nominal, z, mask, indicator, weights, g, h, tot_g,
+                               tot_h, tot_count, labels, head_mode, params, inv_scale,
+                               min_coverage, min_quality, scratch,
+                               (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
 
 
 # one kernel for every thread count (``jit.parallel_kernel``)
