@@ -5,7 +5,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gpurules.backends.cpu import CpuBackend
+from gpurules.backends.factory import backend_class, get_backend
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
@@ -132,7 +132,8 @@ class BoomerClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"features {sorted(nominal & ordinal)} are declared both nominal "
                              f"and ordinal")
         config = with_label_ratio(config, Y)
-        self.device_ = resolve_device(self.device)
+        self._device = resolve_device(self.device)
+        self.device_ = str(self._device)
         nominal_mask = np.zeros(A, dtype=bool)
         nominal_mask[list(nominal)] = True
         self._threads = threads
@@ -153,12 +154,8 @@ class BoomerClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _make_backend(self, threads):
-        """The backend of ``device_``: CUDA (histogram search) or the CPU."""
-        if self.device_.startswith("cuda"):
-            from gpurules.backends.cuda import CudaBackend
-
-            return CudaBackend(int(self.device_.split(":")[1]))
-        return CpuBackend(threads["search"], threads["update"])
+        """A new backend of the resolved device (``backends.factory``)."""
+        return get_backend(self._device, threads)
 
     def _feature_representation(self, X, nominal_mask, sparse_value):
         """Binned features if ``feature_binning`` asks for them ('auto': equal-width for dense
@@ -169,11 +166,11 @@ class BoomerClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         if not np.isfinite(sparse_value):
             raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
         binning, options = parse("feature_binning", self.feature_binning)
-        on_gpu = self.device_.startswith("cuda")
+        needs_bins = backend_class(self._device).requires_binned_features
         if binning == "auto":
             big_dense = not sp.issparse(X) and X.shape[0] > 200_000
-            binning = "equal-width" if big_dense or on_gpu else "none"
-        if on_gpu and binning == "none":
+            binning = "equal-width" if big_dense or needs_bins else "none"
+        if needs_bins and binning == "none":
             raise ValueError(f"device={self.device!r} runs the histogram search: use "
                              f"feature_binning='auto', 'equal-width' or 'equal-frequency' "
                              f"(or device='cpu' for the exact search)")

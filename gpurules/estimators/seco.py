@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from gpurules.backends.cpu import CpuBackend
+from gpurules.backends.factory import backend_class, get_backend
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
@@ -105,7 +105,8 @@ class SeCoClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         if nominal & ordinal:
             raise ValueError(f"features {sorted(nominal & ordinal)} are declared both nominal "
                              f"and ordinal")
-        self.device_ = resolve_device(self.device)
+        self._device = resolve_device(self.device)
+        self.device_ = str(self._device)
         nominal_mask = np.zeros(A, dtype=bool)
         nominal_mask[list(nominal)] = True
         self._threads = threads
@@ -122,7 +123,8 @@ class SeCoClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
             features = self._feature_representation(X, nominal_mask, sparse_feature_value)
             backend = self._make_backend(threads)
             # on the CPU a rule whose head is fixed is refined on its labels alone
-            narrow = None if self.device_.startswith("cuda") else self._make_backend(threads)
+            narrow = self._make_backend(threads) if \
+                backend_class(self._device).narrow_head_search else None
             builder = CoveringLearner(config, backend, rng, narrow, X).fit(features, Y)
             ordered, threshold = True, -np.inf
         self.model_ = builder.build(ordered, threshold, feature_names=info.names,
@@ -131,11 +133,8 @@ class SeCoClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _make_backend(self, threads):
-        if self.device_.startswith("cuda"):
-            from gpurules.backends.cuda import CudaBackend
-
-            return CudaBackend(int(self.device_.split(":")[1]))
-        return CpuBackend(threads["search"], threads["update"])
+        """A new backend of the resolved device (``backends.factory``)."""
+        return get_backend(self._device, threads)
 
     def _feature_representation(self, X, nominal_mask, sparse_value):
         """Binned features if ``feature_binning`` asks for them (always on a GPU: 'none'
@@ -145,7 +144,7 @@ class SeCoClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         if not np.isfinite(sparse_value):
             raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
         binning, options = parse("feature_binning", self.feature_binning)
-        if self.device_.startswith("cuda") and binning == "none":
+        if backend_class(self._device).requires_binned_features and binning == "none":
             raise ValueError(f"device={self.device!r} runs the histogram search: set "
                              f"feature_binning='equal-width' or 'equal-frequency' (or use "
                              f"device='cpu' for the exact search)")

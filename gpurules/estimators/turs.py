@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 
+from gpurules.backends.factory import get_class_histograms
 from gpurules.compile_log import logs_compilation
 from gpurules.device import resolve_device
 from gpurules.estimators._base import RuleEstimatorMixin
@@ -89,24 +90,17 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         nominal[check_feature_indices(self.categorical_features, A,
                                       "categorical_features")] = True
         nominal[info.nominal] = True
-        self.device_ = resolve_device(self.device)
+        self._device = resolve_device(self.device)
+        self.device_ = str(self._device)
         data = prepare(X, y_codes, len(self.classes_), nominal, self.n_cut_points,
                        self.literal_count_code)
-        learner = TursLearner(data, self._backend(data), self.beam_width, self.patience,
-                              self.max_rules, self.max_grow_iter)
+        learner = TursLearner(data, get_class_histograms(self._device, data),
+                              self.beam_width, self.patience, self.max_rules,
+                              self.max_grow_iter)
         ruleset = learner.fit()
         self.model_ = to_model(ruleset, self.classes_, info.names, info.levels or None)
         self.history_ = list(map(float, learner.history))
         return self
-
-    def _backend(self, data):
-        if self.device_.startswith("cuda"):
-            from gpurules.backends.cuda.class_histograms import CudaClassHistograms
-
-            return CudaClassHistograms(data, int(self.device_.split(":")[1]))
-        from gpurules.backends.cpu.class_histograms import CpuClassHistograms
-
-        return CpuClassHistograms(data)
 
     def predict_proba(self, X):
         """float64 (n, n_classes): class probabilities, columns in ``classes_`` order."""
