@@ -262,7 +262,7 @@ def boomer_fits_equal_cpu():
     """BoomerClassifier(device='cuda') with logistic-non-decomposable (complete heads with
     and without GBLB, a partial-fixed head) learns the CPU histogram search's model."""
     import gpurules.backends.cuda as cuda_backends
-    import gpurules.estimators.boomer as boomer
+    import gpurules.estimators._base as estimator_base
     from gpurules.device import Device
     from tests.reference import fake_cupy
     from tests.test_cuda_simulator import _simulated_backend_class
@@ -276,8 +276,8 @@ def boomer_fits_equal_cpu():
             super().__init__(device_index, block_size=32)
 
     cuda_backends.CudaBackend = SmallBlocks
-    boomer.resolve_device = lambda device: Device("cuda", 0) if device == "cuda" else \
-        Device("cpu")
+    estimator_base.resolve_device = lambda device: Device("cuda", 0) if device == "cuda" \
+        else Device("cpu")
     from gpurules import BoomerClassifier
 
     for name, params in FIT_CASES.items():
