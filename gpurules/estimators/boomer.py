@@ -100,7 +100,8 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         """Labels: uint8 (n, K) of 0/1 (CSR if ``prediction_format='sparse'``), or the
         classes of a 1-D y."""
         scores = self.decision_function(X)
-        scores = scores.reshape(scores.shape[0], -1)  # (n, K), also after a 1-D y
+        if scores.ndim == 1:  # a 1-D y: one label
+            scores = scores[:, None]
         if self.binary_predictor_ == "example-wise":
             from gpurules.backends.cpu.prediction import predict_example_wise
 
