@@ -17,9 +17,8 @@ import numba as nb
 import numpy as np
 
 from gpurules.backends.cpu.jit import parallel_kernel
-from gpurules.backends.cpu.prediction import satisfies
 from gpurules.backends.cpu.threads import thread_limit
-from gpurules.model import RuleModel, RuleModelBuilder
+from gpurules.model import RuleModel, RuleModelBuilder, satisfies
 
 
 @dataclass

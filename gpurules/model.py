@@ -7,6 +7,7 @@ that a model pickles and predicts on a machine without a GPU.
 
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 OP_LEQ = 0  # x <= t
@@ -15,6 +16,22 @@ OP_EQ = 2  # x == t (nominal)
 OP_NEQ = 3  # x != t (nominal)
 
 OP_SYMBOLS = {OP_LEQ: "<=", OP_GR: ">", OP_EQ: "==", OP_NEQ: "!="}
+
+
+@nb.njit(inline="always")
+def satisfies(op, value, threshold):
+    """Whether ``value`` satisfies a condition; NaN (missing) never does. The one
+    definition of a condition: inlined by the CPU kernels, compiled for the GPU by
+    ``backends/cuda/device_math.py``."""
+    if value != value:
+        return False
+    if op == OP_LEQ:
+        return value <= threshold
+    if op == OP_GR:
+        return value > threshold
+    if op == OP_EQ:
+        return value == threshold
+    return value != threshold
 
 
 @dataclass

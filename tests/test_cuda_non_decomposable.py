@@ -261,17 +261,23 @@ def refinements_equal_cpu():
 def boomer_fits_equal_cpu():
     """BoomerClassifier(device='cuda') with logistic-non-decomposable (complete heads with
     and without GBLB, a partial-fixed head) learns the CPU histogram search's model."""
-    import functools
-
     import gpurules.backends.cuda as cuda_backends
-    import gpurules.estimators.boomer as boomer
+    import gpurules.estimators._base as estimator_base
+    from gpurules.device import Device
     from tests.reference import fake_cupy
     from tests.test_cuda_simulator import _simulated_backend_class
 
     backend_class, _ = _simulated_backend_class()  # installs the fake CuPy
-    # what the estimator constructs: small blocks, as every simulated run here
-    cuda_backends.CudaBackend = functools.partial(backend_class, block_size=32)
-    boomer.resolve_device = lambda device: "cuda:0" if device == "cuda" else "cpu"
+
+    class SmallBlocks(backend_class):
+        """What the estimator constructs: small blocks, as every simulated run here."""
+
+        def __init__(self, device_index=0):
+            super().__init__(device_index, block_size=32)
+
+    cuda_backends.CudaBackend = SmallBlocks
+    estimator_base.resolve_device = lambda device: Device("cuda", 0) if device == "cuda" \
+        else Device("cpu")
     from gpurules import BoomerClassifier
 
     for name, params in FIT_CASES.items():

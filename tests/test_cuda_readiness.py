@@ -170,7 +170,7 @@ def test_cuda_status_runs_the_smoke_test_once_per_device(monkeypatch, stack):
 def test_auto_falls_back_and_logs_the_failing_part(stack, caplog):
     stack(fake_cupy(), fake_numba_cuda(launch=_wrong_numbers))
     with caplog.at_level(logging.INFO, logger="gpurules"):
-        assert device.resolve_device("auto") == "cpu"
+        assert str(device.resolve_device("auto")) == "cpu"
     assert "device='auto' uses the CPU (Numba CUDA kernel failed: a test kernel computed" \
         in caplog.text
 
@@ -185,9 +185,9 @@ def test_cuda_raises_naming_the_failing_part(stack):
 def test_auto_and_cuda_use_a_working_device(stack, caplog):
     stack(fake_cupy(), fake_numba_cuda())
     with caplog.at_level(logging.INFO, logger="gpurules"):
-        assert device.resolve_device("auto") == "cuda:0"
+        assert device.resolve_device("auto") == device.Device("cuda", 0)
     assert "device='auto' uses cuda:0" in caplog.text
-    assert device.resolve_device("cuda") == "cuda:0"
+    assert str(device.resolve_device("cuda")) == "cuda:0"
 
 
 # -- NumPy 2.5 -------------------------------------------------------------------------------

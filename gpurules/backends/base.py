@@ -68,9 +68,21 @@ class SearchSettings:
 
 
 class Backend(Protocol):
-    """What a learner needs from a backend. Arrays in and out are host NumPy arrays."""
+    """What a learner needs from a backend. Arrays in and out are host NumPy arrays.
+
+    Class attributes (capabilities, read by the estimators through
+    ``backends.factory.backend_class`` before a backend is constructed):
+        name: str, ``"cpu"`` or ``"cuda"``.
+        requires_binned_features: bool, only ``BinnedFeatures`` (the histogram search) can
+            be searched, not pre-sorted dense or sparse features.
+        narrow_head_search: bool, a covering learner should refine a rule whose head is
+            fixed on a second backend over the head's labels alone (it pays off where a
+            search's cost grows with the number of labels scanned).
+    """
 
     name: str
+    requires_binned_features: bool
+    narrow_head_search: bool
 
     def start_fit(self, features, Y, loss, base_weight, scale):
         """Take the pre-sorted features, labels (uint8 (n, K)), loss, per-example weights

@@ -1,14 +1,39 @@
-"""The input contract the three estimators share: feature names and counts checked as
-scikit-learn does, categorical columns mapped by value, seeds, empty predictions.
+"""What the three estimators share: the input contract (feature names and counts checked
+as scikit-learn does, categorical columns mapped by value, nominal/ordinal columns),
+tags, the device, and for the multi-label learners (BOOMER, SeCo) labels, the feature
+representation of the search, the backend and the shape of predictions.
 
-``fit`` calls :meth:`RuleEstimatorMixin._fit_features` once; every prediction method
-calls :meth:`RuleEstimatorMixin._predict_features`.
+``fit`` calls :meth:`RuleEstimatorMixin._fit_features` once (BOOMER and SeCo through
+:meth:`MultiLabelRuleClassifier._fit_inputs`) and :meth:`RuleEstimatorMixin._resolve_device`;
+every prediction method calls :meth:`RuleEstimatorMixin._predict_features`.
 """
 
+from typing import NamedTuple
+
 import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpurules.estimators.validation import check_features, is_dataframe
+from gpurules.backends.cpu.threads import thread_limit
+from gpurules.backends.factory import backend_class, get_backend
+from gpurules.compile_log import logs_compilation
+from gpurules.data.binning import bin_features, drop_empty_bins
+from gpurules.data.presorted import presort_dense
+from gpurules.data.sparse import presort_sparse, sparse_is_smaller
+from gpurules.device import resolve_device
+from gpurules.estimators.options import parse_option_value
+from gpurules.estimators.validation import (check_feature_indices, check_features,
+                                            check_labels, check_sample_weight, check_seed,
+                                            is_dataframe)
+
+
+def store_params(estimator, params):
+    """Set each argument of ``__init__`` as the attribute of the same name, unchanged (as
+    scikit-learn requires). ``params``: ``locals()`` at the start of ``__init__``."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
 
 
 def multi_label_classes(num_labels, label_dtype):
@@ -19,9 +44,37 @@ def multi_label_classes(num_labels, label_dtype):
     return [np.array([0, 1], dtype=dtype) for _ in range(num_labels)]
 
 
+def nominal_mask(num_features, declared, detected, ordinal=None,
+                 param="nominal_feature_indices"):
+    """bool (A,): which columns are nominal.
+
+    Args:
+        num_features: A.
+        declared: the column indices of parameter ``param`` (None: none).
+        detected: column indices found nominal in the input (a DataFrame's categoricals).
+        ordinal: the ``ordinal_feature_indices`` (searched like numerical columns; None:
+            none); ValueError if one of them is nominal too.
+    """
+    nominal = set(check_feature_indices(declared, num_features, param)) | set(detected)
+    ordinal = set(check_feature_indices(ordinal, num_features, "ordinal_feature_indices"))
+    if nominal & ordinal:
+        raise ValueError(f"features {sorted(nominal & ordinal)} are declared both nominal "
+                         f"and ordinal")
+    mask = np.zeros(num_features, dtype=bool)
+    mask[list(nominal)] = True
+    return mask
+
+
 class RuleEstimatorMixin:
-    """Shared input handling. Sets ``n_features_in_``, ``feature_names_in_`` (a DataFrame
-    whose column names are all strings) and ``feature_categories_`` at fit."""
+    """Shared input handling and device. Sets ``n_features_in_``, ``feature_names_in_`` (a
+    DataFrame whose column names are all strings) and ``feature_categories_`` at fit, and
+    ``device_`` (str, ``"cpu"`` or ``"cuda:N"``) with the parsed ``_device``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
 
     def _fit_features(self, X, keep_sparse=False):
         """Validate X at fit and record its columns. Returns a ``FeatureInput``."""
@@ -30,6 +83,12 @@ class RuleEstimatorMixin:
                       skip_check_array=True)
         self.feature_categories_ = info.categories
         return info
+
+    def _resolve_device(self):
+        """Resolve the ``device`` parameter (``gpurules.device``) into ``_device`` (a
+        ``Device``) and ``device_``."""
+        self._device = resolve_device(self.device)
+        self.device_ = str(self._device)
 
     def _predict_features(self, X):
         """Validate X for prediction: the fitted names (a DataFrame's columns must match
@@ -43,3 +102,167 @@ class RuleEstimatorMixin:
         if not is_dataframe(X):  # warns if fitted with names, as scikit-learn does
             validate_data(self, X_arr, reset=False, skip_check_array=True)
         return X_arr
+
+
+class FitData(NamedTuple):
+    """The validated inputs of one fit of a :class:`MultiLabelRuleClassifier`.
+
+    info: ``FeatureInput``; its X: float32 ndarray (n, A) or CSC matrix.
+    Y: uint8 (n, K) of 0/1.  nominal: bool (A,), the nominal features.
+    weight: float64 (n,) example weights (ones without ``sample_weight``).
+    sparse_value: float, the value of the entries a sparse X does not store.
+    rng: ``numpy.random.Generator`` seeded with ``random_state``.
+    """
+
+    info: object
+    Y: np.ndarray
+    nominal: np.ndarray
+    weight: np.ndarray
+    sparse_value: float
+    rng: np.random.Generator
+
+
+class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Base of the multi-label learners (BOOMER, SeCo) with mlrl-style string parameters.
+
+    A subclass sets ``_SUPPORTED`` ({parameter: {value name: {option: default}}}, as in
+    ``boomer_params``) and ``_resolve_config`` (its ``*_params.resolve_config``: the
+    estimator -> (config, threads dict)), has the parameters ``random_state``,
+    ``feature_format``, ``feature_binning``, ``prediction_format`` and ``device``, and
+    implements :meth:`_learn`. Fitted attributes set here: ``model_``, ``classes_``,
+    ``n_outputs_``, ``device_``, ``feature_binning_``, ``feature_format_`` and those of
+    :class:`RuleEstimatorMixin`.
+    """
+
+    _SUPPORTED = {}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_label = True
+        return tags
+
+    def _option(self, param):
+        """(name, options) of string parameter ``param`` (``options.parse_option_value``)."""
+        return parse_option_value(param, getattr(self, param), self._SUPPORTED[param])
+
+    @logs_compilation
+    def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
+            sparse_feature_value=0.0):
+        """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary).
+
+        Args:
+            X: array-like, sparse matrix or pandas DataFrame (categorical columns become
+                nominal features). NaN marks a missing value.
+            y: array-like or sparse (n, K) of 0/1, or 1-D with at most two classes.
+            nominal_feature_indices: columns searched with ``==``/``!=`` conditions.
+            ordinal_feature_indices: columns searched like numerical ones.
+            sparse_feature_value: the value of the entries a sparse X does not store (the
+                sparse representation never visits them).
+        """
+        return self._fit(X, y, nominal_feature_indices, ordinal_feature_indices,
+                         sparse_feature_value)
+
+    def _fit(self, X, y, nominal_feature_indices, ordinal_feature_indices, sparse_value,
+             sample_weight=None):
+        """``fit``: validate the parameters and inputs, resolve the device, learn the
+        model (:meth:`_learn`). Returns self."""
+        config, threads = self._resolve_config()
+        seed = check_seed(self.random_state)
+        info, Y, nominal = self._fit_inputs(X, y, nominal_feature_indices,
+                                            ordinal_feature_indices)
+        weight = check_sample_weight(sample_weight, Y.shape[0])
+        self._resolve_device()
+        self._threads = threads
+        data = FitData(info, Y, nominal, weight, sparse_value, np.random.default_rng(seed))
+        self.model_ = self._learn(config, data)
+        self.n_outputs_ = Y.shape[1]
+        return self
+
+    def _learn(self, config, data):
+        """The model learned from ``data`` (:class:`FitData`) with ``config``."""
+        raise NotImplementedError
+
+    def _fit_inputs(self, X, y, nominal_feature_indices, ordinal_feature_indices):
+        """Validate the inputs of ``fit``; sets ``classes_``.
+
+        Returns:
+            (FeatureInput (its X: float32 ndarray (n, A) or CSC), Y uint8 (n, K),
+            nominal mask bool (A,)).
+        """
+        info = self._fit_features(X, keep_sparse=True)
+        Y, self.classes_, self._one_d = check_labels(y, info.X.shape[0])
+        self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
+        if not self._one_d:
+            self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
+        mask = nominal_mask(info.X.shape[1], nominal_feature_indices, info.nominal,
+                            ordinal_feature_indices)
+        return info, Y, mask
+
+    def _make_backend(self, threads):
+        """A new backend of the resolved device (``backends.factory``); ``threads``: the
+        ``resolve_config`` thread counts."""
+        return get_backend(self._device, threads)
+
+    def _feature_binning(self, X):
+        """(name, options) of the binning to use for ``X``; 'none': no binning."""
+        return self._option("feature_binning")
+
+    def _feature_representation(self, X, nominal_mask, sparse_value):
+        """The features the search runs on: binned (``BinnedFeatures``) if
+        :meth:`_feature_binning` says so, else pre-sorted dense or sparse as
+        ``feature_format`` asks ('auto': the smaller in memory). Sets
+        ``feature_binning_`` and ``feature_format_``.
+
+        Args:
+            X: float32 ndarray (n, A) or scipy sparse; nominal_mask: bool (A,);
+            sparse_value: float, the value of the entries a sparse X does not store.
+        """
+        if not np.isfinite(sparse_value):
+            raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
+        binning, options = self._feature_binning(X)
+        if binning == "none" and backend_class(self._device).requires_binned_features:
+            raise ValueError(f"device={self.device!r} runs the histogram search: use "
+                             f"feature_binning={self._binned_choices()} (or device='cpu' "
+                             f"for the exact search)")
+        self.feature_binning_ = binning
+        if binning != "none":
+            self.feature_format_ = "dense"
+            dense = X.toarray() if sp.issparse(X) else X
+            with thread_limit(self._threads["search"]):
+                return drop_empty_bins(bin_features(dense, nominal_mask, binning, **options))
+        return self._presorted(X, nominal_mask, sparse_value)
+
+    def _presorted(self, X, nominal_mask, sparse_value):
+        """Pre-sorted sparse or dense features of X (as for
+        :meth:`_feature_representation`); sets ``feature_format_``."""
+        fmt, _ = self._option("feature_format")
+        if fmt == "sparse" or (fmt == "auto" and sparse_is_smaller(X)):
+            self.feature_format_ = "sparse"
+            return presort_sparse(X, nominal_mask, sparse_value)
+        self.feature_format_ = "dense"
+        if sp.issparse(X) and sparse_value != 0:
+            raise ValueError("sparse_feature_value != 0 needs a dense X")
+        dense = X.toarray() if sp.issparse(X) else X
+        return presort_dense(np.asarray(dense, dtype=np.float32), nominal_mask)
+
+    def _binned_choices(self):
+        """The supported ``feature_binning`` values other than 'none', for messages:
+        "'a', 'b' or 'c'"."""
+        names = [repr(name) for name in self._SUPPORTED["feature_binning"] if name != "none"]
+        return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+    def _label_output(self, relevant):
+        """What ``predict`` returns for ``relevant`` ((n, K) of 0/1 or bool): the classes of
+        a 1-D y (from column 0), else the labels in y's dtype (uint8 for a non-numeric
+        one), as CSR if ``prediction_format='sparse'``."""
+        if self._one_d:
+            codes = relevant[:, 0].astype(np.intp)
+            return self.classes_[codes] if len(self.classes_) == 2 else \
+                np.full(codes.shape, self.classes_[0])
+        dtype = self._label_dtype if self._label_dtype.kind in "biuf" else np.uint8
+        out = relevant.astype(dtype, copy=False)
+        if self._option("prediction_format")[0] == "sparse":
+            return sp.csr_matrix(out)
+        return out

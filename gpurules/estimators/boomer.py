@@ -2,26 +2,18 @@
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from gpurules.backends.cpu import CpuBackend
-from gpurules.backends.cpu.threads import thread_limit
-from gpurules.data.binning import bin_features, drop_empty_bins
-from gpurules.data.presorted import presort_dense
-from gpurules.data.sparse import presort_sparse, sparse_is_smaller
+from gpurules.backends.factory import backend_class
 from gpurules.compile_log import logs_compilation
-from gpurules.device import resolve_device
-from gpurules.estimators._base import RuleEstimatorMixin, multi_label_classes
-from gpurules.estimators.boomer_params import (parse, resolve_config, resolve_predictors,
+from gpurules.estimators._base import MultiLabelRuleClassifier, store_params
+from gpurules.estimators.boomer_params import (SUPPORTED, resolve_config, resolve_predictors,
                                                with_label_ratio)
-from gpurules.estimators.validation import (check_feature_indices, check_labels,
-                                            check_sample_weight, check_seed)
 from gpurules.learners.boosting import BoostingLearner
 from gpurules.objectives.predictors import unique_label_vectors
 
 
-class BoomerClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
+class BoomerClassifier(MultiLabelRuleClassifier):
     """BOOMER: gradient boosting of (multi-label) classification rules.
 
     Parameter names, value strings (with ``{key=value}`` options) and effective defaults
@@ -46,6 +38,9 @@ class BoomerClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
             (as scikit-learn's multi-output classifiers).
     """
 
+    _SUPPORTED = SUPPORTED
+    _resolve_config = resolve_config  # a method: self -> (BoostingConfig, threads)
+
     def __init__(self, random_state=1, feature_format=None, output_format=None,
                  prediction_format=None, statistic_format=None, statistic_type=None,
                  default_rule=None, rule_induction=None, max_rules=None, time_limit=None,
@@ -57,141 +52,43 @@ class BoomerClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
                  l1_regularization_weight=None, l2_regularization_weight=None,
                  parallel_rule_refinement=None, parallel_statistic_update=None,
                  parallel_prediction=None, device="auto"):
-        self.random_state = random_state
-        self.feature_format = feature_format
-        self.output_format = output_format
-        self.prediction_format = prediction_format
-        self.statistic_format = statistic_format
-        self.statistic_type = statistic_type
-        self.default_rule = default_rule
-        self.rule_induction = rule_induction
-        self.max_rules = max_rules
-        self.time_limit = time_limit
-        self.global_pruning = global_pruning
-        self.post_optimization = post_optimization
-        self.head_type = head_type
-        self.loss = loss
-        self.marginal_probability_calibration = marginal_probability_calibration
-        self.joint_probability_calibration = joint_probability_calibration
-        self.binary_predictor = binary_predictor
-        self.probability_predictor = probability_predictor
-        self.output_sampling = output_sampling
-        self.instance_sampling = instance_sampling
-        self.feature_sampling = feature_sampling
-        self.holdout = holdout
-        self.feature_binning = feature_binning
-        self.label_binning = label_binning
-        self.rule_pruning = rule_pruning
-        self.shrinkage = shrinkage
-        self.l1_regularization_weight = l1_regularization_weight
-        self.l2_regularization_weight = l2_regularization_weight
-        self.parallel_rule_refinement = parallel_rule_refinement
-        self.parallel_statistic_update = parallel_statistic_update
-        self.parallel_prediction = parallel_prediction
-        self.device = device
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.sparse = True
-        tags.target_tags.multi_output = True
-        tags.classifier_tags.multi_class = False
-        tags.classifier_tags.multi_label = True
-        return tags
+        store_params(self, locals())
 
     @logs_compilation
     def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
             sample_weight=None, sparse_feature_value=0.0):
-        """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary).
+        """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary),
+        each example weighted by ``sample_weight`` (optional non-negative float (n,));
+        the other arguments are those of :meth:`MultiLabelRuleClassifier.fit`."""
+        return self._fit(X, y, nominal_feature_indices, ordinal_feature_indices,
+                         sparse_feature_value, sample_weight)
 
-        Args:
-            X: array-like, sparse matrix or pandas DataFrame (categorical columns become
-                nominal features). NaN marks a missing value.
-            y: array-like or sparse (n, K) of 0/1, or 1-D with at most two classes.
-            nominal_feature_indices: columns searched with ``==``/``!=`` conditions.
-            ordinal_feature_indices: columns searched like numerical ones.
-            sample_weight: optional non-negative float (n,) example weights.
-            sparse_feature_value: the value of the entries a sparse X does not store (the
-                sparse representation never visits them).
-        """
-        config, threads = resolve_config(self)
-        seed = check_seed(self.random_state)
-        info = self._fit_features(X, keep_sparse=True)
-        X = info.X
-        Y, self.classes_, self._one_d = check_labels(y, X.shape[0])
-        self._label_dtype = np.asarray(y).dtype if not hasattr(y, 'toarray') else y.dtype
-        if not self._one_d:
-            self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
-        weight = check_sample_weight(sample_weight, X.shape[0])
-        A = X.shape[1]
-        nominal = set(check_feature_indices(nominal_feature_indices, A,
-                                            "nominal_feature_indices")) | set(info.nominal)
-        ordinal = set(check_feature_indices(ordinal_feature_indices, A,
-                                            "ordinal_feature_indices"))
-        if nominal & ordinal:
-            raise ValueError(f"features {sorted(nominal & ordinal)} are declared both nominal "
-                             f"and ordinal")
-        config = with_label_ratio(config, Y)
-        self.device_ = resolve_device(self.device)
-        nominal_mask = np.zeros(A, dtype=bool)
-        nominal_mask[list(nominal)] = True
-        self._threads = threads
-        backend = self._make_backend(threads)
-        rng = np.random.default_rng(seed)
-        features = self._feature_representation(X, nominal_mask, sparse_feature_value)
-        builder = BoostingLearner(config, backend, rng).fit(features, Y, weight)
-        self.model_ = builder.build(feature_names=info.names,
-                                    nominal_values=info.levels or None)
+    def _learn(self, config, data):
+        """Boosting (``learners.boosting``); sets the predictors."""
+        config = with_label_ratio(config, data.Y)
+        backend = self._make_backend(self._threads)
+        features = self._feature_representation(data.info.X, data.nominal, data.sparse_value)
+        builder = BoostingLearner(config, backend, data.rng).fit(features, data.Y, data.weight)
+        model = builder.build(feature_names=data.info.names,
+                              nominal_values=data.info.levels or None)
         self._loss = config.loss
         self.binary_predictor_, self.probability_predictor_ = resolve_predictors(
             self, config.loss.name)
         if "example-wise" == self.binary_predictor_ or \
                 "marginalized" == self.probability_predictor_:
-            vectors, counts = unique_label_vectors(Y)
-            self.model_.label_vectors, self.model_.label_vector_counts = vectors, counts
-        self.n_outputs_ = Y.shape[1]
-        return self
+            model.label_vectors, model.label_vector_counts = unique_label_vectors(data.Y)
+        return model
 
-    def _make_backend(self, threads):
-        """The backend of ``device_``: CUDA (histogram search) or the CPU."""
-        if self.device_.startswith("cuda"):
-            from gpurules.backends.cuda import CudaBackend
-
-            return CudaBackend(int(self.device_.split(":")[1]))
-        return CpuBackend(threads["search"], threads["update"])
-
-    def _feature_representation(self, X, nominal_mask, sparse_value):
-        """Binned features if ``feature_binning`` asks for them ('auto': equal-width for dense
-        input with more than 200,000 examples, as mlrl-boomer decides), else pre-sorted
-        dense or sparse features as ``feature_format`` asks ('auto': the smaller in
-        memory)."""
-        fmt, _ = parse("feature_format", self.feature_format)
-        if not np.isfinite(sparse_value):
-            raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
-        binning, options = parse("feature_binning", self.feature_binning)
-        on_gpu = self.device_.startswith("cuda")
+    def _feature_binning(self, X):
+        """``feature_binning``, with 'auto' resolved as mlrl-boomer does: equal-width for
+        dense input with more than 200,000 examples (and on a backend that needs binned
+        features), else none."""
+        binning, options = self._option("feature_binning")
         if binning == "auto":
             big_dense = not sp.issparse(X) and X.shape[0] > 200_000
-            binning = "equal-width" if big_dense or on_gpu else "none"
-        if on_gpu and binning == "none":
-            raise ValueError(f"device={self.device!r} runs the histogram search: use "
-                             f"feature_binning='auto', 'equal-width' or 'equal-frequency' "
-                             f"(or device='cpu' for the exact search)")
-        self.feature_binning_ = binning
-        if binning != "none":
-            self.feature_format_ = "dense"
-            dense = X.toarray() if sp.issparse(X) else X
-            with thread_limit(self._threads["search"]):
-                return drop_empty_bins(bin_features(dense, nominal_mask, binning, **options))
-        use_sparse = fmt == "sparse" or (fmt == "auto" and sparse_is_smaller(X))
-        if use_sparse:
-            self.feature_format_ = "sparse"
-            return presort_sparse(X, nominal_mask, sparse_value)
-        self.feature_format_ = "dense"
-        dense = X.toarray() if sp.issparse(X) else X
-        if sp.issparse(X) and sparse_value != 0:
-            raise ValueError("sparse_feature_value != 0 needs a dense X")
-        return presort_dense(np.asarray(dense, dtype=np.float32), nominal_mask)
+            needs_bins = backend_class(self._device).requires_binned_features
+            binning = "equal-width" if big_dense or needs_bins else "none"
+        return binning, options
 
     def decision_function(self, X):
         """Summed rule scores: float64 (n, K), or (n,) for a model fitted on a 1-D y."""
@@ -203,24 +100,18 @@ class BoomerClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Labels: uint8 (n, K) of 0/1 (CSR if ``prediction_format='sparse'``), or the
         classes of a 1-D y."""
         scores = self.decision_function(X)
+        if scores.ndim == 1:  # a 1-D y: one label
+            scores = scores[:, None]
         if self.binary_predictor_ == "example-wise":
             from gpurules.backends.cpu.prediction import predict_example_wise
 
-            scores2d = np.ascontiguousarray(scores.reshape(scores.shape[0], -1), np.float64)
-            relevant = np.empty(scores2d.shape, np.uint8)
-            predict_example_wise(scores2d, self.model_.label_vectors,
+            scores = np.ascontiguousarray(scores, np.float64)
+            relevant = np.empty(scores.shape, np.uint8)
+            predict_example_wise(scores, self.model_.label_vectors,
                                  self.model_.label_vector_counts, self._loss.code, relevant)
-            relevant = relevant.reshape(scores.shape).astype(bool)
         else:
             relevant = scores > self._loss.decision_threshold
-        if self._one_d:
-            return self.classes_[relevant.astype(np.intp)] if len(self.classes_) == 2 else \
-                np.full(relevant.shape, self.classes_[0])
-        dtype = self._label_dtype if self._label_dtype.kind in "biuf" else np.uint8
-        out = relevant.astype(dtype)
-        if parse("prediction_format", self.prediction_format)[0] == "sparse":
-            return sp.csr_matrix(out)
-        return out
+        return self._label_output(relevant)
 
     def predict_proba(self, X):
         """Marginal probabilities: float64 (n, K) (sigmoid of the scores, logistic loss), or

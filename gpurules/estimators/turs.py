@@ -8,10 +8,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 
+from gpurules.backends.factory import get_class_histograms
 from gpurules.compile_log import logs_compilation
-from gpurules.device import resolve_device
-from gpurules.estimators._base import RuleEstimatorMixin
-from gpurules.estimators.validation import check_feature_indices, check_seed
+from gpurules.estimators._base import RuleEstimatorMixin, nominal_mask, store_params
+from gpurules.estimators.validation import check_seed
 from gpurules.learners.turs import TursLearner, to_model
 from gpurules.learners.turs_data import prepare
 
@@ -50,21 +50,7 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __init__(self, device="auto", random_state=None, beam_width=10, n_cut_points=20,
                  patience=5, max_rules=500, max_grow_iter=100, categorical_features=None,
                  literal_count_code="uniform"):
-        self.device = device
-        self.random_state = random_state
-        self.beam_width = beam_width
-        self.n_cut_points = n_cut_points
-        self.patience = patience
-        self.max_rules = max_rules
-        self.max_grow_iter = max_grow_iter
-        self.categorical_features = categorical_features
-        self.literal_count_code = literal_count_code
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.sparse = True  # accepted, and densified
-        return tags
+        store_params(self, locals())
 
     def _check_params(self):
         for name, low in (("beam_width", 1), ("n_cut_points", 1), ("patience", 0),
@@ -84,29 +70,18 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         info = self._fit_features(X)
         X = info.X
         y_codes, self.classes_ = _encode_labels(y, X.shape[0])
-        A = X.shape[1]
-        nominal = np.zeros(A, dtype=bool)
-        nominal[check_feature_indices(self.categorical_features, A,
-                                      "categorical_features")] = True
-        nominal[info.nominal] = True
-        self.device_ = resolve_device(self.device)
+        nominal = nominal_mask(X.shape[1], self.categorical_features, info.nominal,
+                               param="categorical_features")
+        self._resolve_device()
         data = prepare(X, y_codes, len(self.classes_), nominal, self.n_cut_points,
                        self.literal_count_code)
-        learner = TursLearner(data, self._backend(data), self.beam_width, self.patience,
-                              self.max_rules, self.max_grow_iter)
+        learner = TursLearner(data, get_class_histograms(self._device, data),
+                              self.beam_width, self.patience, self.max_rules,
+                              self.max_grow_iter)
         ruleset = learner.fit()
         self.model_ = to_model(ruleset, self.classes_, info.names, info.levels or None)
         self.history_ = list(map(float, learner.history))
         return self
-
-    def _backend(self, data):
-        if self.device_.startswith("cuda"):
-            from gpurules.backends.cuda.class_histograms import CudaClassHistograms
-
-            return CudaClassHistograms(data, int(self.device_.split(":")[1]))
-        from gpurules.backends.cpu.class_histograms import CpuClassHistograms
-
-        return CpuClassHistograms(data)
 
     def predict_proba(self, X):
         """float64 (n, n_classes): class probabilities, columns in ``classes_`` order."""

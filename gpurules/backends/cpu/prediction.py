@@ -7,25 +7,11 @@ import numpy as np
 from gpurules._jit_cache import njit
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.threads import thread_limit, threads_for
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ
+from gpurules.model import satisfies  # noqa: F401 (the CPU searches import it from here)
 from gpurules.objectives import predictors
 
 predict_example_wise = njit(predictors.predict_example_wise)
 predict_marginalized = njit(predictors.predict_marginalized)
-
-
-@nb.njit(inline="always")
-def satisfies(op, value, threshold):
-    """Whether ``value`` satisfies a condition; NaN (missing) never does."""
-    if value != value:
-        return False
-    if op == OP_LEQ:
-        return value <= threshold
-    if op == OP_GR:
-        return value > threshold
-    if op == OP_EQ:
-        return value == threshold
-    return value != threshold
 
 
 def _predict_py(X, default_scores, cond_feature, cond_op, cond_threshold, rule_cond_start,

@@ -119,6 +119,8 @@ class CudaBackend:
     """
 
     name = "cuda"
+    requires_binned_features = True  # the histogram search only
+    narrow_head_search = False  # a fixed head is refined on this same backend
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256):
         if block_size % 32 or not 32 <= block_size <= 1024:

@@ -19,8 +19,8 @@ an ulp, so a re-encoded logistic statistic may differ from the CPU's by one fixe
 import numpy as np
 from numba import config, cuda, types
 
+from gpurules import model
 from gpurules.backends import thresholds
-from gpurules.backends.cpu import prediction
 from gpurules.objectives import fixed_point, heads, losses
 
 
@@ -69,7 +69,7 @@ loss_gradient_hessian = _device(losses.loss_gradient_hessian)
 quantize = _device(fixed_point.quantize)
 # the threshold between two histogram bins and the condition test, as the CPU search has them
 bin_threshold = _device(thresholds.bin_threshold)
-satisfies = _device(prediction.satisfies)
+satisfies = _device(model.satisfies)
 
 
 @cuda.jit(device=True)

@@ -1,0 +1,110 @@
+"""The layers of ``docs/architecture.md`` hold: no module of ``gpurules`` imports across a
+forbidden boundary. Imports are read with ``ast`` (nothing is imported), those inside
+functions included."""
+
+import ast
+from pathlib import Path
+
+import gpurules
+
+PACKAGE = Path(gpurules.__file__).resolve().parent
+
+MODELS = ("gpurules.model", "gpurules.model_turs", "gpurules.decision_list")
+
+# (layer of the importing module, layer it must not import): module names or prefixes
+FORBIDDEN = [
+    (MODELS, ("gpurules.backends",)),
+    (("gpurules.objectives",), ("gpurules.backends",)),
+    (("gpurules.learners",), ("gpurules.estimators",)),
+    (("gpurules.backends.cuda",), ("gpurules.backends.cpu",)),
+]
+
+# (importing module, imported module): why the import stays. An entry that no longer
+# occurs fails the test too, so the list only shrinks.
+ALLOWED = {
+    ("gpurules.model", "gpurules.backends.cpu.prediction"):
+        "RuleModel.predict_scores runs the CPU's compiled prediction kernel",
+    ("gpurules.decision_list", "gpurules.backends.cpu.jit"):
+        "DecisionList.predict is a CPU kernel in serial and parallel forms (parallel_kernel)",
+    ("gpurules.decision_list", "gpurules.backends.cpu.threads"):
+        "DecisionList.predict runs on the CPU threads it is given (thread_limit)",
+}
+
+
+def module_name(path, root=PACKAGE):
+    """Dotted name of the module at ``path`` (a ``.py`` file under ``root``)."""
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source, name, is_package=False, known=()):
+    """The modules that ``source`` (of module ``name``) imports, as dotted names.
+
+    ``from a import b`` counts as ``a.b`` when ``a.b`` is in ``known`` (a submodule),
+    else as ``a``; relative imports are resolved against ``name``.
+    """
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, name, is_package)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in known else base)
+    return found
+
+
+def _absolute(node, name, is_package):
+    """The absolute module of an ``ImportFrom`` node in module ``name``."""
+    if not node.level:
+        return node.module
+    parts = name.split(".")
+    keep = len(parts) - node.level + (1 if is_package else 0)
+    return ".".join(parts[:keep] + ([node.module] if node.module else []))
+
+
+def _in(name, layer):
+    return any(name == p or name.startswith(p + ".") for p in layer)
+
+
+def violations(modules):
+    """Forbidden imports of ``modules`` ({name: (source, is_package)}): a sorted list of
+    (importer, imported)."""
+    known = set(modules)
+    out = set()
+    for name, (source, is_package) in modules.items():
+        for imported in imported_modules(source, name, is_package, known):
+            if any(_in(name, src) and _in(imported, dst) for src, dst in FORBIDDEN):
+                out.add((name, imported))
+    return sorted(out)
+
+
+def package_modules():
+    """{module name: (source, is_package)} of every module under ``gpurules/``."""
+    return {module_name(p): (p.read_text(encoding="utf-8"), p.name == "__init__.py")
+            for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_no_module_imports_across_a_forbidden_boundary():
+    found = violations(package_modules())
+    new = [v for v in found if v not in ALLOWED]
+    assert not new, f"imports across a layer boundary (docs/architecture.md): {new}"
+    stale = [v for v in ALLOWED if v not in found]
+    assert not stale, f"ALLOWED entries that no longer occur (remove them): {stale}"
+
+
+def test_the_checker_finds_forbidden_imports():
+    modules = {
+        "gpurules.objectives.x": ("def f():\n    from gpurules.backends.cpu import kernels\n",
+                                  False),
+        "gpurules.backends.cuda.y": ("from ..cpu import prediction\n", False),
+        "gpurules.backends.cpu.prediction": ("", False),
+        "gpurules.learners.z": ("import gpurules.estimators.boomer as b\n", False),
+        "gpurules.model": ("from gpurules.objectives import heads\n", False),
+    }
+    assert violations(modules) == [
+        ("gpurules.backends.cuda.y", "gpurules.backends.cpu.prediction"),
+        ("gpurules.learners.z", "gpurules.estimators.boomer"),
+        ("gpurules.objectives.x", "gpurules.backends.cpu"),
+    ]
