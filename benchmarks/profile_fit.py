@@ -1,0 +1,188 @@
+"""Where a CPU BOOMER fit spends its time, per phase of the engine (issue 17).
+
+Each phase is a method of the CPU backend (``gpurules/backends/cpu/backend.py``), timed by
+wrapping it (wall clock, ``time.perf_counter``; run on a quiet machine):
+
+- ``refine_rule``: the fused refinement (search of the sampled features and the coverage
+  update, several steps per call); with ``--stepwise`` the learner's stepwise loop runs
+  instead, split into ``search`` (for the histogram search: ``build`` and ``scan``) and
+  ``apply_refinement``;
+- ``covered_totals``, ``reset_coverage``, ``update_statistics``, ``set_scale``/``start_fit``;
+- ``learner``: the rest of the fit (the learner's Python code, heads, sampling);
+- ``representation``: the feature representation built before the fit (pre-sorting or
+  binning), timed on its own.
+
+A warm-up fit on a small sample compiles the kernels first, so no phase includes Numba
+compilation. Data: ``make_multilabel_classification`` with 100 features and 20 labels
+(``int``: counts with 6-9 distinct values per feature; ``cont``: N(0, 0.5^2) noise added).
+
+    python benchmarks/profile_fit.py --n 10000 100000 --data int cont \\
+        --search exact equal-width --rules 200 --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gpurules import BoomerClassifier  # noqa: E402
+from gpurules.backends import base as backend_base  # noqa: E402
+from gpurules.backends.cpu import histogram_search  # noqa: E402
+from gpurules.backends.cpu.backend import CpuBackend  # noqa: E402
+from gpurules.data.binning import BinnedFeatures, bin_features  # noqa: E402
+from gpurules.data.presorted import presort_dense  # noqa: E402
+
+PHASES = ("refine_rule", "find_best_refinement", "apply_refinement", "covered_totals",
+          "reset_coverage", "update_statistics", "set_scale", "start_fit")
+
+
+def synthetic(n, kind, seed=0):
+    """X float32 (n, 100), Y uint8 (n, 20)."""
+    from sklearn.datasets import make_multilabel_classification
+
+    X, Y = make_multilabel_classification(n_samples=n, n_features=100, n_classes=20,
+                                          random_state=seed)
+    if kind == "cont":
+        X = X + np.random.default_rng(seed).normal(0.0, 0.5, size=X.shape)
+    return X.astype(np.float32), Y.astype(np.uint8)
+
+
+class PhaseTimer:
+    """Wraps the backend methods of :data:`PHASES` while active; ``seconds[phase]``,
+    ``calls[phase]`` add up over the block (nested calls count in the outer phase only)."""
+
+    def __init__(self):
+        self.seconds = collections.Counter()
+        self.calls = collections.Counter()
+        self._depth = 0
+        self._saved = {}
+
+    def _wrap(self, phase, method):
+        @functools.wraps(method)
+        def timed(*args, **kwargs):
+            if self._depth:
+                return method(*args, **kwargs)
+            self._depth += 1
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.seconds[phase] += time.perf_counter() - start
+                self.calls[phase] += 1
+                self._depth -= 1
+        return timed
+
+    def __enter__(self):
+        for phase in PHASES:
+            self._saved[phase] = getattr(CpuBackend, phase)
+            setattr(CpuBackend, phase, self._wrap(phase, self._saved[phase]))
+        return self
+
+    def __exit__(self, *exc):
+        for phase, method in self._saved.items():
+            setattr(CpuBackend, phase, method)
+
+
+def _split_histogram_search(timer):
+    """A ``CpuBackend._search`` that times the histogram build and scan apart."""
+    def search(backend, features, weights, totals, settings, scratch, outs):
+        if not isinstance(backend.features, BinnedFeatures):
+            return original(backend, features, weights, totals, settings, scratch, outs)
+        fs = backend.features
+        start = time.perf_counter()
+        histogram_search.build_histograms(
+            features, fs.bin_index, fs.bin_offset, backend.mask, backend.indicator, weights,
+            backend.g, backend.h, backend.hist_g, backend.hist_h, backend.hist_count,
+            backend._search_threads(int(totals[2]), features.shape[0]))
+        middle = time.perf_counter()
+        histogram_search.scan_histograms(
+            features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, backend.hist_g,
+            backend.hist_h, backend.hist_count, *settings, *outs,
+            n_threads=backend._search_threads(int(totals[2]), features.shape[0]),
+            work=scratch[1:3] if scratch[1] is not None else None)
+        end = time.perf_counter()
+        timer.seconds["  build"] += middle - start
+        timer.seconds["  scan"] += end - middle
+    original = CpuBackend._search
+    return search
+
+
+def stepwise_refine_rule(backend, *args):
+    """``CpuBackend.refine_rule`` through the learner's stepwise reference loop."""
+    return backend_base.refine_stepwise(backend, *args)
+
+
+def estimator(search, rules, threads, seed=1):
+    parallel = "true" if threads > 1 else "false"
+    return BoomerClassifier(device="cpu", max_rules=rules, random_state=seed,
+                            feature_binning="equal-width" if search == "equal-width" else "none",
+                            parallel_rule_refinement=parallel,
+                            parallel_statistic_update=parallel)
+
+
+def representation_seconds(X, search):
+    start = time.perf_counter()
+    if search == "equal-width":
+        bin_features(X, np.zeros(X.shape[1], bool), "equal-width", 0.33, 2, 0)
+    else:
+        presort_dense(X, np.zeros(X.shape[1], bool))
+    return time.perf_counter() - start
+
+
+def profile(n, kind, search, rules, threads, stepwise):
+    """{phase: seconds} and the fit's wall seconds for one configuration."""
+    X, Y = synthetic(n, kind)
+    estimator(search, 5, threads).fit(X[:500], Y[:500])  # compile (warm-up)
+    timer = PhaseTimer()
+    saved_refine, saved_search = CpuBackend.refine_rule, CpuBackend._search
+    if stepwise:
+        CpuBackend.refine_rule = stepwise_refine_rule
+        CpuBackend._search = _split_histogram_search(timer)
+    try:
+        with timer:
+            start = time.perf_counter()
+            model = estimator(search, rules, threads).fit(X, Y)
+            total = time.perf_counter() - start
+    finally:
+        CpuBackend.refine_rule, CpuBackend._search = saved_refine, saved_search
+    phases = dict(timer.seconds)
+    timed = sum(v for k, v in phases.items() if not k.startswith(" "))
+    phases["learner (rest of fit)"] = total - timed
+    phases["representation (apart)"] = representation_seconds(X, search)
+    return phases, dict(timer.calls), total, model
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--data", nargs="+", choices=("int", "cont"), default=["int"])
+    parser.add_argument("--search", nargs="+", choices=("exact", "equal-width"),
+                        default=["equal-width"])
+    parser.add_argument("--rules", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--stepwise", action="store_true",
+                        help="refine step by step, timing search (build/scan) and apply")
+    args = parser.parse_args(argv)
+    print(f"| data | n | search | fit s | phase | s | share | calls |")
+    print("|---|---:|---|---:|---|---:|---:|---:|")
+    for n in args.n:
+        for kind in args.data:
+            for search in args.search:
+                phases, calls, total, _ = profile(n, kind, search, args.rules, args.threads,
+                                                  args.stepwise)
+                for phase, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):
+                    print(f"| {kind} | {n} | {search} | {total:.2f} | {phase} | "
+                          f"{seconds:.3f} | {seconds / total:.0%} | "
+                          f"{calls.get(phase, '')} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
