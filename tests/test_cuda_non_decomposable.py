@@ -272,22 +272,27 @@ def boomer_fits_equal_cpu():
     class SmallBlocks(backend_class):
         """What the estimator constructs: small blocks, as every simulated run here."""
 
-        def __init__(self, device_index=0):
-            super().__init__(device_index, block_size=32)
+        def __init__(self, device_index=0, block_size=32, **options):
+            super().__init__(device_index, block_size=block_size, **options)
 
+    saved = cuda_backends.CudaBackend, estimator_base.resolve_device
     cuda_backends.CudaBackend = SmallBlocks
     estimator_base.resolve_device = lambda device: Device("cuda", 0) if device == "cuda" \
         else Device("cpu")
     from gpurules import BoomerClassifier
 
-    for name, params in FIT_CASES.items():
-        fake_cupy.launches.clear()
-        try:
-            assert_same_models(fit_models(BoomerClassifier, "cuda", max_rules=4,
-                                          loss="logistic-non-decomposable", **params))
-        except AssertionError as error:
-            raise AssertionError(name) from error
-        assert {"zero_histograms", "histogram_shared"} <= {n for n, *_ in fake_cupy.launches}
+    try:
+        for name, params in FIT_CASES.items():
+            fake_cupy.launches.clear()
+            try:
+                assert_same_models(fit_models(BoomerClassifier, "cuda", max_rules=4,
+                                              loss="logistic-non-decomposable", **params))
+            except AssertionError as error:
+                raise AssertionError(name) from error
+            assert {"zero_histograms", "histogram_shared"} <= \
+                {n for n, *_ in fake_cupy.launches}
+    finally:  # the checks after this one construct the backend themselves
+        cuda_backends.CudaBackend, estimator_base.resolve_device = saved
 
 
 @check
