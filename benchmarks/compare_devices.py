@@ -6,9 +6,10 @@ Systems (``--systems``, default all):
 - ``cpu-hist``: gpurules ``device="cpu"``, ``feature_binning="equal-width"``;
 - ``cuda-hist``: gpurules ``device="cuda"``, ``feature_binning="equal-width"``;
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
-  ``"equal-width"``, its parallelism parameters left at their defaults (all host cores).
+  ``"equal-width"``.
 
-gpurules' CPU systems use ``--threads`` (``all``: ``parallel_*="true"``, ``1``: "false").
+Every CPU system uses ``--threads`` (``all``: ``parallel_*="true"``, all host cores; ``1``:
+``"false"``), mlrl-boomer included.
 When CUDA is not usable the ``cuda-hist`` rows say "not available (reason)".
 
 Data: synthetic dense multi-label data from ``sklearn.datasets.make_multilabel_classification``
@@ -141,7 +142,7 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
     if package == "mlrl-boomer":
         from mlrl.boosting import BoomerClassifier as Reference
 
-        return Reference(**params)
+        return Reference(**params, **C.parallel_params(threads))
     from gpurules import BoomerClassifier
 
     return BoomerClassifier(device=device, **params, **C.parallel_params(threads))
@@ -421,9 +422,9 @@ def report(args, splits, results, profiles, cold, machine, copy_gbps) -> str:
     lines += machine
     lines += [
         f"- command: `{' '.join([Path(sys.argv[0]).name] + sys.argv[1:])}`",
-        f"- systems: {', '.join(args.systems)}; gpurules CPU threads: {args.threads} "
-        f"(parallel_*=\"{'true' if args.threads == 'all' else 'false'}\"); mlrl-boomer: its "
-        f"default parallelism (all host cores); max_rules="
+        f"- systems: {', '.join(args.systems)}; CPU threads (gpurules and mlrl-boomer): "
+        f"{args.threads} (parallel_*=\"{'true' if args.threads == 'all' else 'false'}\"); "
+        f"max_rules="
         f"{args.max_rules if args.max_rules else 'default (1000)'}; random_state=1",
         f"- synthetic data: make_multilabel_classification(100 features, 20 labels, "
         f"random_state={args.seed})"
