@@ -93,20 +93,19 @@ class PhaseTimer:
 
 def _split_histogram_search(timer):
     """A ``CpuBackend._search`` that times the histogram build and scan apart."""
-    def search(backend, features, weights, totals, settings, scratch, outs):
+    def search(backend, features, weights, totals, settings, scratch, outs, threads=1):
         if not isinstance(backend.features, BinnedFeatures):
-            return original(backend, features, weights, totals, settings, scratch, outs)
+            return original(backend, features, weights, totals, settings, scratch, outs,
+                            threads)
         fs = backend.features
         start = time.perf_counter()
         histogram_search.build_histograms(
             features, fs.bin_index, fs.bin_offset, backend.mask, backend.indicator, weights,
-            backend.g, backend.h, backend.hist_g, backend.hist_h, backend.hist_count,
-            backend._search_threads(int(totals[2]), features.shape[0]))
+            backend.g, backend.h, backend.hist_g, backend.hist_h, backend.hist_count, threads)
         middle = time.perf_counter()
         histogram_search.scan_histograms(
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, backend.hist_g,
-            backend.hist_h, backend.hist_count, *settings, *outs,
-            n_threads=backend._search_threads(int(totals[2]), features.shape[0]),
+            backend.hist_h, backend.hist_count, *settings, *outs, n_threads=threads,
             work=scratch[1:3] if scratch[1] is not None else None)
         end = time.perf_counter()
         timer.seconds["  build"] += middle - start

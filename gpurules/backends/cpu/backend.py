@@ -113,23 +113,28 @@ class CpuBackend:
         scratch, *outs = self._result_buffers(S, search.head_mode)
         settings = (labels, search.head_mode, search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
-        with thread_limit(self._search_threads(int(totals[2]), S)):
-            self._search(features, self._weights(weights), totals, settings, scratch, outs)
+        threads = self._search_threads(int(totals[2]), S)
+        with thread_limit(threads):
+            self._search(features, self._weights(weights), totals, settings, scratch, outs,
+                         threads)
         return select_refinement(features, outs)
 
-    def _search(self, features, weights, totals, settings, scratch, outs):
-        """Run the search kernel of the feature representation; results land in ``outs``."""
-        module, data = self._representation()
+    def _search(self, features, weights, totals, settings, scratch, outs, threads=1):
+        """Run the search kernel of the feature representation on ``threads`` threads;
+        results land in ``outs``."""
+        module, data = self._representation(threads)
         module.search(features, *data, self.mask, self.indicator, weights, self.g, self.h,
                       *totals, *settings, scratch, *outs)
 
-    def _representation(self):
-        """(search module, its data tuple) of the fitted feature representation."""
+    def _representation(self, threads=1):
+        """(search module, its data tuple) of the fitted feature representation, for a
+        search on ``threads`` threads."""
         fs = self.features
         if isinstance(fs, BinnedFeatures):
             return histogram_search, (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max,
                                       fs.nominal, self.hist_g, self.hist_h, self.hist_count,
-                                      self._covered, self._covered_state)
+                                      self._covered, self._covered_state,
+                                      np.full(1, threads, np.int64))
         if isinstance(fs, SparseSortedFeatures):
             return sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
                                    fs.nominal, fs.sparse_value)
@@ -156,8 +161,9 @@ class CpuBackend:
         result = (np.empty(R, np.int64), np.empty(R, np.int8), np.empty(R, np.float32),
                   np.empty(R), np.empty(R, np.int64), np.empty(R, np.int32),
                   np.empty((R, K), np.int64), np.empty((R, W), np.int64))
-        module, data = self._representation()
-        with thread_limit(self._search_threads(int(totals[2]), S)):
+        threads = self._search_threads(int(totals[2]), S)
+        module, data = self._representation(threads)
+        with thread_limit(threads):
             steps, self.indicator, labels, finished = refine.REFINE[module](
                 data, uniforms, self.features.num_features,
                 self.mask, self.indicator, self._weights(weights), self.g, self.h,

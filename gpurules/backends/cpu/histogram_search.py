@@ -39,40 +39,65 @@ from gpurules.backends.thresholds import bin_threshold
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 
-_WIDE = np.zeros(0)  # the ``wide`` flag of the build kernels for packed Hessians
-
-
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
-              hist_h, hist_count, wide):
-    for j in nb.prange(features.shape[0]):
-        _build_feature(features[j], bin_index, bin_offset, covered, n_covered, weights, g, h,
-                       hist_g, hist_h, hist_count, wide)
+              hist_h, hist_count, chunks):
+    # the sampled features in ``chunks`` parts (one per thread), each built in one pass over
+    # the statistics; the count is an argument: a call of nb.get_num_threads() in a kernel
+    # would keep it (and every kernel calling it) out of the disk cache
+    chunks = min(chunks, features.shape[0])
+    for t in nb.prange(chunks):
+        _build_features(features[t * features.shape[0] // chunks:
+                                 (t + 1) * features.shape[0] // chunks],
+                        bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
+                        hist_h, hist_count)
 
 
 @nb.njit
-def _build_feature(f, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g, hist_h,
-                   hist_count, wide):
-    """Fill the histogram rows of feature ``f`` from the covered examples ``covered[:n_covered]``.
+def _build_features(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
+                    hist_h, hist_count):
+    """Fill the histogram rows of ``features`` (int64, distinct) from the covered examples
+    ``covered[:n_covered]``, in one pass over them: each example's statistics row is read
+    once and added to the row of its bin in every feature (the integer sums do not depend on
+    the order, so the histograms equal those of one pass per feature, bit for bit).
 
-    Counts are zeroed for all of ``f``'s rows; the sums of a row only when its first example
-    arrives, so rows with count 0 keep stale sums (the scan never reads them) and the cost
-    follows the covered examples rather than the bins. ``wide``: None for statistics of one
-    width, an array when ``h`` is wider (``exact_search.accumulate``)."""
-    first = bin_offset[f]
-    hist_count[first:bin_offset[f + 1]] = 0
-    row = bin_index[f]
+    Counts are zeroed for all of the features' rows; the sums of a row only when its first
+    example arrives, so rows with count 0 keep stale sums (the scan never reads them) and the
+    cost follows the covered examples rather than the bins. ``h`` may be wider than ``g``
+    (packed Hessians)."""
+    for j in range(features.shape[0]):
+        f = features[j]
+        hist_count[bin_offset[f]:bin_offset[f + 1]] = 0
     for c in range(n_covered):
         i = covered[c]
-        b = row[i]
         w = weights[i]
-        if b < 0 or w == 0:
+        if w == 0:
             continue
-        r = first + b
-        if hist_count[r] == 0:
-            hist_g[r, :] = 0
-            hist_h[r, :] = 0
-        accumulate(hist_g[r], hist_h[r], g, h, i, w, wide)
-        hist_count[r] += 1
+        for j in range(features.shape[0]):
+            f = features[j]
+            b = bin_index[f, i]
+            if b < 0:
+                continue
+            r = bin_offset[f] + b
+            _add_row(hist_g, r, g, i, w, hist_count[r] == 0)
+            _add_row(hist_h, r, h, i, w, hist_count[r] == 0)
+            hist_count[r] += 1
+
+
+@nb.njit(inline="always")
+def _add_row(hist, r, stats, i, w, first):
+    """``hist[r] = w * stats[i]`` if ``first``, else ``hist[r] += w * stats[i]``, element by
+    element: row views (``hist[r]``) would each cost an atomic reference count increment and
+    decrement per example and feature, a quarter of the build. Unit weights skip the int64
+    multiply (no AVX2 vector form)."""
+    if first:
+        for k in range(stats.shape[1]):
+            hist[r, k] = stats[i, k] * w
+    elif w == 1:
+        for k in range(stats.shape[1]):
+            hist[r, k] += stats[i, k]
+    else:
+        for k in range(stats.shape[1]):
+            hist[r, k] += stats[i, k] * w
 
 
 build = parallel_kernel(_build_py)
@@ -92,11 +117,10 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
         bin_index: int32 (A, n); bin_offset: int64 (A + 1,) (see ``BinnedFeatures``).
         mask: int32 (n,) coverage mask; indicator: int, the value marking covered examples.
         weights: int32 (n,).
-        g, h: int64 (n, K) fixed-point statistics.
-        hist_g, hist_h: int64 (B, K), hist_count: int64 (B,), written in place.
-        n_threads: Numba threads over the features.
+        g: int64 (n, K), h: int64 (n, W) fixed-point statistics.
+        hist_g: int64 (B, K), hist_h: int64 (B, W), hist_count: int64 (B,), written in place.
+        n_threads: Numba threads; the sampled features are built in as many parts.
     """
-    wide = None if g.shape[1] == h.shape[1] else _WIDE
     for f in features:
         rows = slice(bin_offset[f], bin_offset[f + 1])
         hist_g[rows] = 0
@@ -104,7 +128,7 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
     covered = np.flatnonzero(mask == indicator).astype(np.int32)
     with thread_limit(n_threads):
         build(features, bin_index, bin_offset, covered, covered.shape[0], weights, g, h,
-              hist_g, hist_h, hist_count, wide)
+              hist_g, hist_h, hist_count, max(n_threads, 1))
 
 
 @njit
@@ -268,16 +292,16 @@ def _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indica
 
 
 def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,
-               hist_count, covered, state, mask, indicator, weights, g, h, tot_g, tot_h,
-               tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
-               scratch, *out):
+               hist_count, covered, state, chunks, mask, indicator, weights, g, h, tot_g,
+               tot_h, tot_count, labels, head_mode, params, inv_scale, min_coverage,
+               min_quality, scratch, *out):
     """The histogram search with the signature of the exact and sparse ``search_*`` kernels,
     so that the fused refinement (``refine.py``) drives all three alike; ``tot_*`` and the
     sums of ``scratch`` are unused (the totals come from the histograms), its work rows are
-    used."""
+    used; ``chunks`` int64 (1,): the number of parts of the histogram build (its threads)."""
     n_covered = covered_list(mask, indicator, covered, state)
     build(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
-          hist_h, hist_count, scratch[1])
+          hist_h, hist_count, chunks[0])
     scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count, labels,
          head_mode, params, inv_scale, min_coverage, min_quality, scratch[0], scratch[1],
          scratch[2], scratch[3], *out)
@@ -290,8 +314,8 @@ search = parallel_kernel(_search_py, build=build, scan=scan)
 @njit
 def apply_step(f, op, threshold, data, mask, indicator):
     """:func:`apply_binned_condition` on ``data = (bin_index, bin_offset, bin_min, bin_max,
-    nominal, hist_g, hist_h, hist_count, covered, state)`` over its covered list; returns the
-    new indicator."""
+    nominal, hist_g, hist_h, hist_count, covered, state, chunks)`` over its covered list;
+    returns the new indicator."""
     _apply_listed(f, op, threshold, data[0], data[1], data[2], mask, indicator, data[8],
                   data[9])
     return indicator + 1
