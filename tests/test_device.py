@@ -104,3 +104,37 @@ def test_factory_refuses_auto_and_bad_devices(call):
 
 def _no_gpu_probe(index=0):
     raise AssertionError("device='cpu' must not probe for a GPU")
+
+
+class _HistogramOnly:
+    """A backend class that runs the histogram search only (as the CUDA backend)."""
+
+    requires_binned_features = True
+
+
+def _gpu_machine(monkeypatch):
+    """Estimators see a usable GPU: 'auto' and 'cuda' resolve to cuda:0, whose backend class
+    needs binned features; backends are made on the CPU (nothing here runs on a GPU)."""
+    from gpurules.estimators import _base
+
+    monkeypatch.setattr(_base, "resolve_device", lambda device: Device("cuda", 0))
+    monkeypatch.setattr(_base, "backend_class", lambda device: _HistogramOnly
+                        if device.is_cuda else CpuBackend)
+
+
+@pytest.mark.parametrize("learner", ["seco", "boomer"])
+def test_auto_with_exact_search_runs_on_the_cpu_and_says_so(monkeypatch, caplog, learner):
+    """mlrl-seco's default feature_binning='none' (or BOOMER's explicit one) with
+    device='auto' on a GPU machine: the exact search on the CPU, not a ValueError."""
+    from gpurules import BoomerClassifier, SeCoClassifier
+
+    _gpu_machine(monkeypatch)
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((40, 3)), (rng.random((40, 2)) < 0.5).astype(np.uint8)
+    cls = SeCoClassifier if learner == "seco" else BoomerClassifier
+    with caplog.at_level(logging.INFO, logger="gpurules"):
+        clf = cls(device="auto", feature_binning="none", max_rules=3).fit(X, Y)
+    assert clf.device_ == "cpu" and clf.feature_binning_ == "none"
+    assert "device='auto' uses the CPU: feature_binning='none'" in caplog.text
+    with pytest.raises(ValueError, match="device='cuda' runs the histogram search"):
+        cls(device="cuda", feature_binning="none", max_rules=3).fit(X, Y)

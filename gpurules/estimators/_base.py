@@ -8,6 +8,7 @@ representation of the search, the backend and the shape of predictions.
 every prediction method calls :meth:`RuleEstimatorMixin._predict_features`.
 """
 
+import logging
 from typing import NamedTuple
 
 import numpy as np
@@ -21,11 +22,14 @@ from gpurules.compile_log import logs_compilation
 from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
-from gpurules.device import resolve_device
+from gpurules.device import CPU, parse_device, resolve_device
 from gpurules.estimators.options import parse_option_value
 from gpurules.estimators.validation import (check_feature_indices, check_features,
                                             check_labels, check_sample_weight, check_seed,
                                             is_dataframe)
+
+
+logger = logging.getLogger("gpurules")
 
 
 def store_params(estimator, params):
@@ -200,6 +204,19 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
                             ordinal_feature_indices)
         return info, Y, mask
 
+    def _exact_search_device(self):
+        """The device for ``feature_binning='none'`` (the exact search) when the resolved
+        device has only the histogram search: with ``device='auto'`` the CPU, said in an
+        INFO log line; an explicit device raises ``ValueError``."""
+        if parse_device(self.device).kind != "auto":
+            raise ValueError(f"device={self.device!r} runs the histogram search: use "
+                             f"feature_binning={self._binned_choices()} (or device='cpu' "
+                             f"for the exact search)")
+        logger.info("gpurules: device='auto' uses the CPU: feature_binning='none' asks for "
+                    "the exact search, which %s does not run", self._device)
+        self._device = CPU
+        self.device_ = str(CPU)
+
     def _make_backend(self, threads):
         """A new backend of the resolved device (``backends.factory``); ``threads``: the
         ``resolve_config`` thread counts."""
@@ -223,9 +240,7 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
             raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
         binning, options = self._feature_binning(X)
         if binning == "none" and backend_class(self._device).requires_binned_features:
-            raise ValueError(f"device={self.device!r} runs the histogram search: use "
-                             f"feature_binning={self._binned_choices()} (or device='cpu' "
-                             f"for the exact search)")
+            self._exact_search_device()
         self.feature_binning_ = binning
         if binning != "none":
             self.feature_format_ = "dense"

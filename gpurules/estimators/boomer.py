@@ -66,8 +66,9 @@ class BoomerClassifier(MultiLabelRuleClassifier):
     def _learn(self, config, data):
         """Boosting (``learners.boosting``); sets the predictors."""
         config = with_label_ratio(config, data.Y)
-        backend = self._make_backend(self._threads)
+        # the representation first: it may move device='auto' to the CPU (exact search)
         features = self._feature_representation(data.info.X, data.nominal, data.sparse_value)
+        backend = self._make_backend(self._threads)
         builder = BoostingLearner(config, backend, data.rng).fit(features, data.Y, data.weight)
         model = builder.build(feature_names=data.info.names,
                               nominal_values=data.info.levels or None)

@@ -16,7 +16,8 @@ class SeCoClassifier(MultiLabelRuleClassifier):
     means the mlrl-seco default (see ``docs/seco.md``). Values this version does not
     support raise ``ValueError`` listing the supported ones. ``device`` chooses the backend
     (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"``; the GPU runs the histogram search,
-    i.e. ``feature_binning`` must not be ``"none"`` there). ``rule_set`` is our addition:
+    so ``feature_binning="none"``, mlrl-seco's default, runs on the CPU with ``"auto"`` and
+    raises with an explicit CUDA device). ``rule_set`` is our addition:
     ``"decision-list"`` (mlrl-seco) or ``"unordered{...}"``, the random-forest variant of
     Rapp et al. (see ``gpurules.learners.seco_unordered``).
 
