@@ -170,7 +170,7 @@ def main(argv=None):
     parser.add_argument("--stepwise", action="store_true",
                         help="refine step by step, timing search (build/scan) and apply")
     args = parser.parse_args(argv)
-    print(f"| data | n | search | fit s | phase | s | share | calls |")
+    print("| data | n | search | fit s | phase | s | share | calls |")
     print("|---|---:|---|---:|---|---:|---:|---:|")
     for n in args.n:
         for kind in args.data:
