@@ -138,3 +138,20 @@ def test_auto_with_exact_search_runs_on_the_cpu_and_says_so(monkeypatch, caplog,
     assert "device='auto' uses the CPU: feature_binning='none'" in caplog.text
     with pytest.raises(ValueError, match="device='cuda' runs the histogram search"):
         cls(device="cuda", feature_binning="none", max_rules=3).fit(X, Y)
+
+
+def test_seco_unordered_runs_on_the_cpu_with_auto_and_refuses_cuda(monkeypatch, caplog):
+    """The unordered SeCo rule set has no CUDA path: 'auto' runs it on the CPU (log line),
+    an explicit CUDA device raises instead of running on the CPU in silence."""
+    from gpurules import SeCoClassifier
+
+    _gpu_machine(monkeypatch)
+    rng = np.random.default_rng(1)
+    X, Y = rng.random((40, 3)), (rng.random((40, 2)) < 0.5).astype(np.uint8)
+    params = dict(rule_set="unordered{num_trees=2,max_depth=2}", feature_binning="equal-width")
+    with caplog.at_level(logging.INFO, logger="gpurules"):
+        clf = SeCoClassifier(device="auto", **params).fit(X, Y)
+    assert clf.device_ == "cpu"
+    assert "device='auto' uses the CPU: rule_set='unordered' runs on the CPU only" in caplog.text
+    with pytest.raises(ValueError, match="rule_set='unordered' runs on the CPU only"):
+        SeCoClassifier(device="cuda", **params).fit(X, Y)

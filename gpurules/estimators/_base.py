@@ -206,14 +206,22 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
 
     def _exact_search_device(self):
         """The device for ``feature_binning='none'`` (the exact search) when the resolved
-        device has only the histogram search: with ``device='auto'`` the CPU, said in an
-        INFO log line; an explicit device raises ``ValueError``."""
+        device has only the histogram search (:meth:`_run_on_cpu`)."""
+        self._run_on_cpu(
+            f"feature_binning='none' asks for the exact search, which {self._device} does "
+            f"not run",
+            f"device={self.device!r} runs the histogram search: use feature_binning="
+            f"{self._binned_choices()} (or device='cpu' for the exact search)")
+
+    def _run_on_cpu(self, reason, error):
+        """Run this fit on the CPU, which a CUDA device cannot run for ``reason``: with
+        ``device='auto'`` said in an INFO log line; an explicit CUDA device raises
+        ``ValueError(error)``. Nothing to do when the resolved device is the CPU."""
+        if not self._device.is_cuda:
+            return
         if parse_device(self.device).kind != "auto":
-            raise ValueError(f"device={self.device!r} runs the histogram search: use "
-                             f"feature_binning={self._binned_choices()} (or device='cpu' "
-                             f"for the exact search)")
-        logger.info("gpurules: device='auto' uses the CPU: feature_binning='none' asks for "
-                    "the exact search, which %s does not run", self._device)
+            raise ValueError(error)
+        logger.info("gpurules: device='auto' uses the CPU: %s", reason)
         self._device = CPU
         self.device_ = str(CPU)
 

@@ -19,7 +19,8 @@ class SeCoClassifier(MultiLabelRuleClassifier):
     so ``feature_binning="none"``, mlrl-seco's default, runs on the CPU with ``"auto"`` and
     raises with an explicit CUDA device). ``rule_set`` is our addition:
     ``"decision-list"`` (mlrl-seco) or ``"unordered{...}"``, the random-forest variant of
-    Rapp et al. (see ``gpurules.learners.seco_unordered``).
+    Rapp et al. (see ``gpurules.learners.seco_unordered``), which runs on the CPU only (with
+    ``"auto"`` it does, said in a log line; an explicit CUDA device raises).
 
     Fitted attributes:
         model_: DecisionList (NumPy arrays only; ``len`` counts the default rule).
@@ -48,6 +49,10 @@ class SeCoClassifier(MultiLabelRuleClassifier):
         rule_set, options = parse("rule_set", self.rule_set)
         if rule_set == "unordered":
             from gpurules.learners.seco_unordered import fit_unordered
+
+            self._run_on_cpu("rule_set='unordered' runs on the CPU only",
+                             f"device={self.device!r}: rule_set='unordered' runs on the CPU "
+                             f"only; use device='cpu' (or 'auto')")
 
             dense = X.toarray() if sp.issparse(X) else X
             builder = fit_unordered(dense, data.Y, data.nominal, config, options, data.rng,
