@@ -39,8 +39,8 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
         uniforms: float64 (R, m): row ``r`` draws step ``r``'s ``m`` features (Floyd);
             ``m = 0`` searches all ``num_features`` features.
         mask: int32 (n,) coverage, updated; indicator: int, its covered value.
-        weights: int32 (n,); g, h: int64 (n, K).
-        totals: (g int64 (K,), h int64 (K,), count int) of the covered examples.
+        weights: int32 (n,); g: int64 (n, K), h: int64 (n, W).
+        totals: (g int64 (K,), h int64 (W,), count int) of the covered examples.
         labels: int32 (m,), the head's candidate labels.
         head_mode, params, inv_scale, min_coverage, min_quality: as ``SearchSettings``.
         fix_label_after: int; after this many steps (0 = never) a single-label head keeps
@@ -48,7 +48,7 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
         scratch, out: the search's scratch and slot arrays, sized for ``S`` features.
         result: (feature int64 (R,), op int8 (R,), threshold float32 (R,), quality
             float64 (R,), count int64 (R,), label int32 (R,), g int64 (R, K),
-            h int64 (R, K)): step ``r``'s refinement.
+            h int64 (R, W)): step ``r``'s refinement.
 
     Returns:
         (steps taken, new indicator, labels after the steps, finished): ``finished`` is
