@@ -43,7 +43,6 @@ class Device(NamedTuple):
 
 
 CPU = Device("cpu")
-AUTO = Device("auto")
 
 
 def parse_device(device):

@@ -59,6 +59,7 @@ class CpuBackend:
             # the covered examples of the current rule (histogram_search.covered_list)
             self._covered = np.empty(n, np.int32)
             self._covered_state = np.full(2, -1, np.int64)
+            self._build_parts = np.ones(1, np.int64)  # histogram_search._search_py's chunks
         self.indicator = 0
         self.set_scale(scale)
 
@@ -131,10 +132,10 @@ class CpuBackend:
         search on ``threads`` threads."""
         fs = self.features
         if isinstance(fs, BinnedFeatures):
+            self._build_parts[0] = threads
             return histogram_search, (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max,
                                       fs.nominal, self.hist_g, self.hist_h, self.hist_count,
-                                      self._covered, self._covered_state,
-                                      np.full(1, threads, np.int64))
+                                      self._covered, self._covered_state, self._build_parts)
         if isinstance(fs, SparseSortedFeatures):
             return sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
                                    fs.nominal, fs.sparse_value)

@@ -29,8 +29,7 @@ from numba.extending import overload
 from gpurules._jit_cache import njit
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.kernels import side_quality, work_views
-from gpurules.backends.cpu.prediction import satisfies
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 
 
 @nb.njit(inline="always")

@@ -34,9 +34,8 @@ from gpurules.backends.cpu.exact_search import (_consider, _evaluate, _work_row,
                                                 accumulate)
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.threads import thread_limit
-from gpurules.backends.cpu.prediction import satisfies
 from gpurules.backends.thresholds import bin_threshold
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,

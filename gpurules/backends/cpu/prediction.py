@@ -7,7 +7,7 @@ import numpy as np
 from gpurules._jit_cache import njit
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.threads import thread_limit, threads_for
-from gpurules.model import satisfies  # noqa: F401 (the CPU searches import it from here)
+from gpurules.model import satisfies
 from gpurules.objectives import predictors
 
 predict_example_wise = njit(predictors.predict_example_wise)

@@ -17,8 +17,7 @@ import numpy as np
 from gpurules._jit_cache import njit
 from gpurules.backends.cpu.exact_search import _evaluate, _midpoint, _work_row, accumulate
 from gpurules.backends.cpu.jit import parallel_kernel
-from gpurules.backends.cpu.prediction import satisfies
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 
 
 def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal, z, mask,
