@@ -258,6 +258,25 @@ def refinements_equal_cpu():
 
 
 @check
+def refinements_in_launches_of_one_tile_equal_cpu():
+    """The scan in several launches (scratch for one tile of candidates per slot and launch,
+    slots of two tiles or more), on the head with the most head work: the CpuBackend's
+    refinements, as in one launch."""
+    from gpurules.backends.cuda import histogram_search
+
+    binned, Y, base_weight, weights = problem(21, K=3, compact=False)
+    assert 2 * np.diff(binned.bin_offset).max() > 32  # >= 2 tiles of the 32-thread blocks
+    saved = histogram_search.SCRATCH_BYTES
+    histogram_search.SCRATCH_BYTES = 1  # the floor: one tile per launch
+    try:
+        search = head_settings(3)["partial-dynamic-gblb"]
+        cpu, gpu = start_both(_simulated_backend(), binned, Y, LOGISTIC, base_weight)
+        compare_refinements(cpu, gpu, weights, search, steps=2)
+    finally:
+        histogram_search.SCRATCH_BYTES = saved
+
+
+@check
 def boomer_fits_equal_cpu():
     """BoomerClassifier(device='cuda') with logistic-non-decomposable (complete heads with
     and without GBLB, a partial-fixed head) learns the CPU histogram search's model."""
@@ -339,7 +358,7 @@ def _fma_options():
 
     cell.cell_contents = record
     try:
-        name = "bin_prefix_sums"
+        name = "encode_covered"
         cuda.compile_ptx(kernels.KERNELS[name].py_func, kernels.SIGNATURES[name], cc=(9, 0))
         user_ptx, _ = cuda.compile_ptx(user_kernel, (types.float64[::1],) * 3, cc=(9, 0))
     finally:

@@ -66,18 +66,29 @@ def _kernels():
 
 # -- threshold scan ----------------------------------------------------------------------
 def _simulate_scan(binned, features, mask, weights, g, h, labels, search, threads):
-    """``scan_histograms`` on the reference histograms (indicator 1); one Refinement or None
-    per sampled feature."""
+    """``histogram_search.search`` on the reference histograms (indicator 1), at most
+    ``threads`` per block; one Refinement or None per sampled feature."""
+    from gpurules.backends.cuda import histogram_search  # numba.cuda: the simulator here
+
     S, K = features.shape[0], g.shape[1]
     out = empty_outputs(S, K)
-    work = np.full((4, S, K), -7, np.int64)
-    gains = np.full((S, labels.shape[0]), np.nan)
     slot_offset, *hists = slot_histograms(binned, features, mask, 1, weights, g, h)
-    _kernels().scan_histograms[S, threads](
-        features, slot_offset, binned.bin_offset, binned.bin_min, binned.bin_max,
-        binned.nominal, *hists,
-        labels, search.head_mode, *search.params, INV_SCALE, search.min_coverage,
-        search.min_quality, work, gains, *out)
+    B = max(int(np.diff(slot_offset).max(initial=0)), 1)
+    buffers = {}
+
+    def buffer(name, shape, dtype, zero_new):
+        # fresh contents where the backend's are undefined: NaN / -7 must never be read
+        fill = 0 if zero_new else (np.nan if np.dtype(dtype).kind == "f" else -7)
+        buffers[name] = np.full(shape, fill, dtype)
+        return buffers[name]
+
+    histogram_search.search(
+        histogram_search, buffer, lambda a: a, lambda work: max(1, min(-(-work // threads), 4)), threads,
+        tuple(hists), (features, slot_offset, B),
+        (binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal), labels,
+        (search.head_mode, np.asarray(search.params, np.float64), INV_SCALE,
+         search.min_coverage, search.min_quality), out)
+    assert not buffers["tickets"].any(), "the tickets are back at 0"
     return slot_refinements(features, out)
 
 
@@ -134,7 +145,7 @@ def scan_coarse_bins_equals_cpu_histogram_search():
     X, nominal, *_ = random_problem(np.random.default_rng(13), 40, 3, 1, n_distinct=9)
     binned = bin_features(X, nominal, "equal-frequency", bin_ratio=0.2)
     _compare_scan(_cpu_histogram_reference(binned), binned, np.array([1, 2, 0], np.int64),
-                  np.array([2, 0], np.int32), 2, 2, seed=14)
+                  np.array([2, 0], np.int32), 32, 2, seed=14)
 
 
 @check
@@ -154,15 +165,15 @@ def scan_threshold_next_to_an_uncovered_bin():
 
 @check
 def scan_coarse_bins_equals_numpy_reference():
-    """Equal-width bins with empty bins, more labels than threads, a head over a label
-    subset, min_coverage > 1, features out of order: the NumPy histogram reference."""
+    """Equal-width bins with empty bins, a head over a label subset, min_coverage > 1,
+    features out of order: the NumPy histogram reference."""
     X, nominal, *_ = random_problem(np.random.default_rng(3), 40, 3, 1, n_distinct=9)
     X[:, 1:] = np.nan_to_num(X[:, 1:], nan=0.0)
     X[X[:, 2] > 0.5, 2] += 4.0  # a gap of empty bins
     binned = bin_features(X, nominal, "equal-width", bin_ratio=1.0)
     assert np.isnan(binned.bin_min).any()
     _compare_scan(_numpy_reference(binned), binned, np.array([2, 0, 1], np.int64),
-                  np.array([4, 0, 2], np.int32), 2, 3, seed=4, exact_quality=False)
+                  np.array([4, 0, 2], np.int32), 32, 3, seed=4, exact_quality=False)
 
 
 # -- statistics: the CPU backend, through its protocol, is the reference -------------------

@@ -9,14 +9,15 @@ rule. Every device array is allocated once per fit: the per-fit arrays in ``star
 scratch of the searches (histograms, outputs, work arrays) on first use, as views of buffers
 that grow only when a larger sample needs it (``_buffer``); see :func:`fit_memory_bytes` for
 the estimate that is checked against the device's free memory. Histograms are built by the CUDA
-C kernels of ``kernels/histogram.cu`` (CuPy ``RawModule``); the scan, the statistics and the
-coverage are Numba CUDA kernels (``gpurules.backends.cuda.kernels``).
+C kernels of ``kernels/histogram.cu`` (CuPy ``RawModule``); the threshold scan
+(``histogram_search``), the statistics and the coverage (``kernels``,
+``multi_output_kernels``) are Numba CUDA kernels.
 
 Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W), ``W = K`` for decomposable losses and
 count statistics, ``W = K (K + 1) / 2`` (packed Hessians) for a ``NonDecomposableLossSpec``,
-encoded as the CPU backend encodes them. Heads scored as systems (``HEAD_MULTI_OUTPUT``:
-complete/partial heads, GBLB) and ``HEAD_ND_SINGLE`` use the batched candidate search of
-``multi_output_kernels``; the other head modes the per-feature scan of ``kernels``.
+encoded as the CPU backend encodes them. Every head mode uses the one parallel scan of
+``histogram_search`` (prefix sums over the bins, one thread per candidate, the first best
+per slot); with packed Hessians only the heads solved as systems.
 
 CuPy and Numba CUDA are imported when a backend is constructed, never at module import.
 Both libraries launch on the legacy default stream of the device, so their kernels run in
@@ -31,17 +32,9 @@ import numpy as np
 
 from gpurules.backends.base import refine_stepwise, select_refinement
 from gpurules.backends.cuda import sources
-from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
-from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
-from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
-# the head modes of objectives.quality that the per-feature scan implements (statistics of
-# one width), and those of the batched candidate search (any width)
-_SCAN_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
-_BATCHED_HEAD_MODES = (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE)
-_SCRATCH_BYTES = 64 << 20  # per-thread scratch of the statistics and the batched search
-_BATCHED_THREADS = 64  # threads per block of the candidate evaluation (one per candidate)
+_SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statistics
 
 _HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
 _MAX_GRID_Y = 65535
@@ -129,10 +122,11 @@ class CudaBackend:
         import cupy as cp
         from numba import cuda as nb_cuda
 
-        from gpurules.backends.cuda import kernels, multi_output_kernels
+        from gpurules.backends.cuda import histogram_search, kernels, multi_output_kernels
 
         self.cp, self._nb_cuda, self._kernels = cp, nb_cuda, kernels
         self._mo = multi_output_kernels
+        self._search_module = histogram_search
         self.device_index = int(device_index)
         self.force_global_atomics = bool(force_global_atomics)
         self.threads = int(block_size)
@@ -179,15 +173,17 @@ class CudaBackend:
                 f"gpurules.backends.cuda.backend.fit_memory_bytes); fit on fewer examples, "
                 f"features or bins, or with device='cpu'")
 
-    def _buffer(self, name, shape, dtype):
-        """Device scratch ``shape``/``dtype`` (C order, contents undefined): a view of the
-        first elements of the fit's buffer ``name``, (re-)allocated only when it is too
-        small, so refinements of the same size allocate nothing."""
+    def _buffer(self, name, shape, dtype, zero_new=False):
+        """Device scratch ``shape``/``dtype`` (C order, contents undefined; zeros when newly
+        allocated with ``zero_new``): a view of the first elements of the fit's buffer
+        ``name``, (re-)allocated only when it is too small, so refinements of the same size
+        allocate nothing."""
         size = int(np.prod(shape, dtype=np.int64))
         buf = self._buffers.get(name)
         if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
             self._check_memory(size * np.dtype(dtype).itemsize, f"the buffer {name!r}")
-            buf = self._buffers[name] = self.cp.empty(max(size, 1), dtype)
+            allocate = self.cp.zeros if zero_new else self.cp.empty
+            buf = self._buffers[name] = allocate(max(size, 1), dtype)
         return buf[:size].reshape(shape)
 
     def _upload(self, host, device):
@@ -333,12 +329,14 @@ class CudaBackend:
         for features without missing values), so ``totals`` is not needed on the device.
         One host->device copy (features, slot offsets, labels, parameters) and one
         device->host copy (the ``out_*`` record) per call."""
-        batched = search.head_mode in _BATCHED_HEAD_MODES
-        if not batched and (search.head_mode not in _SCAN_HEAD_MODES or self.non_decomposable):
+        modes = self._search_module.SYSTEM_HEAD_MODES
+        if not self.non_decomposable:
+            modes = modes + self._search_module.LABEL_HEAD_MODES
+        if search.head_mode not in modes:
             raise ValueError(
                 f"the CUDA backend does not implement head_mode {search.head_mode} for "
                 f"{'non-' if self.non_decomposable else ''}decomposable statistics; known: "
-                f"{_BATCHED_HEAD_MODES if self.non_decomposable else _SCAN_HEAD_MODES}")
+                f"{modes}")
         features = np.ascontiguousarray(features, np.int64)
         if features.size == 0:
             return None
@@ -350,8 +348,8 @@ class CudaBackend:
             features_dev, slot_dev, params_dev, labels_dev = self._upload_record(
                 slotted, self._slot_offset(slotted), params, labels)
             self.build_histograms(slotted, weights, (features_dev, slot_dev))
-            scan = self._scan_batched if batched else self._scan
-            out = scan(slotted, features_dev, slot_dev, labels_dev, params_dev, search)
+            out = self._search(slotted, features_dev, slot_dev, labels_dev, params_dev,
+                               search)
         inverse = np.argsort(order)  # slot order -> the caller's order (first best wins)
         return select_refinement(features, tuple(a[inverse] for a in out))
 
@@ -435,66 +433,21 @@ class CudaBackend:
                 self.hist_g, self.hist_h, self.hist_count)
         kernel((chunks, min(S, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
 
-    def _scan(self, features, features_dev, slot_dev, labels_dev, params_dev, search):
-        """Run ``scan_histograms`` (one block per sampled feature: host int64 (S,), and the
-        same on the device, in slot order; ``slot_dev`` their slot offsets) over
+    def _search(self, features, features_dev, slot_dev, labels_dev, params_dev, search):
+        """``histogram_search.search`` over the histograms of ``features`` (host int64 (S,),
+        and on the device, in slot order; ``slot_dev`` their slot offsets) for
         ``labels_dev`` (device int32 (m,)) with the head's parameters ``params_dev`` (device
         float64); returns the host ``out_*`` arrays (q, op, thr, cnt, label, g, h)."""
-        S, K, m = features.shape[0], self.g.shape[1], labels_dev.shape[0]
-        out_dev = self._buffer("out", (_out_bytes(S, K, K),), np.uint8)
-        out = _out_views(out_dev, S, K, K)
-        work = self._buffer("scan_work", (4, S, K), np.int64)
-        gains = self._buffer("scan_gains", (S, max(m, 1)), np.float64)
-        threads = 32 if max(K, m) <= 32 else 128
-        v = self._v
-        head = (self._nb(features_dev), self._nb(slot_dev), v["bin_offset"], v["bin_min"],
-                v["bin_max"],
-                v["nominal"], v["hist_g"], v["hist_h"], v["hist_count"],
-                self._nb(labels_dev), int(search.head_mode))
-        tail = (self.inv_scale, int(search.min_coverage), float(search.min_quality),
-                self._nb(work), self._nb(gains), *(self._nb(a) for a in out))
-        if search.head_mode in (HEAD_COMPLETE, HEAD_SINGLE):  # boosting: [l1, l2] as scalars
-            self._kernels.scan_histograms[S, threads](
-                *head, float(search.params[0]), float(search.params[1]), *tail)
-        else:
-            self._kernels.scan_histograms_params[S, threads](*head, self._nb(params_dev),
-                                                             *tail)
-        return _out_views(self.cp.asnumpy(out_dev), S, K, K)
-
-    def _scan_batched(self, features, features_dev, slot_dev, labels_dev, params_dev, search):
-        """The batched candidate search of ``multi_output_kernels`` over the histograms of
-        ``features`` (host int64 (S,), and on the device, in slot order; ``slot_dev`` their
-        slot offsets) for ``labels_dev`` (device int32 (m,)), parameters ``params_dev``: prefix sums, every candidate scored in launches of
-        up to ``_SCRATCH_BYTES`` of head work rows, one selection per feature. Returns the
-        host ``out_*`` arrays."""
-        k, v, nb, buf = self._mo, self._v, self._nb, self._buffer
         S, K, W = features.shape[0], self.g.shape[1], self.h.shape[1]
         B = max(int(self._num_bins[features].max(initial=0)), 1)
-        pre = (buf("pre_g", (S, B + 1, K), np.int64), buf("pre_h", (S, B + 1, W), np.int64),
-               buf("pre_count", (S, B + 1), np.int64))
-        total = S * B * 2
-        cand_q = buf("cand_q", (total,), np.float64)
-        cand_label = buf("cand_label", (total,), np.int32)
-        F, I = work_sizes(labels_dev.shape[0])
-        rows = max(1, min(total, _SCRATCH_BYTES // ((F + I) * 8)))
-        work_f, work_i = buf("work_f", (rows, F), np.float64), buf("work_i", (rows, I), np.int64)
-        out_dev = buf("out", (_out_bytes(S, K, W),), np.uint8)
-        out = _out_views(out_dev, S, K, W)
-        hists = (v["hist_g"], v["hist_h"], v["hist_count"])
-        pre_v = tuple(nb(a) for a in pre)
-        features_v, slot_v = nb(features_dev), nb(slot_dev)
-        k.bin_prefix_sums[S, 32 if K + W < 64 else 128](features_v, slot_v, *hists, *pre_v)
-        settings = (nb(labels_dev), int(search.head_mode), nb(params_dev), self.inv_scale,
-                    int(search.min_coverage))
-        for start in range(0, total, rows):
-            blocks = math.ceil(min(rows, total - start) / _BATCHED_THREADS)
-            k.evaluate_candidates[blocks, _BATCHED_THREADS](
-                start, features_v, slot_v, v["nominal"], *hists, *pre_v, *settings,
-                nb(work_f), nb(work_i), nb(cand_q), nb(cand_label))
-        k.select_candidates[S, 32](
-            features_v, slot_v, v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"],
-            *hists, *pre_v, nb(cand_q), nb(cand_label), float(search.min_quality),
-            *(nb(a) for a in out))
+        out_dev = self._buffer("out", (_out_bytes(S, K, W),), np.uint8)
+        v = self._v
+        self._search_module.search(
+            self._search_module, self._buffer, self._nb, self._blocks, self.threads,
+            (self.hist_g, self.hist_h, self.hist_count), (features_dev, slot_dev, B),
+            (v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"]), labels_dev,
+            (search.head_mode, params_dev, self.inv_scale, search.min_coverage,
+             search.min_quality), _out_views(out_dev, S, K, W))
         return _out_views(self.cp.asnumpy(out_dev), S, K, W)
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):

@@ -1,7 +1,7 @@
 """Per-phase timings of a CudaBackend fit, for benchmarks (never used by a normal fit).
 
 :class:`PhaseProfiler` wraps the phase methods of one :class:`CudaBackend` *instance*
-(``build_histograms``, ``_launch_histogram``, ``_scan``, ``apply_refinement``,
+(``build_histograms``, ``_launch_histogram``, ``_search``, ``apply_refinement``,
 ``update_statistics``, ``covered_totals``, ``start_fit``) and its host<->device copies
 (``cp.asarray`` of a host array, ``cp.asnumpy``) with CUDA-event timers. Each timed call
 records an event before and after and synchronises on the second one, so profiling slows a
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-PHASES = ("start_fit", "build_histograms", "_launch_histogram", "_scan", "apply_refinement",
+PHASES = ("start_fit", "build_histograms", "_launch_histogram", "_search", "apply_refinement",
           "update_statistics", "covered_totals")
 H2D, D2H = "copy host->device", "copy device->host"
 

@@ -1,0 +1,472 @@
+"""The threshold scan of the CUDA histogram search, for every head mode: the twin of the scan
+in ``cpu/histogram_search.py``, with every bin boundary scored in parallel.
+
+Given the histograms of the sampled features (``kernels/histogram.cu``), one search runs:
+
+1. **Prefix sums in place** (:func:`_tile_sums`, :func:`_prefix_sums`): every histogram
+   column of slot ``j`` (the K gradient sums, the W Hessian sums and the count) becomes its
+   inclusive prefix over the slot's bins, computed by tiles of ``tile`` bins (one thread
+   per (slot, tile, column): the sums of the earlier tiles, then a running sum over its own
+   tile); the first launch is left out when a slot fits in one tile. Integer sums: exact,
+   whatever the order, so every sum below equals the CPU's bit for bit.
+2. **Every candidate scored, the best chosen** (:func:`_search_candidates`): grid (tiles of
+   ``blockDim.x`` candidates, slots); candidate ``c = 2 b + side`` of slot ``j`` is the
+   boundary below bin ``b`` (numerical: ``<=`` at ``side = 0``, ``>`` at ``side = 1``,
+   covering the bins below ``b`` or their complement) or the value of bin ``b`` (nominal:
+   ``==``/``!=``). As on the CPU, a candidate exists only at a non-empty bin (numerical:
+   with a non-empty bin below it) and only when it covers at least ``max(1, min_coverage)``
+   examples; it competes only with a quality above ``min_quality``. Each block reduces its
+   candidates to the best one (larger quality, then smaller ``c``), writes it to
+   ``part_*[j, tile]``, and the last block of the slot to finish (``tickets[j]``, 0 before
+   and after) reduces the tiles in the same order and writes the slot's ``out_*`` record.
+   The order "larger quality, then smaller ``c``" is the CPU scan's: a later candidate must
+   be strictly better (numerical), or be better, then have a smaller threshold, then the
+   smaller op (nominal; bins are in ascending order of their values, ``==`` before ``!=``).
+
+The quality of a candidate is ``objectives.quality.side_quality``'s, computed by the thread:
+the boosting heads (``HEAD_COMPLETE``/``HEAD_SINGLE``, ``params = [l1, l2]``) and SeCo's
+(``HEAD_SECO_SINGLE``/``HEAD_SECO_PARTIAL``) label by label, in label order; the heads
+solved as systems (``HEAD_MULTI_OUTPUT``, ``HEAD_ND_SINGLE``) through
+``multi_output_kernels.side_quality`` with the thread's head work rows.
+
+Shapes and dtypes (S sampled features, R = slot_offset[S] histogram rows, K labels, W >= K
+Hessian columns, m head labels, C = K + W + 1 histogram columns, T threads per block):
+    features int64 (S,); slot_offset int64 (S + 1,) (slot j's rows slot_offset[j] ..
+    slot_offset[j + 1] - 1, one per bin of features[j]); bin_offset int64 (A + 1,);
+    bin_min, bin_max float32 (B,); nominal bool (A,); hist_g int64 (R, K), hist_h int64
+    (R, W), hist_count int64 (R,); sums int64 (S, tiles, C); labels int32 (m,); params
+    float64 (P,); work_f float64 (rows, F), work_i int64 (rows, I) (the SeCo partial head's
+    label values, F >= m, or the head work of ``multi_output.work_sizes``; rows >= the
+    threads of a launch for those heads, else at least 1); run_i int64 (rows, K + W) (a
+    nominal bin's own sums for the system heads); part_q float64
+    (S, P), part_c int64 (S, P), part_label int32 (S, P) (P >= the slot's tiles, a multiple
+    of 32: each slot's entries on cache lines of their own); tickets int32 (S,); out_* as
+    in ``cpu/exact_search.py``, out_g (S, K), out_h (S, W).
+"""
+
+import math
+
+import numpy as np
+from numba import cuda, types
+
+from gpurules.backends.cuda.device_math import _device, bin_threshold, label_gain, signature_types
+from gpurules.backends.cuda.multi_output_kernels import side_quality as system_quality
+from gpurules.backends.cuda.multi_output_kernels import work_views
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.objectives import heuristics
+from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
+from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, work_sizes
+
+BLOCK = 128  # the most threads per block of _search_candidates (a power of two)
+PAD = 32  # part_* columns are padded to a multiple of this
+SCRATCH_BYTES = 64 << 20  # the most head work rows of one _search_candidates launch
+MAX_GRID_Y = 65535
+# heads scored label by label (statistics of width W = K) and those solved as systems
+LABEL_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
+SYSTEM_HEAD_MODES = (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE)
+
+seco_value = _device(heuristics.value_from_sums)
+seco_prefix_quality = _device(heuristics.prefix_quality)
+
+
+# -- 1. prefix sums ------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _get(hist_g, hist_h, hist_count, r, c):
+    """Column ``c`` of histogram row ``r``: hist_g, then hist_h, then the count."""
+    K = hist_g.shape[1]
+    if c < K:
+        return hist_g[r, c]
+    if c < K + hist_h.shape[1]:
+        return hist_h[r, c - K]
+    return hist_count[r]
+
+
+@cuda.jit(device=True)
+def _put(hist_g, hist_h, hist_count, r, c, value):
+    """Set column ``c`` of histogram row ``r`` (see :func:`_get`)."""
+    K = hist_g.shape[1]
+    if c < K:
+        hist_g[r, c] = value
+    elif c < K + hist_h.shape[1]:
+        hist_h[r, c - K] = value
+    else:
+        hist_count[r] = value
+
+
+@cuda.jit(device=True)
+def _tile_item(e, slot_offset, tiles, tile, C):
+    """Item ``e`` of the prefix launches: (slot j, tile t, column c, first row, row stop)."""
+    c = e % C
+    jt = e // C
+    t = jt % tiles
+    j = jt // tiles
+    lo = slot_offset[j] + t * tile
+    return j, t, c, lo, min(lo + tile, slot_offset[j + 1])
+
+
+def _tile_sums(slot_offset, tile, hist_g, hist_h, hist_count, sums):
+    """``sums[j, t, c]`` = the sum of column ``c`` over tile ``t`` of slot ``j``'s rows."""
+    S, tiles, C = sums.shape
+    for e in range(cuda.grid(1), S * tiles * C, cuda.gridsize(1)):
+        j, t, c, lo, hi = _tile_item(e, slot_offset, tiles, tile, C)
+        total = 0
+        for r in range(lo, hi):
+            total += _get(hist_g, hist_h, hist_count, r, c)
+        sums[j, t, c] = total
+
+
+def _prefix_sums(slot_offset, tile, sums, hist_g, hist_h, hist_count):
+    """Every column of every slot becomes its inclusive prefix over the slot's rows: the
+    tile's offset from ``sums`` (the tiles before it; not read when there is one tile per
+    slot), then a running sum over the tile."""
+    S, tiles, C = sums.shape
+    for e in range(cuda.grid(1), S * tiles * C, cuda.gridsize(1)):
+        j, t, c, lo, hi = _tile_item(e, slot_offset, tiles, tile, C)
+        run = 0
+        for u in range(t):
+            run += sums[j, u, c]
+        for r in range(lo, hi):
+            run += _get(hist_g, hist_h, hist_count, r, c)
+            _put(hist_g, hist_h, hist_count, r, c, run)
+
+
+# -- 2. candidates -------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage):
+    """Candidate ``c`` of slot ``j`` on the prefix sums: (row r = slot_offset[j] + b, side,
+    covered count); count 0 where there is no candidate."""
+    lo = slot_offset[j]
+    b = c // 2
+    side = c - 2 * b
+    r = lo + b
+    if b >= slot_offset[j + 1] - lo:
+        return r, side, 0
+    before = hist_count[r - 1] if b > 0 else 0
+    below = hist_count[r] - before  # the bin's own count
+    if below == 0:
+        return r, side, 0
+    if not is_nominal:
+        below = before  # the bins below the boundary
+        if below == 0:
+            return r, side, 0
+    count = hist_count[slot_offset[j + 1] - 1] - below if side == 1 else below
+    if count < min_coverage or count <= 0:
+        return r, side, 0
+    return r, side, count
+
+
+@cuda.jit(device=True)
+def _run(hist, r, k, is_nominal, first):
+    """The covered side's running sum of column ``k``: the bins below row ``r``
+    (numerical) or row ``r``'s own bin (nominal); ``first``: r is the slot's first row."""
+    if is_nominal:
+        return hist[r, k] - (0 if first else hist[r - 1, k])
+    return hist[r - 1, k]
+
+
+@cuda.jit(device=True)
+def _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels, head_mode,
+                   params, inv_scale, values):
+    """(quality, label) of the label-by-label heads (boosting complete/single, SeCo
+    single/partial; the partial head's per-label values go to ``values`` float64 (>= m,)),
+    labels in order, ties to the first, as ``objectives.quality.side_quality``."""
+    seco = head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL
+    best = 0.0
+    best_label = -1
+    total = 0.0
+    for idx in range(labels.shape[0]):
+        k = labels[idx]
+        gk = _run(hist_g, r, k, is_nominal, first)
+        hk = _run(hist_h, r, k, is_nominal, first)
+        if side == 1:
+            gk = hist_g[last, k] - gk
+            hk = hist_h[last, k] - hk
+        if seco:
+            value = seco_value(float(gk), float(hk), k, params)
+        else:
+            value = label_gain(gk * inv_scale, hk * inv_scale, params[0], params[1])
+        if head_mode == HEAD_SECO_PARTIAL:
+            values[idx] = value
+        elif head_mode == HEAD_COMPLETE:
+            total += value
+        elif best_label < 0 or value > best:
+            best = value
+            best_label = k
+    if head_mode == HEAD_SECO_PARTIAL:
+        return seco_prefix_quality(values, labels.shape[0], params)
+    if head_mode == HEAD_COMPLETE:
+        return total, -1
+    return best, best_label
+
+
+@cuda.jit(device=True)
+def _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels, head_mode,
+                    params, inv_scale, row_f, row_i, run):
+    """(quality, label) of the heads solved as systems, with the thread's work rows; a
+    nominal bin's own sums are written to ``run`` int64 (K + W,) first."""
+    K = hist_g.shape[1]
+    if is_nominal:
+        for k in range(K):
+            run[k] = _run(hist_g, r, k, True, first)
+        for k in range(hist_h.shape[1]):
+            run[K + k] = _run(hist_h, r, k, True, first)
+        run_g = run[:K]
+        run_h = run[K:]
+    else:
+        run_g = hist_g[r - 1]
+        run_h = hist_h[r - 1]
+    views = work_views(row_f, row_i, labels.shape[0])
+    return system_quality(run_g, run_h, hist_g[last], hist_h[last], side == 1, labels,
+                          head_mode, inv_scale, params, views)
+
+
+@cuda.jit(device=True)
+def _score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels, head_mode,
+           params, inv_scale, min_coverage, row, work_f, work_i, run_i):
+    """(quality, label) of candidate ``c`` of slot ``j``; (-inf, -1) where there is none.
+    Only the SeCo partial head and the system heads use scratch row ``row`` of ``work_f``,
+    ``work_i``, ``run_i``."""
+    r, side, count = _candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage)
+    if count == 0:
+        return -math.inf, -1
+    first = r == slot_offset[j]
+    last = slot_offset[j + 1] - 1
+    if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE or \
+            head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL:
+        values = work_f[row] if head_mode == HEAD_SECO_PARTIAL else work_f[0]
+        return _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
+                              head_mode, params, inv_scale, values)
+    return _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
+                           head_mode, params, inv_scale, work_f[row], work_i[row], run_i[row])
+
+
+@cuda.jit(device=True)
+def _before(q, c, other_q, other_c):
+    """Whether candidate (q, c) precedes (other_q, other_c): a candidate (c >= 0) before
+    none, then the larger quality, then the smaller index."""
+    if c < 0:
+        return False
+    return other_c < 0 or q > other_q or (q == other_q and c < other_c)
+
+
+@cuda.jit(device=True)
+def _block_best(q, c, label, sq, sc, sl):
+    """The block's first candidate by :func:`_before` among the threads' (q, c, label);
+    every thread gets it. ``sq``, ``sc``, ``sl``: shared scratch of blockDim.x (a power of
+    two) entries. Every thread of the block must call it."""
+    t = cuda.threadIdx.x
+    sq[t] = q
+    sc[t] = c
+    sl[t] = label
+    cuda.syncthreads()
+    half = cuda.blockDim.x // 2
+    while half > 0:
+        if t < half and _before(sq[t + half], sc[t + half], sq[t], sc[t]):
+            sq[t] = sq[t + half]
+            sc[t] = sc[t + half]
+            sl[t] = sl[t + half]
+        cuda.syncthreads()
+        half //= 2
+    q, c, label = sq[0], sc[0], sl[0]
+    cuda.syncthreads()  # the scratch is reused by the next call
+    return q, c, label
+
+
+@cuda.jit(device=True)
+def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_nominal,
+               hist_g, hist_h, hist_count, min_coverage, out_q, out_op, out_thr, out_cnt,
+               out_label, out_g, out_h):
+    """Slot ``j``'s record: candidate ``c`` (-1: none) with quality ``q`` and ``label``,
+    its threshold and the sums of the side it covers. Every thread of the block calls it."""
+    t = cuda.threadIdx.x
+    if c < 0:
+        if t == 0:
+            out_op[j] = -1
+        return
+    r, side, count = _candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage)
+    b = bin_offset[f] + r - slot_offset[j]  # the bin's global index
+    first = r == slot_offset[j]
+    last = slot_offset[j + 1] - 1
+    if t == 0:
+        out_q[j] = q
+        out_cnt[j] = count
+        out_label[j] = label
+        if is_nominal:
+            out_op[j] = OP_NEQ if side == 1 else OP_EQ
+            out_thr[j] = bin_min[b]
+        else:
+            out_op[j] = OP_GR if side == 1 else OP_LEQ
+            out_thr[j] = bin_threshold(bin_min, bin_max, b)
+    K = hist_g.shape[1]
+    for k in range(t, K + hist_h.shape[1], cuda.blockDim.x):
+        if k < K:
+            run = _run(hist_g, r, k, is_nominal, first)
+            out_g[j, k] = hist_g[last, k] - run if side == 1 else run
+        else:
+            run = _run(hist_h, r, k - K, is_nominal, first)
+            out_h[j, k - K] = hist_h[last, k - K] - run if side == 1 else run
+
+
+def _search_candidates(tile0, num_tiles, features, slot_offset, bin_offset, bin_min, bin_max,
+                       nominal, hist_g, hist_h, hist_count, labels, head_mode, params,
+                       inv_scale, min_coverage, min_quality, work_f, work_i, run_i, part_q,
+                       part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
+                       out_label, out_g, out_h):
+    """Score the candidates of tiles ``tile0 + blockIdx.x`` (of ``num_tiles`` per slot, over
+    all launches) of slots ``blockIdx.y, blockIdx.y + gridDim.y, ...``; the last block of a
+    slot writes its record (module docstring)."""
+    t = cuda.threadIdx.x
+    tile = tile0 + cuda.blockIdx.x
+    row = (cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x) * cuda.blockDim.x + t
+    sq = cuda.shared.array(BLOCK, types.float64)
+    sc = cuda.shared.array(BLOCK, types.int64)
+    sl = cuda.shared.array(BLOCK, types.int32)
+    last = cuda.shared.array(1, types.int32)
+    for j in range(cuda.blockIdx.y, features.shape[0], cuda.gridDim.y):
+        f = features[j]
+        is_nominal = nominal[f]
+        c = tile * cuda.blockDim.x + t
+        q, label = _score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels,
+                          head_mode, params, inv_scale, min_coverage, row, work_f, work_i,
+                          run_i)
+        if not q > min_quality:
+            c = -1
+        q, c, label = _block_best(q, c, label, sq, sc, sl)
+        if t == 0:
+            part_q[j, tile] = q
+            part_c[j, tile] = c
+            part_label[j, tile] = label
+        cuda.threadfence()  # the tile's result is visible to every block ...
+        cuda.syncthreads()  # ... before its ticket is drawn
+        if t == 0:
+            last[0] = cuda.atomic.add(tickets, j, 1) == num_tiles - 1
+        cuda.syncthreads()
+        if last[0]:
+            q, c, label = -math.inf, -1, -1
+            for u in range(t, num_tiles, cuda.blockDim.x):
+                if _before(part_q[j, u], part_c[j, u], q, c):
+                    q, c, label = part_q[j, u], part_c[j, u], part_label[j, u]
+            q, c, label = _block_best(q, c, label, sq, sc, sl)
+            _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max,
+                       is_nominal, hist_g, hist_h, hist_count, min_coverage, out_q, out_op,
+                       out_thr, out_cnt, out_label, out_g, out_h)
+            if t == 0:
+                tickets[j] = 0
+        cuda.syncthreads()  # ``last`` is reused by the next slot
+
+
+tile_sums = cuda.jit(_tile_sums)
+prefix_sums = cuda.jit(_prefix_sums)
+search_candidates = cuda.jit(_search_candidates)
+
+
+def _signatures():
+    i8, i32, i64, f32, f64 = types.int8, types.int32, types.int64, types.float32, types.float64
+    vec, mat = signature_types()
+    cube = i64[:, :, ::1]
+    hists = (mat[i64], mat[i64], vec[i64])
+    return {
+        "tile_sums": (vec[i64], i64) + hists + (cube,),
+        "prefix_sums": (vec[i64], i64, cube) + hists,
+        "search_candidates": (i64, i64, vec[i64], vec[i64], vec[i64], vec[f32], vec[f32],
+                              vec[types.boolean]) + hists
+        + (vec[i32], i64, vec[f64], f64, i64, f64, mat[f64], mat[i64], mat[i64], mat[f64],
+           mat[i64], mat[i32], vec[i32], vec[f64], vec[i8], vec[f32], vec[i64], vec[i32],
+           mat[i64], mat[i64]),
+    }
+
+
+SIGNATURES = _signatures()
+KERNELS = {"tile_sums": tile_sums, "prefix_sums": prefix_sums,
+           "search_candidates": search_candidates}
+
+
+# -- the host side -------------------------------------------------------------------------
+def prefix_layout(B):
+    """(tile, tiles): bins per tile and tiles per slot of the prefix launches for slots of at
+    most ``B`` bins; about sqrt(B) of each, so that both launches' serial loops stay short."""
+    tile = max(32, math.isqrt(max(B - 1, 0)) + 1)
+    return tile, max(1, -(-B // tile))
+
+
+def candidate_layout(B, max_threads):
+    """(threads per block T, tiles per slot) of ``search_candidates`` for slots of at most
+    ``B`` bins (2 B candidates); T is a power of two in [32, min(BLOCK, max_threads)]."""
+    T = 32
+    while T < min(BLOCK, max_threads) and T < 2 * B:
+        T *= 2
+    return T, max(1, -(-2 * B // T))
+
+
+def _scratch_columns(head_mode, m, K, W):
+    """(F, I, run columns) of a thread's scratch rows, and whether the head needs one row per
+    thread (else every array has one row)."""
+    if head_mode in SYSTEM_HEAD_MODES:
+        F, I = work_sizes(m)
+        return max(F, 1), max(I, 1), K + W, True
+    if head_mode == HEAD_SECO_PARTIAL:
+        return max(m, 1), 1, 1, True
+    return 1, 1, 1, False
+
+
+def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, labels, head, out,
+           scratch_bytes=None):
+    """Launch the search over histograms that ``kernels/histogram.cu`` built: on return
+    (asynchronously, in launch order) ``out`` holds each slot's best condition.
+
+    Args:
+        kernels: this module, or a stand-in whose ``tile_sums``, ``prefix_sums`` and
+            ``search_candidates`` launch them (``counters`` counts the launches so).
+        buffer: ``buffer(name, shape, dtype, zero_new)`` -> a device array (contents
+            undefined unless newly allocated with ``zero_new``), reused across calls.
+        view: device array -> kernel argument.
+        blocks: ``blocks(work)`` -> the grid of a grid-stride launch over ``work`` items.
+        max_threads: the most threads per block (a multiple of 32).
+        hists: (hist_g int64 (R, K), hist_h int64 (R, W), hist_count int64 (R,)) device
+            arrays, turned into their prefix sums.
+        slots: (features, slot_offset) device int64 (S,), (S + 1,), and B, the largest bin
+            count of the sampled features (host int).
+        bins: (bin_offset, bin_min, bin_max, nominal) device arrays.
+        labels: device int32 (m,), the head's labels.
+        head: (head_mode, params device float64 (P,), inv_scale, min_coverage,
+            min_quality).
+        out: the ``out_*`` device arrays (q, op, thr, cnt, label, g, h) of S slots.
+        scratch_bytes: the most bytes of per-thread scratch rows of one launch (default
+            ``SCRATCH_BYTES``, read at the call).
+    """
+    scratch_bytes = SCRATCH_BYTES if scratch_bytes is None else scratch_bytes
+    features, slot_offset, B = slots
+    S = features.shape[0]
+    K, W = hists[0].shape[1], hists[1].shape[1]
+    h = tuple(view(a) for a in hists)
+    tile, tiles = prefix_layout(B)
+    sums = buffer("prefix_sums", (S, tiles, K + W + 1), np.int64, False)
+    grid = blocks(S * tiles * (K + W + 1))
+    if tiles > 1:
+        kernels.tile_sums[grid, max_threads](view(slot_offset), tile, *h, view(sums))
+    kernels.prefix_sums[grid, max_threads](view(slot_offset), tile, view(sums), *h)
+
+    head_mode, params, inv_scale, min_coverage, min_quality = head
+    T, num_tiles = candidate_layout(B, max_threads)
+    grid_y = min(S, MAX_GRID_Y)
+    F, I, R, per_thread = _scratch_columns(head_mode, labels.shape[0], K, W)
+    step = num_tiles
+    if per_thread:
+        step = max(1, min(num_tiles, scratch_bytes // ((F + I + R) * 8 * T * grid_y)))
+    rows = step * grid_y * T if per_thread else 1
+    scratch = (buffer("work_f", (rows, F), np.float64, False),
+               buffer("work_i", (rows, I), np.int64, False),
+               buffer("run_i", (rows, R), np.int64, False))
+    P = -(-num_tiles // PAD) * PAD
+    part = (buffer("part_q", (S, P), np.float64, False),
+            buffer("part_c", (S, P), np.int64, False),
+            buffer("part_label", (S, P), np.int32, False),
+            buffer("tickets", (S,), np.int32, True))
+    args = (view(features), view(slot_offset), *(view(a) for a in bins), *h, view(labels),
+            int(head_mode), view(params), float(inv_scale), int(min_coverage),
+            float(min_quality), *(view(a) for a in scratch), *(view(a) for a in part),
+            *(view(a) for a in out))
+    for tile0 in range(0, num_tiles, step):
+        x = min(step, num_tiles - tile0)
+        kernels.search_candidates[(x, grid_y), T](tile0, num_tiles, *args)
