@@ -4,8 +4,11 @@ tags, the device, and for the multi-label learners (BOOMER, SeCo) labels, the fe
 representation of the search, the backend and the shape of predictions.
 
 ``fit`` calls :meth:`RuleEstimatorMixin._fit_features` once (BOOMER and SeCo through
-:meth:`MultiLabelRuleClassifier._fit_inputs`) and :meth:`RuleEstimatorMixin._resolve_device`;
-every prediction method calls :meth:`RuleEstimatorMixin._predict_features`.
+:meth:`MultiLabelRuleClassifier._fit_inputs`), :meth:`RuleEstimatorMixin._resolve_device`
+and runs the learner inside :meth:`RuleEstimatorMixin._progress` (the ``verbose`` log,
+``gpurules.progress``); every prediction method calls
+:meth:`RuleEstimatorMixin._predict_features`. SeCo and TURS count examples, so their
+``sample_weight`` goes through :func:`count_weights`.
 """
 
 import logging
@@ -27,6 +30,7 @@ from gpurules.estimators.options import parse_option_value
 from gpurules.estimators.validation import (check_feature_indices, check_features,
                                             check_labels, check_sample_weight, check_seed,
                                             is_dataframe)
+from gpurules.progress import FitProgress, check_verbose
 
 
 logger = logging.getLogger("gpurules")
@@ -46,6 +50,43 @@ def multi_label_classes(num_labels, label_dtype):
     classifiers expose them (its scorers read it)."""
     dtype = label_dtype if label_dtype.kind in "biuf" else np.uint8
     return [np.array([0, 1], dtype=dtype) for _ in range(num_labels)]
+
+
+def count_weights(sample_weight, n_examples, estimator):
+    """The ``sample_weight`` of a learner that counts examples (SeCo's confusion matrices,
+    TURS's class counts and code lengths): a weight w counts its example w times, exactly
+    as w copies of its row would, so the weights must be integers.
+
+    Args:
+        sample_weight: None or array-like (n,) of non-negative integer values (any dtype).
+        n_examples: n. estimator: the estimator's name, for messages.
+
+    Returns:
+        int64 (n,), or None when ``sample_weight`` is None or all ones (the unweighted fit).
+
+    Raises:
+        ValueError: wrong shape, negative, not finite, all zero, or not an integer.
+    """
+    if sample_weight is None:
+        return None
+    w = check_sample_weight(sample_weight, n_examples)
+    bad = np.flatnonzero((w != np.floor(w)) | (w > np.iinfo(np.int32).max))
+    if bad.size:
+        raise ValueError(
+            f"{estimator} counts examples (its rules are chosen by counts of covered "
+            f"examples), so sample_weight must hold non-negative integers: a weight w "
+            f"counts its example w times, as w copies of its row would; got "
+            f"{float(w[bad[0]])!r} at index {bad[0]}")
+    w = w.astype(np.int64)
+    return None if (w == 1).all() else w
+
+
+def take_rows(X, rows):
+    """The rows ``rows`` (int or bool index (m,)) of a float32 ndarray or scipy sparse X, in
+    X's format."""
+    if sp.issparse(X):
+        return X.tocsr()[rows].asformat(X.format)
+    return np.ascontiguousarray(X[rows])
 
 
 def nominal_mask(num_features, declared, detected, ordinal=None,
@@ -70,9 +111,10 @@ def nominal_mask(num_features, declared, detected, ordinal=None,
 
 
 class RuleEstimatorMixin:
-    """Shared input handling and device. Sets ``n_features_in_``, ``feature_names_in_`` (a
-    DataFrame whose column names are all strings) and ``feature_categories_`` at fit, and
-    ``device_`` (str, ``"cpu"`` or ``"cuda:N"``) with the parsed ``_device``."""
+    """Shared input handling, device and progress log. Sets ``n_features_in_``,
+    ``feature_names_in_`` (a DataFrame whose column names are all strings) and
+    ``feature_categories_`` at fit, and ``device_`` (str, ``"cpu"`` or ``"cuda:N"``) with
+    the parsed ``_device``. The estimator has a ``verbose`` parameter (int >= 0)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -87,6 +129,13 @@ class RuleEstimatorMixin:
                       skip_check_array=True)
         self.feature_categories_ = info.categories
         return info
+
+    def _progress(self, max_rules, time_limit=0.0, every=None):
+        """The :class:`~gpurules.progress.FitProgress` of this fit (``verbose``; validated
+        here, TypeError/ValueError). ``max_rules``: the rules requested, as the learner
+        counts them (0: unlimited); ``every``: rules between two progress lines."""
+        return FitProgress(type(self).__name__, check_verbose(self.verbose), max_rules,
+                           time_limit, every)
 
     def _resolve_device(self):
         """Resolve the ``device`` parameter (``gpurules.device``) into ``_device`` (a
@@ -113,7 +162,8 @@ class FitData(NamedTuple):
 
     info: ``FeatureInput``; its X: float32 ndarray (n, A) or CSC matrix.
     Y: uint8 (n, K) of 0/1.  nominal: bool (A,), the nominal features.
-    weight: float64 (n,) example weights (ones without ``sample_weight``).
+    weight: the ``sample_weight`` as :meth:`MultiLabelRuleClassifier._fit_weights` checks
+        it: BOOMER float64 (n,) (ones without it); SeCo int64 (n,) or None (all ones).
     sparse_value: float, the value of the entries a sparse X does not store.
     rng: ``numpy.random.Generator`` seeded with ``random_state``.
     """
@@ -153,7 +203,7 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
 
     @logs_compilation
     def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
-            sparse_feature_value=0.0):
+            sample_weight=None, sparse_feature_value=0.0):
         """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary).
 
         Args:
@@ -162,30 +212,35 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
             y: array-like or sparse (n, K) of 0/1, or 1-D with at most two classes.
             nominal_feature_indices: columns searched with ``==``/``!=`` conditions.
             ordinal_feature_indices: columns searched like numerical ones.
+            sample_weight: optional non-negative (n,) example weights; what a weight means
+                is the estimator's (BOOMER: it scales the example's loss; SeCo: integers,
+                counted like repeated rows).
             sparse_feature_value: the value of the entries a sparse X does not store (the
                 sparse representation never visits them).
         """
-        return self._fit(X, y, nominal_feature_indices, ordinal_feature_indices,
-                         sparse_feature_value)
-
-    def _fit(self, X, y, nominal_feature_indices, ordinal_feature_indices, sparse_value,
-             sample_weight=None):
-        """``fit``: validate the parameters and inputs, resolve the device, learn the
-        model (:meth:`_learn`). Returns self."""
         config, threads = self._resolve_config()
+        progress = self._progress(config.max_rules, config.time_limit)
         seed = check_seed(self.random_state)
         info, Y, nominal = self._fit_inputs(X, y, nominal_feature_indices,
                                             ordinal_feature_indices)
-        weight = check_sample_weight(sample_weight, Y.shape[0])
+        weight = self._fit_weights(sample_weight, Y.shape[0])
         self._resolve_device()
         self._threads = threads
-        data = FitData(info, Y, nominal, weight, sparse_value, np.random.default_rng(seed))
-        self.model_ = self._learn(config, data)
+        data = FitData(info, Y, nominal, weight, sparse_feature_value,
+                       np.random.default_rng(seed))
+        with progress:
+            self.model_ = self._learn(config, data, progress)
         self.n_outputs_ = Y.shape[1]
         return self
 
-    def _learn(self, config, data):
-        """The model learned from ``data`` (:class:`FitData`) with ``config``."""
+    def _fit_weights(self, sample_weight, n_examples):
+        """``FitData.weight`` of ``sample_weight``: float64 (n,), ones without it
+        (``validation.check_sample_weight``)."""
+        return check_sample_weight(sample_weight, n_examples)
+
+    def _learn(self, config, data, progress):
+        """The model learned from ``data`` (:class:`FitData`) with ``config``; the learner
+        reports to ``progress`` (a ``FitProgress``)."""
         raise NotImplementedError
 
     def _fit_inputs(self, X, y, nominal_feature_indices, ordinal_feature_indices):

@@ -5,7 +5,6 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.factory import backend_class
-from gpurules.compile_log import logs_compilation
 from gpurules.estimators._base import MultiLabelRuleClassifier, store_params
 from gpurules.estimators.boomer_params import (SUPPORTED, resolve_config, resolve_predictors,
                                                with_label_ratio)
@@ -19,7 +18,12 @@ class BoomerClassifier(MultiLabelRuleClassifier):
     Parameter names, value strings (with ``{key=value}`` options) and effective defaults
     follow mlrl-boomer 0.15; ``None`` means the mlrl-boomer default. Values this version
     does not support raise ``ValueError`` listing the supported ones. ``device`` chooses
-    the backend: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+    the backend: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``. ``verbose`` (int >= 0,
+    our addition) logs the fit's progress through the ``"gpurules"`` logger: 0 nothing, 1
+    about ten progress lines (rules learned / ``max_rules``, rules per second, elapsed
+    time) and a summary with the reason the fit stopped, 2 also a line per rule (see
+    ``gpurules.progress``). ``fit`` takes ``sample_weight``: non-negative floats (n,)
+    that scale each example's loss (``min_coverage`` still counts examples).
 
     Fitted attributes:
         model_: RuleModel (NumPy arrays only; ``len`` counts the default rule; with the
@@ -51,25 +55,17 @@ class BoomerClassifier(MultiLabelRuleClassifier):
                  feature_binning=None, label_binning=None, rule_pruning=None, shrinkage=0.3,
                  l1_regularization_weight=None, l2_regularization_weight=None,
                  parallel_rule_refinement=None, parallel_statistic_update=None,
-                 parallel_prediction=None, device="auto"):
+                 parallel_prediction=None, device="auto", verbose=0):
         store_params(self, locals())
 
-    @logs_compilation
-    def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
-            sample_weight=None, sparse_feature_value=0.0):
-        """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary),
-        each example weighted by ``sample_weight`` (optional non-negative float (n,));
-        the other arguments are those of :meth:`MultiLabelRuleClassifier.fit`."""
-        return self._fit(X, y, nominal_feature_indices, ordinal_feature_indices,
-                         sparse_feature_value, sample_weight)
-
-    def _learn(self, config, data):
+    def _learn(self, config, data, progress):
         """Boosting (``learners.boosting``); sets the predictors."""
         config = with_label_ratio(config, data.Y)
         # the representation first: it may move device='auto' to the CPU (exact search)
         features = self._feature_representation(data.info.X, data.nominal, data.sparse_value)
         backend = self._make_backend(self._threads)
-        builder = BoostingLearner(config, backend, data.rng).fit(features, data.Y, data.weight)
+        builder = BoostingLearner(config, backend, data.rng, progress).fit(
+            features, data.Y, data.weight)
         model = builder.build(feature_names=data.info.names,
                               nominal_values=data.info.levels or None)
         self._loss = config.loss

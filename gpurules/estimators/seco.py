@@ -3,8 +3,11 @@
 import numpy as np
 import scipy.sparse as sp
 
+from sklearn.utils.validation import check_is_fitted
+
 from gpurules.backends.factory import backend_class
-from gpurules.estimators._base import MultiLabelRuleClassifier, store_params
+from gpurules.estimators._base import (MultiLabelRuleClassifier, count_weights, store_params,
+                                       take_rows)
 from gpurules.estimators.seco_params import SUPPORTED, parse, resolve_config
 from gpurules.learners.covering import CoveringLearner
 
@@ -20,7 +23,23 @@ class SeCoClassifier(MultiLabelRuleClassifier):
     raises with an explicit CUDA device). ``rule_set`` is our addition:
     ``"decision-list"`` (mlrl-seco) or ``"unordered{...}"``, the random-forest variant of
     Rapp et al. (see ``gpurules.learners.seco_unordered``), which runs on the CPU only (with
-    ``"auto"`` it does, said in a log line; an explicit CUDA device raises).
+    ``"auto"`` it does, said in a log line; an explicit CUDA device raises). ``verbose``
+    (int >= 0, our addition) logs the fit's progress through the ``"gpurules"`` logger as
+    in ``BoomerClassifier`` (see ``gpurules.progress``).
+
+    ``fit(..., sample_weight=w)`` (our addition): non-negative integers (n,); an example of
+    weight w counts w times in every confusion matrix and in the majority of the default
+    rule, so the model is the one learned from w copies of its row (without instance
+    sampling, which draws rows; ``min_coverage`` and ``min_support`` count rows). Examples
+    of weight 0 are left out; ``rule_set="unordered"`` repeats the rows. A float weight
+    raises ValueError (the rules are chosen by counts).
+
+    ``predict_proba`` (our addition; mlrl-seco 0.15 has none): the probability that a
+    label is relevant is the Laplace-corrected confidence ``(c + 1) / (d + 2)`` of the rule
+    that decides the label in ``predict`` (the first covering rule that predicts it, else
+    the default rule), where ``d`` counts the (weighted) training examples that rule
+    decided for the label and ``c`` those whose label is the value the rule predicts; one
+    minus it where the rule predicts 0 (``gpurules.decision_list``).
 
     Fitted attributes:
         model_: DecisionList (NumPy arrays only; ``len`` counts the default rule).
@@ -39,13 +58,19 @@ class SeCoClassifier(MultiLabelRuleClassifier):
                  pruning_heuristic=None, output_sampling=None, instance_sampling=None,
                  feature_sampling=None, holdout=None, feature_binning=None, rule_pruning=None,
                  parallel_rule_refinement=None, parallel_statistic_update=None,
-                 parallel_prediction=None, rule_set=None, device="auto"):
+                 parallel_prediction=None, rule_set=None, device="auto", verbose=0):
         store_params(self, locals())
 
-    def _learn(self, config, data):
+    def _fit_weights(self, sample_weight, n_examples):
+        """int64 (n,) or None (all ones): ``_base.count_weights``."""
+        return count_weights(sample_weight, n_examples, type(self).__name__)
+
+    def _learn(self, config, data, progress):
         """A decision list (``learners.covering``) or, for ``rule_set='unordered'``, an
         unordered rule set (``learners.seco_unordered``, on the CPU)."""
-        X, threads = data.info.X, self._threads
+        X, Y, weight, threads = data.info.X, data.Y, data.weight, self._threads
+        if weight is not None and not weight.all():  # weight 0: as if the row were absent
+            X, Y, weight = take_rows(X, weight > 0), Y[weight > 0], weight[weight > 0]
         rule_set, options = parse("rule_set", self.rule_set)
         if rule_set == "unordered":
             from gpurules.learners.seco_unordered import fit_unordered
@@ -55,8 +80,11 @@ class SeCoClassifier(MultiLabelRuleClassifier):
                              f"only; use device='cpu' (or 'auto')")
 
             dense = X.toarray() if sp.issparse(X) else X
-            builder = fit_unordered(dense, data.Y, data.nominal, config, options, data.rng,
-                                    threads["search"])
+            if weight is not None:  # the forests draw rows: w copies of each
+                rows = np.repeat(np.arange(Y.shape[0]), weight)
+                dense, Y = dense[rows], Y[rows]
+            builder = fit_unordered(dense, Y, data.nominal, config, options, data.rng,
+                                    threads["search"], progress)
             ordered, threshold = False, options["threshold"]
         else:
             features = self._feature_representation(X, data.nominal, data.sparse_value)
@@ -64,8 +92,8 @@ class SeCoClassifier(MultiLabelRuleClassifier):
             # a backend that prefers it refines a rule with a fixed head on its labels alone
             narrow = self._make_backend(threads) if \
                 backend_class(self._device).narrow_head_search else None
-            learner = CoveringLearner(config, backend, data.rng, narrow, X)
-            builder = learner.fit(features, data.Y)
+            learner = CoveringLearner(config, backend, data.rng, narrow, X, progress)
+            builder = learner.fit(features, Y, weight)
             ordered, threshold = True, -np.inf
         return builder.build(ordered, threshold, feature_names=data.info.names,
                              nominal_values=data.info.levels or None)
@@ -76,3 +104,13 @@ class SeCoClassifier(MultiLabelRuleClassifier):
         and predicts it, else from the default rule."""
         X = self._predict_features(X)
         return self._label_output(self.model_.predict(X, self._threads["predict"]))
+
+    def predict_proba(self, X):
+        """The probability that each label is relevant (see the class docstring): float64
+        (n, K), or (n, 2) columns for ``classes_`` after a 1-D y."""
+        check_is_fitted(self, "model_")
+        X = self._predict_features(X)
+        proba = self.model_.predict_proba(X, self._threads["predict"])
+        if self._one_d:
+            return np.column_stack([1.0 - proba[:, 0], proba[:, 0]])
+        return proba

@@ -10,7 +10,8 @@ from sklearn.utils.multiclass import type_of_target
 
 from gpurules.backends.factory import get_class_histograms
 from gpurules.compile_log import logs_compilation
-from gpurules.estimators._base import RuleEstimatorMixin, nominal_mask, store_params
+from gpurules.estimators._base import (RuleEstimatorMixin, count_weights, nominal_mask,
+                                       store_params, take_rows)
 from gpurules.estimators.validation import check_seed
 from gpurules.learners.turs import TursLearner, to_model
 from gpurules.learners.turs_data import prepare
@@ -36,6 +37,14 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
             (log2 of the number of features, as in the thesis) or ``"universal"``
             (Rissanen's integer code, as in the authors' implementation; cheaper for short
             rules, so it tends to keep a few more rules).
+        verbose: int >= 0: 0 silent, 1 a progress line per rule (each is a beam search)
+            and a summary with the reason the fit stopped, 2 also the rule's literals,
+            coverage and classes (logger ``"gpurules"``, see ``gpurules.progress``).
+
+    ``fit(X, y, sample_weight=w)``: non-negative integers (n,), an example of weight w
+    counting as w copies of its row (the MDL code lengths are defined on counts; the fit
+    repeats the rows, so its cost grows with the total weight); a float weight raises
+    ValueError.
 
     Missing values (NaN) are allowed: an example never satisfies a literal on a feature it
     lacks.
@@ -49,7 +58,7 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, device="auto", random_state=None, beam_width=10, n_cut_points=20,
                  patience=5, max_rules=500, max_grow_iter=100, categorical_features=None,
-                 literal_count_code="uniform"):
+                 literal_count_code="uniform", verbose=0):
         store_params(self, locals())
 
     def _check_params(self):
@@ -63,13 +72,19 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_seed(self.random_state)
 
     @logs_compilation
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn the rule set from ``X`` (n, A) (array, sparse matrix or DataFrame; NaN =
-        missing) and class labels ``y`` (n,) of any type."""
+        missing) and class labels ``y`` (n,) of any type; ``sample_weight``: optional
+        non-negative integers (n,), each example counted as that many copies of its row."""
         self._check_params()
+        progress = self._progress(self.max_rules, every=1)
         info = self._fit_features(X)
         X = info.X
         y_codes, self.classes_ = _encode_labels(y, X.shape[0])
+        weight = count_weights(sample_weight, X.shape[0], type(self).__name__)
+        if weight is not None:
+            rows = np.repeat(np.arange(X.shape[0]), weight)
+            X, y_codes = take_rows(X, rows), y_codes[rows]
         nominal = nominal_mask(X.shape[1], self.categorical_features, info.nominal,
                                param="categorical_features")
         self._resolve_device()
@@ -77,8 +92,9 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
                        self.literal_count_code)
         learner = TursLearner(data, get_class_histograms(self._device, data),
                               self.beam_width, self.patience, self.max_rules,
-                              self.max_grow_iter)
-        ruleset = learner.fit()
+                              self.max_grow_iter, progress)
+        with progress:
+            ruleset = learner.fit()
         self.model_ = to_model(ruleset, self.classes_, info.names, info.levels or None)
         self.history_ = list(map(float, learner.history))
         return self

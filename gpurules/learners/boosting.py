@@ -30,6 +30,7 @@ from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
                                               multi_output_params, work_arrays)
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_index
 from gpurules.objectives.quality import boosting_params
+from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
 
 _BLOCK = 8  # refinement steps per backend call
 # max_rules=0 (no limit) without a time_limit: a boosted fit improves its training loss
@@ -100,12 +101,16 @@ def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
 
 
 class BoostingLearner:
-    """Fits a :class:`RuleModel` with a backend. One instance per fit."""
+    """Fits a :class:`RuleModel` with a backend. One instance per fit.
 
-    def __init__(self, config, backend, rng):
+    ``progress``: a :class:`~gpurules.progress.FitProgress` told of every rule and of why
+    the fit stopped (None: a silent one)."""
+
+    def __init__(self, config, backend, rng, progress=None):
         self.config = config
         self.backend = backend
         self.rng = rng
+        self.progress = progress or FitProgress(type(self).__name__)
 
     def fit(self, features, Y, base_weight):
         """Learn the rules.
@@ -118,7 +123,7 @@ class BoostingLearner:
         Returns:
             RuleModelBuilder with the default rule and the rules.
         """
-        cfg, backend = self.config, self.backend
+        cfg, backend, progress = self.config, self.backend, self.progress
         n, K = Y.shape
         self._score_bound = 0.0
         self._total_weight = float(n) * float(base_weight.max())
@@ -133,22 +138,30 @@ class BoostingLearner:
             scores = self._default_scores(g, h, all_labels)
             self._apply(all_labels, scores)
             builder.set_default_rule(scores)
+            progress.rule(len(builder), 0, n, K)
         limit = cfg.max_rules or UNLIMITED_RULES_CEILING
+        reason = MAX_RULES if cfg.max_rules else \
+            f"the safety ceiling of {limit} rules (max_rules=0 without a time_limit)"
         while len(builder) < limit:
             if cfg.time_limit and time.perf_counter() - start >= cfg.time_limit:
+                reason = TIME_LIMIT
                 break
             rule = self._induce_rule(features.num_features, n, all_labels)
             if rule is None:
-                self._stopped(len(builder), self._no_rule_reason(n))
+                reason = self._no_rule_reason(n)
+                self._stopped(len(builder), reason)
                 break
-            conditions, labels, scores = rule
+            conditions, labels, scores, covered = rule
             scores = scores * cfg.shrinkage
             if not np.any(scores != 0):  # statistics would not change: same rule again
-                self._stopped(len(builder), "the best rule's head is zero (the statistics "
-                                            "of the covered examples no longer change)")
+                reason = "the best rule's head is zero (the statistics of the covered " \
+                         "examples no longer change)"
+                self._stopped(len(builder), reason)
                 break
             self._apply(labels, scores)
             builder.add_rule(conditions, labels, scores)
+            progress.rule(len(builder), len(conditions), covered, len(labels))
+        progress.stop(len(builder), reason)
         if cfg.max_rules == 0 and not cfg.time_limit and len(builder) >= limit:
             warnings.warn(f"max_rules=0 without a time_limit: stopped at the safety ceiling "
                           f"of {limit} rules; set max_rules or time_limit",
@@ -205,7 +218,8 @@ class BoostingLearner:
         return head_scores(g, h, all_labels, self.backend.inv_scale, cfg.l1, cfg.l2)
 
     def _induce_rule(self, num_features, n, all_labels):
-        """Greedy top-down refinement. Returns (conditions, labels, scores) or None.
+        """Greedy top-down refinement. Returns (conditions, labels, scores, the number of
+        (sampled) examples covered) or None.
 
         The backend refines in blocks of up to ``_BLOCK`` steps per call; the feature
         draws of a block come from ``self.rng`` up front, so every backend sees the same
@@ -253,7 +267,7 @@ class BoostingLearner:
         if cfg.recalculate_predictions and weights is not None and (weights == 0).any():
             g_sum, h_sum, _ = backend.covered_totals(None)
         head_labels, scores = self._head(g_sum, h_sum, labels, search.params, best.label)
-        return conditions, head_labels, scores
+        return conditions, head_labels, scores, best.count
 
     def _head(self, g_sum, h_sum, labels, params, label=-1):
         """(labels int32, scores float64) of the rule's head for the sums of its coverage;

@@ -29,6 +29,7 @@ from gpurules.learners.sampling import FeatureSampling, floyd_sample
 from gpurules.objectives.heuristics import (HEAD_SECO_SINGLE, LAPLACE, P_SELECT, label_value,
                                             seco_params)
 from gpurules.objectives.lift_functions import lift_tables
+from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
 
 # how IREP's pruned rule updates the coverage (see CoveringConfig.irep_coverage)
 IREP_COVERAGE_RULE = "rule"
@@ -168,54 +169,70 @@ class CoveringLearner:
         X: optional raw features (float32 ndarray (n, A) or scipy sparse): after a rule's
             first condition, sampled features whose values cannot split the covered
             examples are not searched (see :meth:`_splittable`). Same model.
+        progress: a :class:`~gpurules.progress.FitProgress` told of every rule and of why
+            the fit stopped (None: a silent one).
     """
 
-    def __init__(self, config, backend, rng, narrow_backend=None, X=None):
+    def __init__(self, config, backend, rng, narrow_backend=None, X=None, progress=None):
         self.config = config
         self.backend = backend
         self.rng = rng
         self.narrow_backend = narrow_backend
         self.X = X.tocsr() if sp.issparse(X) else X
+        self.progress = progress or FitProgress(type(self).__name__)
 
-    def fit(self, features, Y):
+    def fit(self, features, Y, weight=None):
         """Learn the decision list.
 
         Args:
             features: the backend's feature representation.
             Y: uint8 (n, K) labels.
+            weight: optional int64 (n,) positive example weights: an example of weight w
+                counts w times in every confusion matrix, as w copies of its row would
+                (``min_coverage`` still counts examples). None: ones.
 
         Returns:
-            DecisionListBuilder with the rules (the default rule predicts the majority).
+            DecisionListBuilder with the rules (the default rule predicts the majority)
+            and the weighted counts of the examples each rule decides (``predict_proba``).
         """
-        cfg, backend = self.config, self.backend
+        cfg, backend, progress = self.config, self.backend, self.progress
         n, K = Y.shape
-        majority = (Y.sum(axis=0) > n / 2.0).astype(np.uint8)
+        w = np.ones(n, np.int64) if weight is None else np.asarray(weight, np.int64)
+        majority = (w @ Y > w.sum() / 2.0).astype(np.uint8)
         predicted = (1 - majority).astype(np.uint8)
         self.Y = Y
         self.features = features
         self.min_coverage = max(cfg.min_coverage, int(cfg.min_support * n))
         self.strata = cfg.instance_sampling.strata(Y)
-        self.lift = lift_tables(*cfg.lift_function, Y)
-        self.g = (Y == predicted).astype(np.int64)  # uncovered and y == p
-        self.h = np.ones((n, K), np.int64)  # uncovered
-        remaining = int((Y != majority).sum())
+        self.lift = lift_tables(*cfg.lift_function, Y, weight)
+        self.h = np.repeat(w[:, None], K, axis=1)  # uncovered (weighted)
+        self.g = np.where(Y == predicted, self.h, 0)  # uncovered and y == p (weighted)
+        remaining = int(self.h[Y != majority].sum())
         backend.start_fit(features, Y, None, np.ones(n), 1.0)
-        builder = DecisionListBuilder(majority, predicted)
+        builder = DecisionListBuilder(majority, predicted, Y, w)
         all_labels = np.arange(K, dtype=np.int32)
         start = time.perf_counter()
-        while remaining > 0 and (cfg.max_rules == 0 or len(builder) < cfg.max_rules):
+        reason = "every example's minority labels are covered"
+        while remaining > 0:
+            if cfg.max_rules and len(builder) >= cfg.max_rules:
+                reason = MAX_RULES
+                break
             if cfg.time_limit and time.perf_counter() - start >= cfg.time_limit:
+                reason = TIME_LIMIT
                 break
             backend.set_statistics(self.g, self.h)
             rule = self._induce_rule(features.num_features, all_labels)
             if rule is None:
+                reason = "no refinement has a heuristic value above 0 with at least " \
+                         "min_coverage examples"
                 self._warn_if_empty(builder, n)
                 break
-            conditions, head, covered = rule
+            conditions, head, covered, decides = rule
             rows = np.flatnonzero(covered)
             block = np.ix_(rows, head)
             removed = int(self.h[block].sum())
             if removed == 0:  # would be learned again and again
+                reason = "the best rule covers no example that is not covered yet"
                 warnings.warn(f"the fit stopped after {len(builder)} rule(s): the best rule "
                               f"covers no example that is not covered yet",
                               FitStoppedEarlyWarning, stacklevel=3)
@@ -223,7 +240,9 @@ class CoveringLearner:
             remaining -= removed
             self.g[block] = 0
             self.h[block] = 0
-            builder.add_rule(conditions, head)
+            builder.add_rule(conditions, head, covered=decides)
+            progress.rule(len(builder), len(conditions), rows.size, head.size)
+        progress.stop(len(builder), reason)
         return builder
 
     def _warn_if_empty(self, builder, n):
@@ -242,7 +261,8 @@ class CoveringLearner:
 
     def _induce_rule(self, num_features, all_labels):
         """Grow (and prune) one rule. Returns (conditions, head labels int32, covered bool
-        (n,) to mark) or None if no condition has a value above 0."""
+        (n,) to mark, bool (n,) the examples the rule covers) or None if no condition has a
+        value above 0. The two masks differ only with IREP's ``"mlrl"`` coverage."""
         cfg, backend = self.config, self.backend
         weights = cfg.instance_sampling.sample(self.rng, self.Y.shape[0], self.strata)
         tot_g, tot_h, count = backend.covered_totals(weights)
@@ -279,13 +299,13 @@ class CoveringLearner:
             return None
         if not fixed:
             head = self._head(best, labels, params)
-        covered = masks[-1]
+        covered = decides = masks[-1]
         if cfg.irep and len(conditions) > 1 and weights is not None and (weights == 0).any():
             keep = self._irep(masks, head, weights == 0)
             conditions = conditions[:keep]
-            covered = masks[-2] if cfg.irep_coverage == IREP_COVERAGE_MLRL else \
-                masks[keep - 1]
-        return conditions, head, covered
+            decides = masks[keep - 1]
+            covered = masks[-2] if cfg.irep_coverage == IREP_COVERAGE_MLRL else decides
+        return conditions, head, covered, decides
 
     def _fix_head(self, head, ref, weights, tot_g, tot_h, params):
         """Continue the rule with its head fixed to ``head`` (int32). Returns (backend,

@@ -30,7 +30,7 @@ from gpurules.model import OP_GR, OP_LEQ
 from gpurules.objectives.heuristics import heuristic_value
 
 
-def fit_unordered(X, Y, nominal_mask, config, options, rng, n_threads=1):
+def fit_unordered(X, Y, nominal_mask, config, options, rng, n_threads=1, progress=None):
     """Learn the unordered rule set.
 
     Args:
@@ -40,15 +40,17 @@ def fit_unordered(X, Y, nominal_mask, config, options, rng, n_threads=1):
         config: CoveringConfig (its ``heuristic`` scores the candidates).
         options: the ``rule_set="unordered{...}"`` options (see the module docstring).
         rng: numpy Generator; n_threads: threads for the forests.
+        progress: optional :class:`~gpurules.progress.FitProgress`, told of every rule.
 
     Returns:
-        DecisionListBuilder whose rules carry their heuristic values.
+        DecisionListBuilder whose rules carry their heuristic values (and the counts of
+        the training examples each rule decides at ``threshold``, for ``predict_proba``).
     """
     X = np.ascontiguousarray(X, dtype=np.float32)
     n, K = Y.shape
     majority = (Y.sum(axis=0) > n / 2.0).astype(np.uint8)
     predicted = (1 - majority).astype(np.uint8)
-    builder = DecisionListBuilder(majority, predicted)
+    builder = DecisionListBuilder(majority, predicted, Y)
     hid, parameter = config.heuristic
     for k in range(K):
         positive = Y[:, k] == predicted[k]
@@ -62,7 +64,12 @@ def fit_unordered(X, Y, nominal_mask, config, options, rng, n_threads=1):
                               parameter)
         values = whole_set_values(covered[chosen], positive, hid, parameter)
         for r, value in zip(chosen, values):
-            builder.add_rule(rules[r], [k], value)
+            active = value >= options["threshold"]
+            builder.add_rule(rules[r], [k], value, covered[r] if active else None)
+            if progress is not None:
+                progress.rule(len(builder), len(rules[r]), covered[r], 1)
+    if progress is not None:
+        progress.stop(len(builder), "the rules of every label are selected")
     return builder
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from gpurules.learners.turs_beam import find_rule
 from gpurules.objectives import mdl
+from gpurules.progress import MAX_RULES, FitProgress
 
 
 class RuleState:
@@ -164,33 +165,41 @@ class TursLearner:
     Args:
         data: ``TursData``.  backend: an evaluator with ``evaluate(...)``.
         beam_width: W.  patience: growth iterations without improvement before a search
-        stops.  max_rules, max_grow_iter: safety limits.
+        stops.  max_rules, max_grow_iter: safety limits.  progress: a
+        :class:`~gpurules.progress.FitProgress` told of every rule (None: a silent one).
     """
 
     def __init__(self, data, backend, beam_width=10, patience=5, max_rules=500,
-                 max_grow_iter=100):
+                 max_grow_iter=100, progress=None):
         self.data = data
         self.backend = backend
         self.beam_width = beam_width
         self.patience = patience
         self.max_rules = max_rules
         self.max_grow_iter = max_grow_iter
+        self.progress = progress or FitProgress(type(self).__name__)
         self.history = []
 
     def fit(self):
         """Returns the final RuleSet; ``history`` lists the total bits after each rule."""
         ruleset = RuleSet(self.data)
         self.history = [ruleset.total_bits]
+        reason = MAX_RULES
         while len(ruleset.rules) < self.max_rules:
             rule, score = find_rule(ruleset, self.backend, self.beam_width, self.patience,
                                     self.max_grow_iter)
             if rule is None or not score > 0:
+                reason = "no rule search found a rule that shortens the code"
                 break
             candidate = ruleset.with_rule(rule)
             if not candidate.total_bits < ruleset.total_bits:
+                reason = "the best rule found does not decrease the MDL score"
                 break
             ruleset = candidate
             self.history.append(ruleset.total_bits)
+            self.progress.rule(len(ruleset.rules), rule.n_literals, rule.cover,
+                               self.data.n_classes)
+        self.progress.stop(len(ruleset.rules), reason)
         return ruleset
 
 

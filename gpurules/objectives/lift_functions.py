@@ -52,21 +52,27 @@ def _peak_lift(n, total, peak, max_lift, exponent):
     return 1.0 + _power(base, exponent) * (max_lift - 1.0)
 
 
-def peak_label(option, Y):
-    """The effective peak label for K = ``Y.shape[1]`` labels (see the module docstring)."""
+def peak_label(option, Y, weight=None):
+    """The effective peak label for K = ``Y.shape[1]`` labels (see the module docstring);
+    ``weight``: optional int (n,) example weights of the label cardinality."""
     K = Y.shape[1]
     if option > 0:
         return min(K, int(option))
-    cardinality = float(np.asarray(Y).sum(axis=1).mean()) if Y.shape[0] else 0.0
+    sizes = np.asarray(Y).sum(axis=1)
+    if weight is not None and Y.shape[0]:
+        cardinality = float(np.dot(np.asarray(weight, np.int64), sizes)) / float(np.sum(weight))
+    else:
+        cardinality = float(sizes.mean()) if Y.shape[0] else 0.0
     return max(int(round(cardinality)), 1)
 
 
-def lift_tables(name, options, Y):
+def lift_tables(name, options, Y, weight=None):
     """(lift, max_lift): float64 (K,) tables, entry ``n - 1`` for an n-label head.
 
     Args:
         name: ``"none"``, ``"peak"`` or ``"kln"``; options: its options (see DEFAULTS).
         Y: uint8 (n, K) training labels (K and, for ``peak_label=0``, the cardinality).
+        weight: optional int (n,) example weights (the cardinality's); None: ones.
     """
     K = Y.shape[1]
     sizes = range(1, K + 1)
@@ -77,7 +83,7 @@ def lift_tables(name, options, Y):
         lift = np.array([1.0 + k * math.log(n) for n in sizes])
         return lift, np.full(K, 1.0 + k * math.log(K))
     if name == LIFT_PEAK:
-        peak = peak_label(options["peak_label"], Y)
+        peak = peak_label(options["peak_label"], Y, weight)
         top, curvature = float(options["max_lift"]), float(options["curvature"])
         lift = np.array([_peak_lift(n, K, peak, top, 1.0 / curvature) for n in sizes])
         bound = np.array([top if n < peak else _peak_lift(n, K, peak, top, curvature)

@@ -1,0 +1,153 @@
+"""The progress of a fit: what the estimators' ``verbose`` parameter logs.
+
+Every line goes to the logger ``"gpurules.fit"`` (a child of ``"gpurules"``) at INFO:
+
+* ``verbose=0`` (default): no progress lines. A fit stopped by ``time_limit`` still says so
+  in one INFO line (the user asked for the limit, so it is not a warning; it is visible
+  wherever INFO lines of ``"gpurules"`` are shown).
+* ``verbose=1``: a line every ``every`` rules (about ten per fit: ``ceil(max_rules / 10)``;
+  every rule for TURS, whose rules are few and slow) or when 10 s have passed since the
+  last line, with the rules learned / requested, rules per second and the elapsed time;
+  then a summary line: rules, time, why the fit stopped.
+* ``verbose=2``: also one line per rule: its conditions, the training examples it covers
+  and the size of its head.
+
+If ``verbose > 0`` and no handler would receive the lines (``logger.hasHandlers()`` is false:
+the program configured no logging), a stderr handler is attached to ``"gpurules"`` and the
+logger's level lowered to INFO for the duration of the fit, so that ``verbose=1`` prints as
+it does in LightGBM or XGBoost; both are restored afterwards. Where logging is configured
+(a handler on ``"gpurules"`` or the root logger), the program's configuration decides: set
+``logging.getLogger("gpurules").setLevel(logging.INFO)`` to see the lines. Nothing is
+attached at import, and the root logger is never touched.
+
+The learners call :meth:`FitProgress.rule` once per rule (never per refinement) and
+:meth:`FitProgress.stop` once; with ``verbose=0`` ``rule`` returns at once.
+"""
+
+import logging
+import math
+import numbers
+import sys
+import time
+
+logger = logging.getLogger("gpurules.fit")
+
+# why a fit stopped (FitProgress.stop); the other reasons are the learners' own sentences
+MAX_RULES = "max_rules reached"
+TIME_LIMIT = "time_limit reached"
+
+SECONDS_BETWEEN_LINES = 10.0
+
+
+def check_verbose(verbose):
+    """``verbose`` as an int >= 0 (``True``/``False`` count as 1/0, as in scikit-learn).
+
+    Raises:
+        TypeError: not an int; ValueError: negative.
+    """
+    if not isinstance(verbose, numbers.Integral):
+        raise TypeError(f"verbose must be a non-negative int (0 silent, 1 progress, 2 per "
+                        f"rule), got {verbose!r} of type {type(verbose).__name__}")
+    if verbose < 0:
+        raise ValueError(f"verbose must be >= 0 (0 silent, 1 progress, 2 per rule), got "
+                         f"{verbose}")
+    return int(verbose)
+
+
+def lines_every(max_rules, lines=10):
+    """Rules between two progress lines for ``max_rules`` requested (0: unlimited)."""
+    return max(1, math.ceil(max_rules / lines)) if max_rules > 0 else 100
+
+
+class FitProgress:
+    """The progress log of one fit; a context manager around the learning loop.
+
+    Args:
+        name: the estimator's class name (each line starts with it).
+        verbose: int >= 0 (:func:`check_verbose`).
+        max_rules: the rules requested (0: unlimited), as the learner counts them.
+        time_limit: seconds, 0 = none (for the ``time_limit`` line).
+        every: rules between two progress lines (default :func:`lines_every`).
+        clock: the time source (seconds; tests pass their own).
+    """
+
+    def __init__(self, name, verbose=0, max_rules=0, time_limit=0.0, every=None,
+                 clock=time.perf_counter):
+        self.name = name
+        self.verbose = verbose
+        self.max_rules = max_rules
+        self.time_limit = time_limit
+        self.every = every or lines_every(max_rules)
+        self.clock = clock
+        self.num_rules = 0
+        self.reason = None
+        self._handler = None
+        self._level = None
+
+    def __enter__(self):
+        self.start = self._last = self.clock()
+        root = logging.getLogger("gpurules")
+        if self.verbose > 0 and not logger.hasHandlers():
+            self._handler = logging.StreamHandler(sys.stderr)
+            self._handler.setFormatter(logging.Formatter("%(message)s"))
+            root.addHandler(self._handler)
+            if root.getEffectiveLevel() > logging.INFO:
+                self._level = root.level
+                root.setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self._summary()
+        root = logging.getLogger("gpurules")
+        if self._handler is not None:
+            root.removeHandler(self._handler)
+            self._handler = None
+        if self._level is not None:
+            root.setLevel(self._level)
+            self._level = None
+        return False
+
+    def elapsed(self):
+        return self.clock() - self.start
+
+    def rule(self, num_rules, conditions=0, covered=0, head=0):
+        """A rule was learned; ``num_rules``: the rules so far (as ``max_rules`` counts).
+
+        For ``verbose=2``: ``conditions``, ``head`` (ints) and ``covered`` (an int, or a
+        bool array of the covered examples, summed only here)."""
+        if self.verbose == 0:
+            return
+        self.num_rules = num_rules
+        now = self.clock()
+        if self.verbose >= 2:
+            if not isinstance(covered, numbers.Integral):
+                covered = int(covered.sum())
+            logger.info("%s: rule %d: %d condition(s), covers %d training example(s), "
+                        "head of %d label(s)", self.name, num_rules, conditions, covered, head)
+        if num_rules % self.every == 0 or now - self._last >= SECONDS_BETWEEN_LINES:
+            self._last = now
+            elapsed = now - self.start
+            rate = num_rules / elapsed if elapsed > 0 else float("inf")
+            logger.info("%s: %d/%s rules, %.1f rules/s, %.1f s elapsed", self.name,
+                        num_rules, self.max_rules or "unlimited", rate, elapsed)
+
+    def stop(self, num_rules, reason):
+        """The fit ends with ``num_rules`` rules because of ``reason`` (``MAX_RULES``,
+        ``TIME_LIMIT`` or a sentence). A ``time_limit`` stop is logged at any ``verbose``."""
+        self.num_rules = num_rules
+        self.reason = reason
+        if reason == TIME_LIMIT and self.verbose == 0:
+            logger.info("%s: time_limit=%g s reached: the fit stopped after %d rule(s) "
+                        "(%.1f s)", self.name, self.time_limit, num_rules, self.elapsed())
+
+    def _summary(self):
+        if self.verbose == 0:
+            return
+        reason = self.reason or "the learner ended"
+        if reason == TIME_LIMIT:
+            reason = f"time_limit={self.time_limit:g} s reached"
+        elif reason == MAX_RULES:
+            reason = f"max_rules={self.max_rules} reached"
+        logger.info("%s: fit done: %d rule(s) in %.1f s; stopped: %s", self.name,
+                    self.num_rules, self.elapsed(), reason)
