@@ -2,16 +2,18 @@
 //
 // Compiled at run time by CuPy (RawModule, NVRTC, --std=c++17); no headers. Layout (see
 // gpurules/data/binning.py and gpurules/backends/cpu/statistics.py):
-//   features    int64 (S,)      sampled feature indices
-//   slot_offset int64 (S + 1,)  sampled feature s owns histogram rows slot_offset[s] ..
+//   features     int64 (S,)     sampled feature indices
+//   slot_offset  int64 (S + 1,) sampled feature s owns histogram rows slot_offset[s] ..
 //                               slot_offset[s + 1] - 1, one per bin of the feature
-//   bin_index   int32 (A, n)    feature-major, -1 = missing
-//   covered       int32 (n,)    the covered examples' indices (any order), the first
+//   group_offset int64 (G + 1,) group y holds the slots group_offset[y] ..
+//                               group_offset[y + 1] - 1 (consecutive, so its rows are too)
+//   bin_index    int32 (A, n)   feature-major, -1 = missing
+//   covered      int32 (n,)     the covered examples' indices (any order), the first
 //                               covered_count[0] of them valid: the compacted list that the
 //                               backend keeps, so the work follows the coverage
-//   weights     int32 (n,)      examples with weight 0 are left out
-//   g           int64 (n, K)    row-major fixed-point gradients
-//   h           int64 (n, W)    row-major fixed-point Hessians, W >= K: W = K for decomposable
+//   weights      int32 (n,)     examples with weight 0 are left out
+//   g            int64 (n, K)   row-major fixed-point gradients
+//   h            int64 (n, W)   row-major fixed-point Hessians, W >= K: W = K for decomposable
 //                               losses and counts, W = K (K + 1) / 2 for the packed Hessians
 //                               of non-decomposable losses
 //   hist_g int64 (R, K), hist_h int64 (R, W), hist_count int64 (R,), R = slot_offset[S]
@@ -22,19 +24,23 @@
 // on the order of the atomics: it equals the CPU's bit for bit. Signed int64 sums use
 // atomicAdd on unsigned long long, which is exact for two's-complement addition.
 //
+// One pass over the statistics per group: a thread reads an entry (j, c) of the list's
+// statistics once and adds it to the histograms of every feature of its group, so g and h
+// are read once per group, not once per sampled feature.
+//
 // Launch configuration, the histogram kernels:
-//   grid  = (chunks, min(S, 65535)); blockIdx.y strides over the sampled features,
+//   grid  = (chunks, min(G, 65535)); blockIdx.y strides over the groups,
 //           blockIdx.x/threadIdx.x stride over the flat index e = j * W + c (list entry j,
 //           column c), so consecutive threads read consecutive entries of a row of h (and
 //           of g, whose K columns are the first K of the W).
 // zero_histograms clears the rows slot_offset[0] .. slot_offset[S] - 1 with any grid (x, y).
 //   block = (threads,), a multiple of 32, e.g. 256.
 // histogram_shared additionally needs dynamic shared memory of
-//   (max_bins * (K + W + 1)) * 8 bytes,
-// max_bins = the largest bin count among the sampled features of the launch (above 48 KiB the
-// kernel's MaxDynamicSharedMemorySize must be raised first); features whose bins do not fit
-// go to histogram_global instead. The output rows of the sampled features must be zero
-// before either histogram kernel runs (zero_histograms does that).
+//   (group_rows * (K + W + 1)) * 8 bytes,
+// group_rows = the most rows of one group of the launch (above 48 KiB the kernel's
+// MaxDynamicSharedMemorySize must be raised first); features whose bins do not fit go to
+// histogram_global instead. The output rows of the sampled features must be zero before
+// either histogram kernel runs (zero_histograms does that).
 
 typedef long long i64;
 typedef unsigned long long u64;
@@ -43,29 +49,36 @@ __device__ __forceinline__ void add_i64(i64* target, i64 value) {
     atomicAdd(reinterpret_cast<u64*>(target), static_cast<u64>(value));
 }
 
-// What flat index e = j * W + k adds to feature f's histogram, i = covered[j]: bin -1 =
-// nothing (weight 0 or value missing), else w * h[i, k] to column k of that bin, w * g[i, k]
-// too when k < K (always, for W = K), and a count of 1 through the entry of column 0.
-struct Contribution {
-    int bin;
-    int k;
+// What flat index e = j * W + k of the list's statistics adds to the histograms of every
+// feature, i = covered[j]: nothing when the weight is 0 (valid false), else w * h[i, k] to
+// column k of the example's bin, w * g[i, k] too when k < K (always, for W = K), and a count
+// of 1 through the entry of column 0.
+struct Entry {
+    bool valid;
+    int i, k;
     i64 g, h;
 };
 
-__device__ __forceinline__ Contribution contribution(
-        i64 e, i64 f, const int* bin_index, const int* covered, const int* weights,
-        const i64* g, const i64* h, int K, int W, int n) {
-    Contribution c;
-    c.bin = -1;
+__device__ __forceinline__ Entry entry(i64 e, const int* covered, const int* weights,
+                                       const i64* g, const i64* h, int K, int W) {
+    Entry x;
     const i64 j = e / W;
-    const i64 i = covered[j];
-    const int w = weights[i];
-    if (w == 0) return c;
-    c.bin = bin_index[f * n + i];
-    c.k = static_cast<int>(e - j * W);
-    c.g = c.k < K ? static_cast<i64>(w) * g[i * K + c.k] : 0;
-    c.h = static_cast<i64>(w) * h[i * W + c.k];
-    return c;
+    x.i = covered[j];
+    const int w = weights[x.i];
+    x.valid = w != 0;
+    if (!x.valid) return x;
+    x.k = static_cast<int>(e - j * W);
+    x.g = x.k < K ? static_cast<i64>(w) * g[static_cast<i64>(x.i) * K + x.k] : 0;
+    x.h = static_cast<i64>(w) * h[static_cast<i64>(x.i) * W + x.k];
+    return x;
+}
+
+// The bin of example i for slot s's feature, or -1 (missing, or a feature index out of range).
+__device__ __forceinline__ int slot_bin(int s, int i, const i64* features, const int* bin_index,
+                                        int n, int A) {
+    const i64 f = features[s];
+    if (f < 0 || f >= A) return -1;
+    return bin_index[f * n + i];
 }
 
 extern "C" __global__ void zero_histograms(
@@ -82,25 +95,27 @@ extern "C" __global__ void zero_histograms(
 
 // Global-atomics variant: every contribution is added straight to global memory.
 extern "C" __global__ void histogram_global(
-        const i64* features, int S, const i64* slot_offset, const int* bin_index,
-        const int* covered, const int* covered_count, const int* weights, const i64* g,
-        const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
+        const i64* features, int S, const i64* slot_offset, const i64* group_offset, int G,
+        const int* bin_index, const int* covered, const int* covered_count, const int* weights,
+        const i64* g, const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
         i64* hist_count) {
     const i64 total = static_cast<i64>(covered_count[0]) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
-    for (int s = blockIdx.y; s < S; s += gridDim.y) {
-        const i64 f = features[s];
-        if (f < 0 || f >= A) continue;
-        const i64 lo = slot_offset[s];
+    for (int y = blockIdx.y; y < G; y += gridDim.y) {
+        const int s0 = static_cast<int>(group_offset[y]);
+        const int s1 = static_cast<int>(group_offset[y + 1]);
         for (i64 e = start; e < total; e += stride) {
-            const Contribution c =
-                contribution(e, f, bin_index, covered, weights, g, h, K, W, n);
-            if (c.bin < 0) continue;
-            const i64 r = lo + c.bin;
-            if (c.k < K) add_i64(&hist_g[r * K + c.k], c.g);
-            add_i64(&hist_h[r * W + c.k], c.h);
-            if (c.k == 0) add_i64(&hist_count[r], 1);
+            const Entry x = entry(e, covered, weights, g, h, K, W);
+            if (!x.valid) continue;
+            for (int s = s0; s < s1; ++s) {
+                const int b = slot_bin(s, x.i, features, bin_index, n, A);
+                if (b < 0) continue;
+                const i64 r = slot_offset[s] + b;
+                if (x.k < K) add_i64(&hist_g[r * K + x.k], x.g);
+                add_i64(&hist_h[r * W + x.k], x.h);
+                if (x.k == 0) add_i64(&hist_count[r], 1);
+            }
         }
     }
 }
@@ -123,50 +138,55 @@ __device__ __forceinline__ i64 split_sum(const unsigned* words, i64 r) {
     return static_cast<i64>((static_cast<u64>(words[2 * r + 1]) << 32) | words[2 * r]);
 }
 
-// Shared-memory privatised variant: each block accumulates its share of the examples for one
-// feature in shared memory (entries as add_split pairs; layout: g [bins * K], h [bins * W],
-// count [bins]) and flushes the non-zero entries to global memory with 64-bit atomics.
+// Shared-memory privatised variant: each block accumulates its share of the examples for the
+// features of one group in shared memory (entries as add_split pairs; layout for the group's
+// rows: g [rows * K], h [rows * W], count [rows]) and flushes the non-zero entries to global
+// memory with 64-bit atomics.
 extern "C" __global__ void histogram_shared(
-        const i64* features, int S, const i64* slot_offset, const int* bin_index,
-        const int* covered, const int* covered_count, const int* weights, const i64* g,
-        const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
+        const i64* features, int S, const i64* slot_offset, const i64* group_offset, int G,
+        const int* bin_index, const int* covered, const int* covered_count, const int* weights,
+        const i64* g, const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
         i64* hist_count) {
     extern __shared__ i64 shared[];
     unsigned* words = reinterpret_cast<unsigned*>(shared);
     const i64 total = static_cast<i64>(covered_count[0]) * W;
     const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
     const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
-    for (int s = blockIdx.y; s < S; s += gridDim.y) {
-        const i64 f = features[s];
-        if (f < 0 || f >= A) continue;  // uniform within the block
-        const i64 lo = slot_offset[s];
-        const i64 bins = slot_offset[s + 1] - lo;
+    for (int y = blockIdx.y; y < G; y += gridDim.y) {
+        const int s0 = static_cast<int>(group_offset[y]);
+        const int s1 = static_cast<int>(group_offset[y + 1]);
+        const i64 lo = slot_offset[s0];
+        const i64 rows = slot_offset[s1] - lo;
         unsigned* sh_g = words;
-        unsigned* sh_h = words + 2 * bins * K;
-        unsigned* sh_count = sh_h + 2 * bins * W;
-        for (i64 r = threadIdx.x; r < 2 * bins * (K + W + 1); r += blockDim.x) words[r] = 0;
+        unsigned* sh_h = words + 2 * rows * K;
+        unsigned* sh_count = sh_h + 2 * rows * W;
+        for (i64 r = threadIdx.x; r < 2 * rows * (K + W + 1); r += blockDim.x) words[r] = 0;
         __syncthreads();
         for (i64 e = start; e < total; e += stride) {
-            const Contribution c =
-                contribution(e, f, bin_index, covered, weights, g, h, K, W, n);
-            if (c.bin < 0) continue;
-            if (c.k < K) add_split(sh_g, c.bin * K + c.k, c.g);
-            add_split(sh_h, c.bin * W + c.k, c.h);
-            if (c.k == 0) add_split(sh_count, c.bin, 1);
+            const Entry x = entry(e, covered, weights, g, h, K, W);
+            if (!x.valid) continue;
+            for (int s = s0; s < s1; ++s) {
+                const int b = slot_bin(s, x.i, features, bin_index, n, A);
+                if (b < 0) continue;
+                const i64 r = slot_offset[s] - lo + b;
+                if (x.k < K) add_split(sh_g, r * K + x.k, x.g);
+                add_split(sh_h, r * W + x.k, x.h);
+                if (x.k == 0) add_split(sh_count, r, 1);
+            }
         }
         __syncthreads();
-        for (i64 r = threadIdx.x; r < bins * W; r += blockDim.x) {
+        for (i64 r = threadIdx.x; r < rows * W; r += blockDim.x) {
             const i64 sum_h = split_sum(sh_h, r);
-            if (r < bins * K) {
+            if (r < rows * K) {
                 const i64 sum_g = split_sum(sh_g, r);
                 if (sum_g != 0) add_i64(&hist_g[lo * K + r], sum_g);
             }
             if (sum_h != 0) add_i64(&hist_h[lo * W + r], sum_h);
         }
-        for (i64 r = threadIdx.x; r < bins; r += blockDim.x) {
+        for (i64 r = threadIdx.x; r < rows; r += blockDim.x) {
             const i64 count = split_sum(sh_count, r);
             if (count != 0) add_i64(&hist_count[lo + r], count);
         }
-        __syncthreads();  // the shared buffers are reused for the next feature
+        __syncthreads();  // the shared buffers are reused for the next group
     }
 }

@@ -117,6 +117,17 @@ def histogram_bytes_follow_the_coverage():
 
 
 @check
+def statistics_read_once_per_refinement():
+    """The 3 sampled features' histograms fit in shared memory together: one group, so the
+    statistics of the covered examples are read once, not once per feature."""
+    from gpurules.backends.cuda.counters import histogram_read_bytes
+
+    first = refinement_counts()[0]
+    assert first.histogram_bytes == histogram_read_bytes(N, 2, 2, 3, N, G=1), first
+    assert first.histogram_bytes < histogram_read_bytes(N, 2, 2, 3, N) / 2, first
+
+
+@check
 def covered_totals_one_launch_one_copy():
     counts = refinement_counts(steps=0)["covered_totals"]
     assert counts.launches == 1 and counts.d2h == 1 and counts.allocations == 0, counts

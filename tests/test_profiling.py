@@ -87,10 +87,11 @@ class _StandInBackend:
     def build_histograms(self, features, weights):
         weights_dev = self.cp.asarray(weights)
         time.sleep(0.002)
-        self._launch_histogram(self.cp.asarray(features), len(features), weights_dev, 0)
+        self._launch_histogram(self.cp.asarray(features), len(features),
+                               np.array([0, len(features)]), weights_dev, 0)
         return "built"
 
-    def _launch_histogram(self, group_dev, S, weights_dev, shared_bytes):
+    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes):
         time.sleep(0.003)
 
     def _search(self):

@@ -109,10 +109,14 @@ class RawKernel:
         rows = slice(slot_offset[0], slot_offset[S])
         hist_g[rows], hist_h[rows], hist_count[rows] = 0, 0, 0
 
-    def _histogram_global(self, features, S, slot_offset, bin_index, covered, covered_count,
-                          weights, g, h, K, W, n, A, hist_g, hist_h, hist_count, shared_mem):
+    def _histogram_global(self, features, S, slot_offset, group_offset, G, bin_index, covered,
+                          covered_count, weights, g, h, K, W, n, A, hist_g, hist_h, hist_count,
+                          shared_mem):
         assert g.shape[1] == K and h.shape[1] == W and hist_h.shape[1] == W
         assert shared_mem == 0 and bin_index.shape == (A, n)
+        # the groups cover the launch's slots in order, each at least one
+        assert group_offset[0] == 0 and group_offset[G] == S
+        assert (np.diff(group_offset[:G + 1]) > 0).all()
         lo, hi = slot_offset[0], slot_offset[S]
         assert hi <= hist_count.shape[0]
         # the sampled features as a data set of their own, one after the other
@@ -128,8 +132,8 @@ class RawKernel:
             total[lo:hi] += part
 
     def _histogram_shared(self, shared_mem, **args):
-        num_bins = np.diff(args["slot_offset"][:args["S"] + 1])
-        need = int(shared_histogram_bytes(num_bins, int(args["K"]), int(args["W"])).max())
+        group_rows = np.diff(args["slot_offset"][args["group_offset"][:args["G"] + 1]])
+        need = int(shared_histogram_bytes(group_rows, int(args["K"]), int(args["W"])).max())
         assert need <= shared_mem <= max(self.max_dynamic_shared_size_bytes, 48 * 1024)
         assert shared_mem <= SHARED_OPTIN
         self._histogram_global(shared_mem=0, **args)

@@ -39,6 +39,7 @@ _SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statisti
 _HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
 _MAX_GRID_Y = 65535
 _DEFAULT_SHARED_BYTES = 48 * 1024  # usable without opting in
+_GROUP_SHARED_BYTES = 48 * 1024  # the most shared memory of a group of several features
 _MODULES = {}  # device index -> cupy.RawModule of histogram.cu
 
 
@@ -327,7 +328,7 @@ class CudaBackend:
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
         for features without missing values), so ``totals`` is not needed on the device.
-        One host->device copy (features, slot offsets, labels, parameters) and one
+        One host->device copy (features, slot and group offsets, labels, parameters) and one
         device->host copy (the ``out_*`` record) per call."""
         modes = self._search_module.SYSTEM_HEAD_MODES
         if not self.non_decomposable:
@@ -345,9 +346,10 @@ class CudaBackend:
         order = self._slot_order(features)
         slotted = features[order]
         with self._on_device():
-            features_dev, slot_dev, params_dev, labels_dev = self._upload_record(
-                slotted, self._slot_offset(slotted), params, labels)
-            self.build_histograms(slotted, weights, (features_dev, slot_dev))
+            features_dev, slot_dev, groups_dev, params_dev, labels_dev = self._upload_record(
+                slotted, self._slot_offset(slotted), self._group_offsets(slotted), params,
+                labels)
+            self.build_histograms(slotted, weights, (features_dev, slot_dev, groups_dev))
             out = self._search(slotted, features_dev, slot_dev, labels_dev, params_dev,
                                search)
         inverse = np.argsort(order)  # slot order -> the caller's order (first best wins)
@@ -382,21 +384,46 @@ class CudaBackend:
         for name in ("hist_g", "hist_h", "hist_count"):
             self._v[name] = self._nb(getattr(self, name))
 
+    def _group_offsets(self, features):
+        """int64 (G_shared + 1 + 2,): the group offsets of the ``histogram_shared`` launch
+        over the first slots of ``features`` (host int64, slot order), then those of the
+        ``histogram_global`` launch over the rest (one group, [0, S_global]); each launch's
+        offsets count from its own first slot. Shared groups are consecutive slots whose
+        rows fit in ``_GROUP_SHARED_BYTES`` together (a wider slot alone), so one pass
+        over the statistics serves a whole group (within the device's shared memory)."""
+        K, W = self.g.shape[1], self.h.shape[1]
+        shared = int(self._in_shared(features).sum())
+        per_row = shared_histogram_bytes(1, K, W)
+        cap = min(_GROUP_SHARED_BYTES, self._shared_limit)
+        offsets, rows = [0], 0
+        for s, bins in enumerate(self._num_bins[features[:shared]]):
+            if rows and (rows + bins) * per_row > cap:
+                offsets.append(s)
+                rows = 0
+            rows += int(bins)
+        if shared:
+            offsets.append(shared)
+        offsets += [0, features.shape[0] - shared]
+        return np.asarray(offsets, np.int64)
+
     def build_histograms(self, features, weights, uploaded=None):
         """Fill ``hist_g``, ``hist_h``, ``hist_count`` (device) for the sampled ``features``
         (host int64 (S,)) from the covered examples with ``weights`` (host int32 (n,) or
         ``None``), one slot of rows per feature (``slots``: the features in slot order and
         the slot offsets, host). Features whose bins fit in shared memory use
-        ``histogram_shared``, the others (or all, with ``force_global_atomics``)
-        ``histogram_global``. ``uploaded``: (features, slot offsets) on the device, the
-        features already in slot order (:meth:`_slot_order`)."""
+        ``histogram_shared`` in groups (:meth:`_group_offsets`), the others (or all, with
+        ``force_global_atomics``) ``histogram_global``. ``uploaded``: (features, slot
+        offsets, group offsets) on the device, the features already in slot order
+        (:meth:`_slot_order`)."""
         K, W = self.g.shape[1], self.h.shape[1]
         if uploaded is None:
             features = features[self._slot_order(features)]
-            uploaded = self._upload_record(features, self._slot_offset(features))
-        features_dev, self._slot_dev = uploaded
+            uploaded = self._upload_record(features, self._slot_offset(features),
+                                           self._group_offsets(features))
+        features_dev, self._slot_dev, groups_dev = uploaded
         S = features.shape[0]
         slot_offset = self._slot_offset(features)
+        groups = self._group_offsets(features)
         self.slots = (features, slot_offset)
         self._histogram_views(int(slot_offset[-1]))
         weights_dev = self._weights(weights)
@@ -404,34 +431,38 @@ class CudaBackend:
             (self._blocks(int(slot_offset[-1]) * W), 1), (self.threads,),
             (self._slot_dev, np.int32(S), np.int32(K), np.int32(W), self.hist_g, self.hist_h,
              self.hist_count))
-        in_shared = self._in_shared(features)
-        shared = int(in_shared.sum())
+        G = groups.shape[0] - 3  # shared groups
+        shared = int(groups[G]) if G else 0
         if shared:
-            need = shared_histogram_bytes(self._num_bins[features[:shared]], K, W)
-            self._launch_histogram(features_dev[:shared], shared, weights_dev, int(need.max()))
+            rows = np.diff(slot_offset[groups[:G + 1]])
+            need = int(shared_histogram_bytes(rows, K, W).max())
+            self._launch_histogram(features_dev[:shared], shared, groups_dev[:G + 1], weights_dev,
+                                   need)
         if shared < S:
-            self._launch_histogram(features_dev[shared:], S - shared, weights_dev, 0)
+            self._launch_histogram(features_dev[shared:], S - shared, groups_dev[G + 1:],
+                                   weights_dev, 0)
 
-    def _launch_histogram(self, group_dev, S, weights_dev, shared_bytes):
-        """One histogram launch over the ``S`` features ``group_dev`` (device int64): the
-        first ``S`` slots of ``build_histograms`` when ``shared_bytes`` > 0 (shared memory
-        privatised), else its last ``S`` slots (global atomics)."""
+    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes):
+        """One histogram launch over the ``S`` features ``slots_dev`` (device int64) in the
+        groups ``groups_dev`` (device int64 (G + 1,)): the first ``S`` slots of
+        ``build_histograms`` when ``shared_bytes`` > 0 (shared memory privatised), else its
+        last ``S`` slots (global atomics)."""
         n, K = self.g.shape
         W = self.h.shape[1]
+        G = groups_dev.shape[0] - 1
         first = 0 if shared_bytes else self._slot_dev.shape[0] - 1 - S
         chunks = math.ceil(n * W / (self.threads * _HIST_ITEMS_PER_THREAD))
-        chunks = max(1, min(chunks, math.ceil(4 * self._sm_count / S)))
+        chunks = max(1, min(chunks, math.ceil(4 * self._sm_count / G)))
         kernel = self._hist["histogram_shared" if shared_bytes else "histogram_global"]
         if shared_bytes > _DEFAULT_SHARED_BYTES and \
                 kernel.max_dynamic_shared_size_bytes < shared_bytes:
             kernel.max_dynamic_shared_size_bytes = shared_bytes
         slot = self._step % 3
-        args = (group_dev, np.int32(S), self._slot_dev[first:], self.bin_index,
-                self._covered[self._step % 2], self._lens[slot:slot + 1], weights_dev, self.g,
-                self.h,
-                np.int32(K), np.int32(W), np.int32(n), np.int32(self.bin_index.shape[0]),
-                self.hist_g, self.hist_h, self.hist_count)
-        kernel((chunks, min(S, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
+        args = (slots_dev, np.int32(S), self._slot_dev[first:], groups_dev, np.int32(G),
+                self.bin_index, self._covered[self._step % 2], self._lens[slot:slot + 1],
+                weights_dev, self.g, self.h, np.int32(K), np.int32(W), np.int32(n),
+                np.int32(self.bin_index.shape[0]), self.hist_g, self.hist_h, self.hist_count)
+        kernel((chunks, min(G, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
 
     def _search(self, features, features_dev, slot_dev, labels_dev, params_dev, search):
         """``histogram_search.search`` over the histograms of ``features`` (host int64 (S,),

@@ -71,16 +71,18 @@ def _parameter_names(source):
     return out
 
 
-def histogram_read_bytes(listed, K, W, S, covered):
+def histogram_read_bytes(listed, K, W, S, covered, G=None):
     """Bytes that one launch of ``histogram_shared`` / ``histogram_global`` reads.
 
-    For every one of the ``S`` sampled features the kernels go through the compacted list of
-    the ``listed`` covered examples: the list entry and the weight (int32) of each, then for
-    each of the ``covered`` ones with weight != 0 its ``bin_index`` entry (int32) and its
-    ``g`` (int64 K) and ``h`` (int64 W) rows.
+    For every one of the ``G`` groups of the ``S`` sampled features (default ``G = S``, one
+    feature per group) the kernels go once through the compacted list of the ``listed``
+    covered examples: the list entry and the weight (int32) of each, and for each of the
+    ``covered`` ones with weight != 0 its ``g`` (int64 K) and ``h`` (int64 W) rows; and for
+    every sampled feature the ``bin_index`` entry (int32) of each of those.
 
     Returns: int."""
-    return int(S * (2 * 4 * listed + covered * (4 + 8 * K + 8 * W)))
+    G = S if G is None else G
+    return int(G * (2 * 4 * listed + covered * (8 * K + 8 * W)) + S * covered * 4)
 
 
 @dataclass
@@ -191,7 +193,7 @@ class _CountingRawKernel:
         listed = int(cp.asnumpy(a["covered_count"])[0])
         covered = cp.asnumpy(cp.count_nonzero(a["weights"][a["covered"][:listed]]))
         return histogram_read_bytes(listed, int(a["K"]), int(a["W"]), int(a["S"]),
-                                    int(covered))
+                                    int(covered), int(a["G"]))
 
 
 class _CountingModule:

@@ -142,12 +142,12 @@ class PhaseProfiler:
             self._stack[-1].children_ms += ms
         return result, ms
 
-    def _launch_bytes(self, group_dev, S, weights_dev, shared_bytes):
+    def _launch_bytes(self, slots_dev, S, groups_dev, weights_dev, shared_bytes):
         """histogram_bytes of one ``_launch_histogram`` call (counted after its timing)."""
         b, cp = self.backend, self._cp
         n, K = b.g.shape
         covered = int(cp.count_nonzero((b.mask == b.indicator) & (weights_dev != 0)))
-        features = cp.asnumpy(group_dev)[:S]
+        features = cp.asnumpy(slots_dev)[:S]
         bins = int(np.sum(np.diff(np.asarray(b.features.bin_offset))[features]))
         return histogram_bytes(n, K, S, covered, bins, W=b.h.shape[1])
 
