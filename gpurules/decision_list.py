@@ -19,10 +19,11 @@ import numpy as np
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.model import RuleModel, RuleModelBuilder, satisfies
+from gpurules.model_methods import ModelMethods
 
 
 @dataclass
-class DecisionList:
+class DecisionList(ModelMethods):
     """The rules of a SeCo model.
 
     Attributes:
@@ -32,6 +33,9 @@ class DecisionList:
             -inf (an ordered decision list).
         threshold: float, rules with ``rule_value < threshold`` are not used.
         ordered: bool, whether the rules form a decision list (else an unordered set).
+
+    ``save``, ``to_dict``, ``from_dict``, ``to_records``, ``to_frame``, ``explain`` and
+    ``feature_importances``: see :class:`gpurules.model_methods.ModelMethods`.
     """
 
     rules: RuleModel

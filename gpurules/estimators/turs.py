@@ -12,6 +12,7 @@ from gpurules.backends.factory import get_class_histograms
 from gpurules.compile_log import logs_compilation
 from gpurules.estimators._base import RuleEstimatorMixin, nominal_mask, store_params
 from gpurules.estimators.validation import check_seed
+from gpurules.json_fields import encode_floats
 from gpurules.learners.turs import TursLearner, to_model
 from gpurules.learners.turs_data import prepare
 
@@ -63,11 +64,13 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_seed(self.random_state)
 
     @logs_compilation
-    def fit(self, X, y):
+    def fit(self, X, y, feature_names=None, nominal_values=None):
         """Learn the rule set from ``X`` (n, A) (array, sparse matrix or DataFrame; NaN =
-        missing) and class labels ``y`` (n,) of any type."""
+        missing) and class labels ``y`` (n,) of any type. ``feature_names`` (A str) and
+        ``nominal_values`` ({column: value names}) are what the model prints for an array
+        X (display only; ``feature_names_in_`` comes from a DataFrame alone)."""
         self._check_params()
-        info = self._fit_features(X)
+        info = self._fit_features(X, False, feature_names, nominal_values)
         X = info.X
         y_codes, self.classes_ = _encode_labels(y, X.shape[0])
         nominal = nominal_mask(X.shape[1], self.categorical_features, info.nominal,
@@ -82,6 +85,15 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.model_ = to_model(ruleset, self.classes_, info.names, info.levels or None)
         self.history_ = list(map(float, learner.history))
         return self
+
+    def _prediction_state(self):
+        """The MDL score after each added rule (``history_``); the classes are the
+        model's."""
+        return {"history": encode_floats(self.history_)}
+
+    def _restore_prediction_state(self, node):
+        self.classes_ = self.model_.classes
+        self.history_ = node.get("history").floats().tolist()
 
     def predict_proba(self, X):
         """float64 (n, n_classes): class probabilities, columns in ``classes_`` order."""
