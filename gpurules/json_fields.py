@@ -150,7 +150,11 @@ class Node:
 
     def ints(self, dtype=np.int64, low=None, high=None, length=None):
         """A 1-D ``dtype`` array of :meth:`int` elements in ``[low, high)``."""
-        return np.array([n.int(low, high) for n in self.list(length)], dtype=dtype)
+        values = [n.int(low, high) for n in self.list(length)]
+        try:
+            return np.array(values, dtype=dtype)
+        except OverflowError:
+            return self.fail(f"an array of integers that fit {np.dtype(dtype).name}")
 
     def strings(self, length=None):
         """A list of strings."""

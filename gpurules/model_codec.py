@@ -15,6 +15,7 @@ from gpurules.json_fields import Node, encode_float, encode_floats, encode_value
 from gpurules.model import OP_SYMBOLS, RuleModel
 from gpurules.model_turs import KIND_EQ, KIND_NE, KIND_NUMERIC, TursModel, TursRule
 
+_INT32_END = 2 ** 31  # feature indices are int32
 _OPS = {symbol: op for op, symbol in OP_SYMBOLS.items()}
 _TURS_KINDS = {KIND_NUMERIC: "numeric", KIND_EQ: "==", KIND_NE: "!="}
 _TURS_KIND_CODES = {name: code for code, name in _TURS_KINDS.items()}
@@ -99,7 +100,7 @@ def decode_rule_model(node):
 
 def _read_condition(node):
     """(feature, op, threshold as float32) of a condition object."""
-    return (node.get("feature").int(low=0), _OPS[node.get("op").str(tuple(_OPS))],
+    return (node.get("feature").int(low=0, high=_INT32_END), _OPS[node.get("op").str(tuple(_OPS))],
             np.float32(node.get("threshold").float()))
 
 

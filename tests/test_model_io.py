@@ -123,8 +123,10 @@ def _exact_model():
     b.add_rule([(0, OP_LEQ, tiny), (1, OP_GR, np.float32(-0.0))], [0, 1], [1 / 3, 5e-324])
     b.add_rule([(2, OP_EQ, 2.0), (2, OP_NEQ, 0.0)], [1], [-np.pi])
     b.add_rule([], [0], [np.float64(np.finfo(np.float64).max)])
-    return b.build(feature_names=["f0", "f1", "f2"], label_names=["l0", "l1"],
-                   nominal_values={2: ["u", "v", "w"]})
+    model = b.build(feature_names=["f0", "f1", "f2"], label_names=["l0", "l1"],
+                    nominal_values={2: ["u", "v", "w"]})
+    model.rule_coverage, model.n_training_examples = np.array([3, 0, 7]), 7
+    return model
 
 
 def test_floats_round_trip_bit_for_bit():
@@ -210,6 +212,10 @@ def _changed(doc, change):
     (lambda d: d["model"]["rules"][0]["conditions"][0].update(threshold="big"),
      r"conditions\[0\]\.threshold must be a number"),
     (lambda d: d["model"].update(rules={}), r"model\.rules must be an array"),
+    (lambda d: d["model"]["rules"][0]["conditions"][0].update(feature=2 ** 40),
+     r"rules\[0\]\.conditions\[0\]\.feature must be an integer >= 0 < 2147483648"),
+    (lambda d: d["model"]["training_coverage"].update(rules=[2 ** 70, 1, 1]),
+     r"training_coverage\.rules must be an array of integers that fit int64"),
     (lambda d: d["model"].update(label_vectors=[[0, 1]]), "label_vector_counts, or neither"),
 ])
 def test_bad_documents_raise_value_error(doc, change, message):

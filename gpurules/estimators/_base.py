@@ -5,7 +5,9 @@ representation of the search, the backend and the shape of predictions.
 
 ``fit`` calls :meth:`RuleEstimatorMixin._fit_features` once (BOOMER and SeCo through
 :meth:`MultiLabelRuleClassifier._fit_inputs`) and :meth:`RuleEstimatorMixin._resolve_device`;
-every prediction method calls :meth:`RuleEstimatorMixin._predict_features`.
+every prediction method calls :meth:`RuleEstimatorMixin._predict_features`. The mixin also
+gives every estimator ``save``/``load`` (``persistence``), ``explain`` and
+``feature_importances_`` (``docs/model-format.md``).
 """
 
 import logging
@@ -24,12 +26,12 @@ from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import CPU, parse_device, resolve_device
 from gpurules.estimators.options import parse_option_value
-from gpurules.json_fields import encode_values
-from gpurules.rule_importance import record_training_coverage
 from gpurules.estimators.validation import (check_feature_indices, check_features,
                                             check_label_names, check_labels,
                                             check_sample_weight, check_seed, is_dataframe,
                                             with_display_names)
+from gpurules.json_fields import encode_values
+from gpurules.rule_importance import record_training_coverage
 
 
 logger = logging.getLogger("gpurules")
