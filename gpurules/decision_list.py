@@ -28,10 +28,11 @@ import numpy as np
 from gpurules.backends.cpu.jit import parallel_kernel
 from gpurules.backends.cpu.threads import thread_limit
 from gpurules.model import RuleModel, RuleModelBuilder, satisfies
+from gpurules.model_methods import ModelMethods
 
 
 @dataclass
-class DecisionList:
+class DecisionList(ModelMethods):
     """The rules of a SeCo model.
 
     Attributes:
@@ -45,6 +46,9 @@ class DecisionList:
             is relevant (the module docstring); None: unknown (a model built without the
             training labels, or a copy with another threshold).
         default_proba: float64 (K,) or None, the same for the default rule.
+
+    ``save``, ``to_dict``, ``from_dict``, ``to_records``, ``to_frame``, ``explain`` and
+    ``feature_importances``: see :class:`gpurules.model_methods.ModelMethods`.
     """
 
     rules: RuleModel

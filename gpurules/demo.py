@@ -20,10 +20,10 @@ def main():
     clf = BoomerClassifier(device="auto", random_state=1)
     start = time.perf_counter()
     with CompileLog("demo") as compiled:
-        clf.fit(train.X, train.Y, nominal_feature_indices=train.nominal_features)
+        clf.fit(train.X, train.Y, nominal_feature_indices=train.nominal_features,
+                feature_names=train.feature_names, label_names=train.label_names,
+                nominal_values=train.nominal_values)  # for readable rules
     seconds = time.perf_counter() - start
-    clf.model_.feature_names = train.feature_names  # for readable rules
-    clf.model_.label_names = train.label_names
     pred = clf.predict(test.X)
     Y = test.Y
     tp = (pred & Y).sum(1)

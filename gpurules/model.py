@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from gpurules.model_methods import ModelMethods
+
 OP_LEQ = 0  # x <= t
 OP_GR = 1  # x > t
 OP_EQ = 2  # x == t (nominal)
@@ -35,7 +37,7 @@ def satisfies(op, value, threshold):
 
 
 @dataclass
-class RuleModel:
+class RuleModel(ModelMethods):
     """Arrays describing the rules.
 
     Attributes:
@@ -52,6 +54,13 @@ class RuleModel:
         label_vectors: optional uint8 (U, K), the distinct training label vectors (first
             appearance order) that the example-wise and marginalized predictors choose from;
         label_vector_counts: optional int64 (U,), how often each occurs in the training data.
+        rule_coverage: optional int64 (R,), how many training examples satisfy each rule's
+            body, and n_training_examples: optional int, how many there were (the
+            estimators set both after a fit; ``to_records`` and ``feature_importances``
+            use them).
+
+    ``save``, ``to_dict``, ``from_dict``, ``to_records``, ``to_frame``, ``explain`` and
+    ``feature_importances``: see :class:`gpurules.model_methods.ModelMethods`.
     """
 
     default_scores: np.ndarray
@@ -68,6 +77,8 @@ class RuleModel:
     nominal_values: dict = field(default=None)
     label_vectors: np.ndarray = field(default=None)
     label_vector_counts: np.ndarray = field(default=None)
+    rule_coverage: np.ndarray = field(default=None)
+    n_training_examples: int = field(default=None)
 
     @property
     def num_labels(self):

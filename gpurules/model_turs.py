@@ -9,6 +9,8 @@ likelihood (relative frequencies). A missing value (NaN) never satisfies a liter
 
 import numpy as np
 
+from gpurules.model_methods import ModelMethods
+
 KIND_NUMERIC, KIND_EQ, KIND_NE = 0, 1, 2
 
 
@@ -73,7 +75,7 @@ def _level_name(levels, f, value):
     return f"{value:.6g}"
 
 
-class TursModel:
+class TursModel(ModelMethods):
     """A fitted truly unordered rule set.
 
     Attributes:
@@ -82,6 +84,9 @@ class TursModel:
         (K, ceil(n/8)) packed training covers and y: int32 (n,) training classes, for the
         union distributions.  data_bits, model_bits, total_bits: the MDL score (bits).
         feature_names: list of str or None.  levels: {feature: level names} or None.
+
+    ``save``, ``to_dict``, ``from_dict``, ``to_records``, ``to_frame``, ``explain`` and
+    ``feature_importances``: see :class:`gpurules.model_methods.ModelMethods`.
     """
 
     def __init__(self, rules, else_counts, classes, covers, y, data_bits, model_bits,

@@ -9,7 +9,9 @@ import gpurules
 
 PACKAGE = Path(gpurules.__file__).resolve().parent
 
-MODELS = ("gpurules.model", "gpurules.model_turs", "gpurules.decision_list")
+MODELS = ("gpurules.model", "gpurules.model_turs", "gpurules.decision_list",
+          "gpurules.model_methods", "gpurules.model_io", "gpurules.model_codec",
+          "gpurules.json_fields", "gpurules.rule_tables", "gpurules.rule_importance")
 
 # (layer of the importing module, layer it must not import): module names or prefixes
 FORBIDDEN = [

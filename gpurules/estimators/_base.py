@@ -8,7 +8,9 @@ representation of the search, the backend and the shape of predictions.
 and runs the learner inside :meth:`RuleEstimatorMixin._progress` (the ``verbose`` log,
 ``gpurules.progress``); every prediction method calls
 :meth:`RuleEstimatorMixin._predict_features`. SeCo and TURS count examples, so their
-``sample_weight`` goes through :func:`count_weights`.
+``sample_weight`` goes through :func:`count_weights`. The mixin also gives every estimator
+``save``/``load`` (``persistence``), ``explain`` and ``feature_importances_``
+(``docs/model-format.md``).
 """
 
 import logging
@@ -28,9 +30,12 @@ from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import CPU, parse_device, resolve_device
 from gpurules.estimators.options import parse_option_value
 from gpurules.estimators.validation import (check_feature_indices, check_features,
-                                            check_labels, check_sample_weight, check_seed,
-                                            is_dataframe)
+                                            check_label_names, check_labels,
+                                            check_sample_weight, check_seed, is_dataframe,
+                                            with_display_names)
+from gpurules.json_fields import encode_values
 from gpurules.progress import FitProgress, check_verbose
+from gpurules.rule_importance import record_training_coverage
 
 
 logger = logging.getLogger("gpurules")
@@ -122,13 +127,16 @@ class RuleEstimatorMixin:
         tags.input_tags.sparse = True
         return tags
 
-    def _fit_features(self, X, keep_sparse=False):
-        """Validate X at fit and record its columns. Returns a ``FeatureInput``."""
+    def _fit_features(self, X, keep_sparse=False, feature_names=None, nominal_values=None):
+        """Validate X at fit and record its columns. Returns a ``FeatureInput`` whose
+        ``names`` and ``levels`` (what the model prints) include ``feature_names`` and
+        ``nominal_values`` (``validation.with_display_names``); ``feature_names_in_``
+        comes from a DataFrame only, as in scikit-learn."""
         info = check_features(X, keep_sparse=keep_sparse)
         validate_data(self, X if is_dataframe(X) else info.X, reset=True,
                       skip_check_array=True)
         self.feature_categories_ = info.categories
-        return info
+        return with_display_names(info, feature_names, nominal_values)
 
     def _progress(self, max_rules, time_limit=0.0, every=None):
         """The :class:`~gpurules.progress.FitProgress` of this fit (``verbose``; validated
@@ -156,6 +164,60 @@ class RuleEstimatorMixin:
             validate_data(self, X_arr, reset=False, skip_check_array=True)
         return X_arr
 
+    def explain(self, X):
+        """The rules that fire for each example of ``X`` (as for ``predict``) and what
+        they contribute: a list of n lists of dicts (``model_.explain``,
+        ``docs/model-format.md``)."""
+        X = self._predict_features(X)
+        return self.model_.explain(X)
+
+    @property
+    def feature_importances_(self):
+        """float64 (n_features_in_,), summing to 1 (all 0 without conditions): each rule's
+        training coverage times what it contributes, split among the features of its
+        conditions (``gpurules.rule_importance``, ``docs/model-format.md``)."""
+        check_is_fitted(self, "model_")
+        return self.model_.feature_importances(self.n_features_in_)
+
+    def save(self, path):
+        """Write the fitted estimator to ``path`` as JSON (``docs/model-format.md``):
+        ``type(self).load(path)`` or ``gpurules.load_estimator(path)`` rebuild it,
+        ``gpurules.load_model(path)`` reads its ``model_``."""
+        from gpurules.estimators.persistence import save_estimator
+
+        save_estimator(self, path)
+
+    def to_dict(self):
+        """The document :meth:`save` writes, as a dict of JSON types."""
+        from gpurules.estimators.persistence import estimator_to_dict
+
+        return estimator_to_dict(self)
+
+    @classmethod
+    def load(cls, path):
+        """The fitted estimator saved at ``path`` by :meth:`save` (JSON only, no pickle);
+        ValueError if the file is malformed, newer than this version reads, or holds
+        another estimator."""
+        from gpurules.estimators.persistence import load_estimator
+
+        return load_estimator(path, cls)
+
+    @classmethod
+    def from_dict(cls, doc):
+        """The fitted estimator of a document written by :meth:`to_dict`."""
+        from gpurules.estimators.persistence import estimator_from_dict
+
+        return estimator_from_dict(doc, cls)
+
+    def _prediction_state(self):
+        """The fitted state beyond the inputs that prediction needs, as JSON (the model
+        file's ``estimator`` section; :meth:`_restore_prediction_state` reads it)."""
+        return {}
+
+    def _restore_prediction_state(self, node):
+        """Set the fitted state of :meth:`_prediction_state` from ``node`` (a
+        ``json_fields.Node`` of the ``estimator`` section)."""
+
 
 class FitData(NamedTuple):
     """The validated inputs of one fit of a :class:`MultiLabelRuleClassifier`.
@@ -166,6 +228,7 @@ class FitData(NamedTuple):
         it: BOOMER float64 (n,) (ones without it); SeCo int64 (n,) or None (all ones).
     sparse_value: float, the value of the entries a sparse X does not store.
     rng: ``numpy.random.Generator`` seeded with ``random_state``.
+    label_names: K str or None, the label names the model prints.
     """
 
     info: object
@@ -174,6 +237,7 @@ class FitData(NamedTuple):
     weight: np.ndarray
     sparse_value: float
     rng: np.random.Generator
+    label_names: list = None
 
 
 class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -203,7 +267,8 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
 
     @logs_compilation
     def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
-            sample_weight=None, sparse_feature_value=0.0):
+            sample_weight=None, sparse_feature_value=0.0, feature_names=None,
+            label_names=None, nominal_values=None):
         """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary).
 
         Args:
@@ -217,19 +282,26 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
                 counted like repeated rows).
             sparse_feature_value: the value of the entries a sparse X does not store (the
                 sparse representation never visits them).
+            feature_names, label_names, nominal_values: what the model prints for an
+                array X (e.g. a ``Dataset``'s ``feature_names``, ``label_names``,
+                ``nominal_values``): A feature names, K label names, {column: value
+                names}. Display only: ``feature_names_in_`` is set from a DataFrame alone.
         """
         config, threads = self._resolve_config()
         progress = self._progress(config.max_rules, config.time_limit)
         seed = check_seed(self.random_state)
         info, Y, nominal = self._fit_inputs(X, y, nominal_feature_indices,
-                                            ordinal_feature_indices)
+                                            ordinal_feature_indices, feature_names,
+                                            nominal_values)
+        label_names = check_label_names(label_names, Y.shape[1])
         weight = self._fit_weights(sample_weight, Y.shape[0])
         self._resolve_device()
         self._threads = threads
         data = FitData(info, Y, nominal, weight, sparse_feature_value,
-                       np.random.default_rng(seed))
+                       np.random.default_rng(seed), label_names)
         with progress:
             self.model_ = self._learn(config, data, progress)
+        record_training_coverage(self.model_, info.X, threads["predict"])
         self.n_outputs_ = Y.shape[1]
         return self
 
@@ -243,14 +315,15 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
         reports to ``progress`` (a ``FitProgress``)."""
         raise NotImplementedError
 
-    def _fit_inputs(self, X, y, nominal_feature_indices, ordinal_feature_indices):
+    def _fit_inputs(self, X, y, nominal_feature_indices, ordinal_feature_indices,
+                    feature_names=None, nominal_values=None):
         """Validate the inputs of ``fit``; sets ``classes_``.
 
         Returns:
             (FeatureInput (its X: float32 ndarray (n, A) or CSC), Y uint8 (n, K),
             nominal mask bool (A,)).
         """
-        info = self._fit_features(X, keep_sparse=True)
+        info = self._fit_features(X, True, feature_names, nominal_values)
         Y, self.classes_, self._one_d = check_labels(y, info.X.shape[0])
         self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
         if not self._one_d:
@@ -324,6 +397,31 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
             raise ValueError("sparse_feature_value != 0 needs a dense X")
         dense = X.toarray() if sp.issparse(X) else X
         return presort_dense(np.asarray(dense, dtype=np.float32), nominal_mask)
+
+    def _prediction_state(self):
+        """The label side of prediction: classes, output shape and label dtype, and the
+        feature representation used (for information)."""
+        one_d = bool(self._one_d)
+        return {"n_outputs": int(self.n_outputs_), "one_d": one_d,
+                "label_dtype": self._label_dtype.str,
+                "classes": encode_values(self.classes_, "classes_") if one_d else None,
+                "feature_binning": getattr(self, "feature_binning_", None),
+                "feature_format": getattr(self, "feature_format_", None)}
+
+    def _restore_prediction_state(self, node):
+        self.n_outputs_ = node.get("n_outputs").int(low=1)
+        self._one_d = node.get("one_d").bool()
+        try:
+            self._label_dtype = np.dtype(node.get("label_dtype").str())
+        except TypeError:
+            node.get("label_dtype").fail("a NumPy dtype string such as '<i8'")
+        self.classes_ = node.get("classes").values() if self._one_d else \
+            multi_label_classes(self.n_outputs_, self._label_dtype)
+        for name in ("feature_binning", "feature_format"):
+            value = node.optional(name)
+            if value is not None:
+                setattr(self, name + "_", value.str())
+        self._threads = self._resolve_config()[1]
 
     def _binned_choices(self):
         """The supported ``feature_binning`` values other than 'none', for messages:

@@ -6,8 +6,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.factory import backend_class
 from gpurules.estimators._base import MultiLabelRuleClassifier, store_params
-from gpurules.estimators.boomer_params import (SUPPORTED, resolve_config, resolve_predictors,
-                                               with_label_ratio)
+from gpurules.estimators.boomer_params import (LOSSES, SUPPORTED, resolve_config,
+                                               resolve_predictors, with_label_ratio)
 from gpurules.learners.boosting import BoostingLearner
 from gpurules.objectives.predictors import unique_label_vectors
 
@@ -66,7 +66,7 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         backend = self._make_backend(self._threads)
         builder = BoostingLearner(config, backend, data.rng, progress).fit(
             features, data.Y, data.weight)
-        model = builder.build(feature_names=data.info.names,
+        model = builder.build(feature_names=data.info.names, label_names=data.label_names,
                               nominal_values=data.info.levels or None)
         self._loss = config.loss
         self.binary_predictor_, self.probability_predictor_ = resolve_predictors(
@@ -75,6 +75,28 @@ class BoomerClassifier(MultiLabelRuleClassifier):
                 "marginalized" == self.probability_predictor_:
             model.label_vectors, model.label_vector_counts = unique_label_vectors(data.Y)
         return model
+
+    def _prediction_state(self):
+        """Adds the loss (its decision threshold and example-wise code) and the
+        predictors to :meth:`MultiLabelRuleClassifier._prediction_state`."""
+        return {**super()._prediction_state(), "loss": self._loss.name,
+                "binary_predictor": self.binary_predictor_,
+                "probability_predictor": self.probability_predictor_}
+
+    def _restore_prediction_state(self, node):
+        super()._restore_prediction_state(node)
+        self._loss = LOSSES[node.get("loss").str(tuple(LOSSES))]
+        self.binary_predictor_ = node.get("binary_predictor").str(
+            ("output-wise", "example-wise"))
+        probability = node.optional("probability_predictor")
+        self.probability_predictor_ = None if probability is None else probability.str(
+            ("output-wise", "marginalized"))
+        model = self.model_
+        if "example-wise" == self.binary_predictor_ or \
+                "marginalized" == self.probability_predictor_:
+            if model.label_vectors is None:
+                node.fail("an estimator whose model holds the label vectors its "
+                          "example-wise or marginalized predictor needs")
 
     def _feature_binning(self, X):
         """``feature_binning``, with 'auto' resolved as mlrl-boomer does: equal-width for

@@ -96,6 +96,7 @@ class SeCoClassifier(MultiLabelRuleClassifier):
             builder = learner.fit(features, Y, weight)
             ordered, threshold = True, -np.inf
         return builder.build(ordered, threshold, feature_names=data.info.names,
+                             label_names=data.label_names,
                              nominal_values=data.info.levels or None)
 
     def predict(self, X):

@@ -13,6 +13,7 @@ from gpurules.compile_log import logs_compilation
 from gpurules.estimators._base import (RuleEstimatorMixin, count_weights, nominal_mask,
                                        store_params, take_rows)
 from gpurules.estimators.validation import check_seed
+from gpurules.json_fields import encode_floats
 from gpurules.learners.turs import TursLearner, to_model
 from gpurules.learners.turs_data import prepare
 
@@ -72,13 +73,16 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_seed(self.random_state)
 
     @logs_compilation
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, feature_names=None, nominal_values=None):
         """Learn the rule set from ``X`` (n, A) (array, sparse matrix or DataFrame; NaN =
         missing) and class labels ``y`` (n,) of any type; ``sample_weight``: optional
-        non-negative integers (n,), each example counted as that many copies of its row."""
+        non-negative integers (n,), each example counted as that many copies of its row.
+        ``feature_names`` (A str) and ``nominal_values`` ({column: value names}) are what
+        the model prints for an array X (display only; ``feature_names_in_`` comes from a
+        DataFrame alone)."""
         self._check_params()
         progress = self._progress(self.max_rules, every=1)
-        info = self._fit_features(X)
+        info = self._fit_features(X, False, feature_names, nominal_values)
         X = info.X
         y_codes, self.classes_ = _encode_labels(y, X.shape[0])
         weight = count_weights(sample_weight, X.shape[0], type(self).__name__)
@@ -98,6 +102,15 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.model_ = to_model(ruleset, self.classes_, info.names, info.levels or None)
         self.history_ = list(map(float, learner.history))
         return self
+
+    def _prediction_state(self):
+        """The MDL score after each added rule (``history_``); the classes are the
+        model's."""
+        return {"history": encode_floats(self.history_)}
+
+    def _restore_prediction_state(self, node):
+        self.classes_ = self.model_.classes
+        self.history_ = node.get("history").floats().tolist()
 
     def predict_proba(self, X):
         """float64 (n, n_classes): class probabilities, columns in ``classes_`` order."""

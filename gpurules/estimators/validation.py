@@ -227,3 +227,47 @@ def check_seed(random_state):
     if random_state < 0:
         raise ValueError(f"random_state must be >= 0, got {random_state}")
     return int(random_state)
+
+
+def _name_list(names, count, param, what):
+    """``names`` as a list of ``count`` str (ValueError naming ``param`` otherwise)."""
+    if isinstance(names, str):
+        raise TypeError(f"{param} must be a list of {count} names, got a string")
+    names = list(names)
+    if len(names) != count:
+        raise ValueError(f"{param} has {len(names)} names, but there are {count} {what}")
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{param} must hold str names, got {name!r}")
+    return names
+
+
+def check_label_names(label_names, num_labels):
+    """The ``label_names`` argument of ``fit``: None or a list of K str."""
+    return None if label_names is None else \
+        _name_list(label_names, num_labels, "label_names", "labels")
+
+
+def with_display_names(info, feature_names=None, nominal_values=None):
+    """``info`` (a :class:`FeatureInput`) with the names the model prints.
+
+    Args:
+        feature_names: None or A str (e.g. ``Dataset.feature_names``). A DataFrame's
+            columns name its features: passing other names with one raises ValueError.
+        nominal_values: None or {column: [value names]}: value name ``v`` of a column is
+            printed for code ``v`` (e.g. ``Dataset.nominal_values``); replaces what a
+            DataFrame's categories would print for that column.
+    """
+    num_features = info.X.shape[1]
+    names, levels = info.names, dict(info.levels)
+    if feature_names is not None:
+        feature_names = _name_list(feature_names, num_features, "feature_names", "features")
+        if names is not None and names != feature_names:
+            raise ValueError("feature_names differ from the column names of the DataFrame X; "
+                             "a DataFrame's columns name its features (leave feature_names "
+                             "out)")
+        names = feature_names
+    for column, values in (nominal_values or {}).items():
+        column = check_feature_indices([column], num_features, "nominal_values")[0]
+        levels[column] = [str(v) for v in values]
+    return info._replace(names=names, levels=levels)
