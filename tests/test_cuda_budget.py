@@ -134,6 +134,52 @@ def covered_totals_one_launch_one_copy():
 
 
 @check
+def every_launch_on_the_backend_stream():
+    """Inside a caller's own non-blocking stream, every launch of a refinement (the CUDA C
+    kernels through CuPy's current stream, the Numba kernels through their launch
+    configuration) goes to the backend's one stream, so none can overtake another."""
+    from tests.reference import fake_cupy
+
+    backend, counters = _counted_backend()
+    counters.detach()
+    numba_configs = []
+
+    class Recording:
+        def __init__(self, module):
+            self._module = module
+
+        def __getattr__(self, name):
+            attr = getattr(self._module, name)
+            if name not in getattr(self._module, "KERNELS", {}):
+                return attr
+
+            class Launcher:
+                def __getitem__(self, config):
+                    numba_configs.append(config)
+                    return attr[config]
+            return Launcher()
+
+    for name in ("_kernels", "_mo", "_search_module"):
+        setattr(backend, name, Recording(getattr(backend, name)))
+    fake_cupy.launches.clear()
+    from gpurules.backends.base import SearchSettings
+    from gpurules.objectives.heads import HEAD_COMPLETE
+
+    search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
+    with fake_cupy.cuda.Stream(non_blocking=True):  # the caller's stream
+        totals = backend.covered_totals(None)
+        best = backend.find_best_refinement(np.arange(3, dtype=np.int64),
+                                            np.arange(2, dtype=np.int32), None, totals, search)
+        backend.apply_refinement(best)
+        backend.update_statistics(np.arange(2, dtype=np.int32), np.array([0.5, -0.5]))
+    assert backend._stream.non_blocking
+    assert fake_cupy.launches and numba_configs
+    assert {launch[4] for launch in fake_cupy.launches} == {backend._stream}
+    assert all(len(c) == 3 and c[2] is backend._nb_stream for c in numba_configs), \
+        numba_configs
+
+
+@check
 def fit_too_large_raises_memory_error():
     """A fit whose estimate (``fit_memory_bytes``) exceeds the device's free memory raises
     MemoryError naming the estimate; one byte more free and it starts."""

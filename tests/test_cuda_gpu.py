@@ -181,6 +181,32 @@ def test_backend_equals_cpu_backend(force_global):
     compare_backends(cpu, gpu, rng, rules=3, conditions=3)
 
 
+def test_backend_equals_cpu_backend_inside_a_callers_stream():
+    """A caller's non-blocking CuPy stream made current around the work: the backend's own
+    stream keeps CuPy's and Numba's launches in order, so nothing changes."""
+    import cupy as cp
+
+    cpu, gpu, rng = _backends(SQUARED_ERROR, 8)
+    with cp.cuda.Stream(non_blocking=True):
+        compare_backends(cpu, gpu, rng, rules=3, conditions=3)
+
+
+@pytest.mark.parametrize("head", [HEAD_COMPLETE, HEAD_SINGLE])
+def test_scan_with_many_bins_equals_cpu_histogram_search(head):
+    """Continuous features with thousands of bins (prefix sums in many tiles, candidates
+    in many blocks per slot, the per-slot ticket): the CPU histogram search's refinements
+    on the same bins, bit for bit."""
+    rng = np.random.default_rng(12)
+    X, nominal, g, h, weights, mask = random_problem(rng, 20000, 3, 4, nominal=(0,))
+    X[:, 1:] = rng.normal(size=(20000, 2)).astype(np.float32)
+    binned = exact_bins(X, nominal)
+    assert np.diff(binned.bin_offset).max() > 10000
+    backend = cuda_backend(binned, g, h, mask, 1)
+    search = SearchSettings.boosting(head, 0.05, 1.0, 1, -np.inf)
+    _compare_per_feature(backend, binned, np.array([2, 0, 1], np.int64), mask, weights, g, h,
+                         np.arange(4, dtype=np.int32), search)
+
+
 def test_logistic_statistics_within_one_unit():
     """The GPU's exp may differ from the host's by an ulp, so a re-encoded logistic
     statistic may differ by one fixed-point unit; the scores themselves are identical."""

@@ -26,7 +26,7 @@ CHECKS = {}
 
 
 class _Event:
-    def record(self):
+    def record(self, stream=None):
         self.t = time.perf_counter()
 
     def synchronize(self):

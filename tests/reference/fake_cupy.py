@@ -21,7 +21,7 @@ from tests.reference.histogram import histograms
 SM_COUNT = 2
 SHARED_OPTIN = 2048  # small, so that wide features take the global-atomics kernel
 _C_TYPES = {"i64": np.int64, "long long": np.int64, "int": np.int32}
-launches = []  # (kernel name, grid, block, shared_mem) of every launch, for the tests
+launches = []  # (kernel name, grid, block, shared_mem, current stream) of every launch
 
 
 FREE_BYTES = 1 << 30  # what memGetInfo reports free
@@ -55,8 +55,34 @@ def asnumpy(a):
 zeros, empty, full, ones = (_device(f) for f in (np.zeros, np.empty, np.full, np.ones))
 count_nonzero = np.count_nonzero
 
+class Stream:
+    """A stream: ``with stream:`` makes it current (``current_stream``); ``ptr`` an int."""
+
+    _next = 1
+
+    def __init__(self, non_blocking=False):
+        self.non_blocking = non_blocking
+        self.ptr = Stream._next
+        Stream._next += 1
+
+    def __enter__(self):
+        _current.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        assert _current.pop() is self
+
+
+_current = []
+
+
+def current_stream():
+    """The stream made current by the innermost ``with stream:``, or None (the default)."""
+    return _current[-1] if _current else None
+
+
 cuda = types.SimpleNamespace(
-    Device=lambda index=0: contextlib.nullcontext(),
+    Device=lambda index=0: contextlib.nullcontext(), Stream=Stream,
     runtime=types.SimpleNamespace(
         cudaDevAttrMultiProcessorCount=16, cudaDevAttrMaxSharedMemoryPerBlockOptin=97,
         deviceGetAttribute=lambda attr, dev: {16: SM_COUNT, 97: SHARED_OPTIN}[attr],
@@ -101,7 +127,7 @@ class RawKernel:
                 f"{self.name}({pname}): got {type(arg).__name__} {arg.dtype}, C type {ctype}"
         assert len(grid) == 2 and 1 <= grid[1] <= 65535 and grid[0] >= 1
         assert len(block) == 1 and block[0] % 32 == 0 and block[0] <= 1024
-        launches.append((self.name, grid, block, shared_mem))
+        launches.append((self.name, grid, block, shared_mem, current_stream()))
         named = {pname: arg for (_, _, pname), arg in zip(self.params, args)}
         getattr(self, "_" + self.name)(shared_mem=shared_mem, **named)
 

@@ -20,8 +20,10 @@ encoded as the CPU backend encodes them. Every head mode uses the one parallel s
 per slot); with packed Hessians only the heads solved as systems.
 
 CuPy and Numba CUDA are imported when a backend is constructed, never at module import.
-Both libraries launch on the legacy default stream of the device, so their kernels run in
-the order they are issued.
+Both libraries launch on one stream of the backend's own (non-blocking, created with the
+backend), so their kernels run in the order they are issued whatever stream the caller has
+made current (a fit inside a user's ``with cupy.cuda.Stream(non_blocking=True):`` is
+ordered as any other); device->host copies synchronise that stream.
 """
 
 import contextlib
@@ -51,6 +53,16 @@ def _raw_module(cp, device_index):
                               options=sources.RAW_MODULE_OPTIONS)
         _MODULES[device_index] = module
     return module
+
+
+def _numba_stream(nb_cuda, stream):
+    """The Numba view of the CuPy ``stream``. The CUDA simulator has no external streams
+    and runs every launch synchronously, so there any Numba stream orders the same."""
+    from numba import config
+
+    if config.ENABLE_CUDASIM:
+        return nb_cuda.stream()
+    return nb_cuda.external_stream(stream.ptr)
 
 
 def fit_memory_bytes(n, A, K, W, hist_rows):
@@ -132,6 +144,9 @@ class CudaBackend:
         self.force_global_atomics = bool(force_global_atomics)
         self.threads = int(block_size)
         self.device = f"cuda:{self.device_index}"
+        with cp.cuda.Device(self.device_index), nb_cuda.gpus[self.device_index]:
+            self._stream = cp.cuda.Stream(non_blocking=True)
+            self._nb_stream = _numba_stream(nb_cuda, self._stream)
         rt = cp.cuda.runtime
         self._sm_count = rt.deviceGetAttribute(rt.cudaDevAttrMultiProcessorCount,
                                                self.device_index)
@@ -143,16 +158,21 @@ class CudaBackend:
 
     @contextlib.contextmanager
     def _on_device(self):
-        """Make the device current for CuPy and Numba; small grids (one block per sampled
-        feature) are by design, so Numba's low-occupancy warning is silenced."""
-        with self.cp.cuda.Device(self.device_index), self._nb_cuda.gpus[self.device_index], \
-                warnings.catch_warnings():
+        """Make the device current for CuPy and Numba, and the backend's stream CuPy's
+        current stream; small grids are by design, so Numba's low-occupancy warning is
+        silenced."""
+        with self.cp.cuda.Device(self.device_index), self._stream, \
+                self._nb_cuda.gpus[self.device_index], warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*under-utilization")
             yield
 
     def _nb(self, array):
         """A Numba view of a CuPy array (no copy, no stream synchronisation)."""
         return self._nb_cuda.as_cuda_array(array, sync=False)
+
+    def _config(self, blocks):
+        """A Numba launch configuration: ``blocks`` of ``self.threads`` on the stream."""
+        return blocks, self.threads, self._nb_stream
 
     def _blocks(self, work, items_per_thread=1):
         """Blocks of ``self.threads`` for a grid-stride kernel over ``work`` items: one item
@@ -258,7 +278,7 @@ class CudaBackend:
             self.max_statistic = self._encode_covered(np.zeros(0, np.int32), np.zeros(0))
         elif self.loss >= 0:
             with self._on_device():
-                self._kernels.compute_all_statistics[self._blocks(self.g.size), self.threads](
+                self._kernels.compute_all_statistics[self._config(self._blocks(self.g.size))](
                     self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"])
         self.reset_coverage()
 
@@ -278,7 +298,7 @@ class CudaBackend:
     def reset_coverage(self):
         """Every example covered: mask 0 at indicator 0, the covered list = all examples."""
         with self._on_device():
-            self._kernels.reset_coverage[self._blocks(self.mask.size), self.threads](
+            self._kernels.reset_coverage[self._config(self._blocks(self.mask.size))](
                 self._v["mask"], self._nb(self._covered[0]), self._nb(self._lens))
         self.indicator = 0
         self._step = 0
@@ -316,7 +336,7 @@ class CudaBackend:
         v = self._v
         with self._on_device():
             w = self._nb(self._weights(weights))
-            self._kernels.covered_totals[self._partial.shape[0], self.threads](
+            self._kernels.covered_totals[self._config(self._partial.shape[0])](
                 *self._covered_list(), w, v["g"], v["h"], self._nb(self._partial),
                 self._nb(self._ticket), self._nb(self._sums))
             sums = self.cp.asnumpy(self._sums)
@@ -478,7 +498,7 @@ class CudaBackend:
             (self.hist_g, self.hist_h, self.hist_count), (features_dev, slot_dev, B),
             (v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"]), labels_dev,
             (search.head_mode, params_dev, self.inv_scale, search.min_coverage,
-             search.min_quality), _out_views(out_dev, S, K, W))
+             search.min_quality), _out_views(out_dev, S, K, W), self._nb_stream)
         return _out_views(self.cp.asnumpy(out_dev), S, K, W)
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
@@ -491,7 +511,7 @@ class CudaBackend:
         """Restrict the coverage to the examples that satisfy the refinement's condition."""
         r, v, step = refinement, self._v, self._step
         with self._on_device():
-            self._kernels.apply_binned_condition[self._blocks(self.mask.size), self.threads](
+            self._kernels.apply_binned_condition[self._config(self._blocks(self.mask.size))](
                 int(r.feature), int(r.op), np.float32(r.threshold), v["bin_index"],
                 v["bin_offset"], v["bin_min"], v["mask"], self.indicator,
                 self._nb(self._covered[step % 2]), self._nb(self._covered[(step + 1) % 2]),
@@ -515,7 +535,7 @@ class CudaBackend:
             scores_dev, labels_dev = (self._nb(a) for a in self._upload_record(
                 np.ascontiguousarray(scores, np.float64), labels))
             work = self.mask.size * labels.size
-            self._kernels.update_statistics[self._blocks(work), self.threads](
+            self._kernels.update_statistics[self._config(self._blocks(work))](
                 self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
                 *self._covered_list(), labels_dev, scores_dev)
 
@@ -533,7 +553,7 @@ class CudaBackend:
             h_tmp = self._buffer("encode_h", (threads, W), np.float64)
             largest = self._buffer("encode_largest", (threads,), np.float64)
             scores_dev, labels_dev = self._upload_record(scores, labels)
-            self._mo.encode_covered[self._blocks(threads), self.threads](
+            self._mo.encode_covered[self._config(self._blocks(threads))](
                 self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
                 *self._covered_list(), nb(labels_dev), nb(scores_dev), nb(g_tmp),
                 nb(h_tmp), nb(largest))

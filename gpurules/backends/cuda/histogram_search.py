@@ -411,7 +411,7 @@ def _scratch_columns(head_mode, m, K, W):
 
 
 def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, labels, head, out,
-           scratch_bytes=None):
+           stream=0, scratch_bytes=None):
     """Launch the search over histograms that ``kernels/histogram.cu`` built: on return
     (asynchronously, in launch order) ``out`` holds each slot's best condition.
 
@@ -432,6 +432,7 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
         head: (head_mode, params device float64 (P,), inv_scale, min_coverage,
             min_quality).
         out: the ``out_*`` device arrays (q, op, thr, cnt, label, g, h) of S slots.
+        stream: the Numba stream of every launch (0: Numba's default stream).
         scratch_bytes: the most bytes of per-thread scratch rows of one launch (default
             ``SCRATCH_BYTES``, read at the call).
     """
@@ -444,8 +445,8 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
     sums = buffer("prefix_sums", (S, tiles, K + W + 1), np.int64, False)
     grid = blocks(S * tiles * (K + W + 1))
     if tiles > 1:
-        kernels.tile_sums[grid, max_threads](view(slot_offset), tile, *h, view(sums))
-    kernels.prefix_sums[grid, max_threads](view(slot_offset), tile, view(sums), *h)
+        kernels.tile_sums[grid, max_threads, stream](view(slot_offset), tile, *h, view(sums))
+    kernels.prefix_sums[grid, max_threads, stream](view(slot_offset), tile, view(sums), *h)
 
     head_mode, params, inv_scale, min_coverage, min_quality = head
     T, num_tiles = candidate_layout(B, max_threads)
@@ -469,4 +470,4 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
             *(view(a) for a in out))
     for tile0 in range(0, num_tiles, step):
         x = min(step, num_tiles - tile0)
-        kernels.search_candidates[(x, grid_y), T](tile0, num_tiles, *args)
+        kernels.search_candidates[(x, grid_y), T, stream](tile0, num_tiles, *args)

@@ -120,17 +120,19 @@ class PhaseProfiler:
         return wrapper
 
     def time_call(self, name, fn, *args, **kwargs):
-        """Run ``fn(*args, **kwargs)`` between two events on the device's current stream;
+        """Run ``fn(*args, **kwargs)`` between two events on the backend's stream (its
+        ``_stream``, where it has one: all its work runs there; else the current stream);
         add its time to phase ``name``. Returns (result, inclusive ms)."""
         cp = self._cp
+        stream = getattr(self.backend, "_stream", None)
         with cp.cuda.Device(self.backend.device_index):
             start, end = cp.cuda.Event(), cp.cuda.Event()
             self._stack.append(_Frame())
-            start.record()
+            start.record(stream)
             try:
                 result = fn(*args, **kwargs)
             finally:
-                end.record()
+                end.record(stream)
                 end.synchronize()
                 frame = self._stack.pop()
             ms = float(cp.cuda.get_elapsed_time(start, end))
