@@ -4,7 +4,7 @@ then with the cache the first process filled (DESIGN §5, "cold first-fit time")
 Per case (estimator, configuration, data set) this script starts:
 
 1. a fresh Python process with ``NUMBA_CACHE_DIR`` an empty temporary directory: the cost
-   every new install (or every edit of the package: ``gpurules/_jit_cache.py``) pays;
+   every new install (or every edit of the package: ``gpurules/jit/cache.py``) pays;
 2. a second fresh process with the cache the first one filled: a user's next session;
 3. when ``--mlrl-python`` names a Python with ``mlrl-boomer``/``mlrl-seco`` 0.15.6 (and
    gpurules' dependencies, for the data loader), the reference learner's first fit in a

@@ -88,7 +88,7 @@ def main():
     p.add_argument("--seed", type=int, default=2)
     p.add_argument("--beam-width", type=int, default=10)
     p.add_argument("--cut-points", type=int, default=20)
-    p.add_argument("--count-code", default="uniform", choices=["uniform", "universal"])
+    p.add_argument("--count-code", default="universal", choices=["uniform", "universal"])
     args = p.parse_args()
     devices = args.devices or (["cpu", "cuda"] if cuda_status(0)[0] else ["cpu"])
     jobs = [(d, None) for d in args.datasets if d != "synthetic"]

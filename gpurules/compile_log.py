@@ -2,7 +2,7 @@
 
 The first fit of a configuration compiles its CPU kernels (tens of seconds on a small
 machine); later fits, in this process or a new one, load them from Numba's disk cache
-(``_jit_cache.py``). Numba fires a ``numba:compile`` event only when a dispatcher misses both
+(``jit/cache.py``). Numba fires a ``numba:compile`` event only when a dispatcher misses both
 its in-memory overloads and the disk cache, so listening to it costs nothing on a warm fit.
 
 :func:`logs_compilation` wraps an estimator's ``fit``: at the first compile it logs (logger

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.jit import parallel_kernel
-from gpurules.backends.cpu.threads import thread_limit
+from gpurules.jit.threads import thread_limit
+from gpurules.jit.variants import parallel_kernel
 from gpurules.model import RuleModel, RuleModelBuilder, satisfies
 from gpurules.model_methods import ModelMethods
 

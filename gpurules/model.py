@@ -103,7 +103,7 @@ class RuleModel(ModelMethods):
         Returns:
             float64 ndarray (n, K).
         """
-        from gpurules.backends.cpu.prediction import predict_scores
+        from gpurules.prediction import predict_scores
 
         return predict_scores(self, X, n_threads)
 

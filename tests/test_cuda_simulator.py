@@ -21,8 +21,8 @@ import pytest
 
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
-from gpurules.backends.cpu.exact_search import _midpoint
 from gpurules.backends.cuda.backend import shared_histogram_bytes
+from gpurules.backends.thresholds import midpoint
 from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
@@ -239,7 +239,7 @@ def apply_binned_condition_equals_raw_values():
                                                          bin_ratio=0.5)):
         lo = binned.bin_offset
         cases = [(0, op, binned.bin_min[lo[0] + 1]) for op in (OP_EQ, OP_NEQ)]
-        cut = _midpoint(binned.bin_max[lo[1]], binned.bin_min[lo[1] + 1])
+        cut = midpoint(binned.bin_max[lo[1]], binned.bin_min[lo[1] + 1])
         cases += [(1, op, cut) for op in (OP_LEQ, OP_GR)]
         for step, (f, op, threshold) in enumerate(cases):
             want = np.where((mask == 1) & satisfied(X[:, f], op, threshold), 2, mask)

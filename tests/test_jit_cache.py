@@ -1,4 +1,4 @@
-"""Every cached CPU kernel has cache entries of its own (``backends/cpu/jit.py``)."""
+"""Every cached CPU kernel has cache entries of its own (``jit/variants.py``)."""
 
 import importlib
 import os
@@ -11,10 +11,10 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 import gpurules
-from gpurules import _jit_cache
-from gpurules._jit_cache import LockedCacheFile, PackageCache
-from gpurules.backends.cpu.jit import Kernel, variant
-from gpurules.backends.cpu.threads import thread_limit
+from gpurules.jit import cache as _jit_cache
+from gpurules.jit.cache import LockedCacheFile, PackageCache
+from gpurules.jit.threads import thread_limit
+from gpurules.jit.variants import Kernel, variant
 
 
 def _cached_dispatchers():
@@ -112,7 +112,7 @@ def test_a_one_thread_call_compiles_only_the_serial_form():
 
 def test_every_cached_kernel_uses_the_package_cache():
     """No cached kernel uses Numba's own cache: its directory is not keyed by our sources
-    and its index is not locked against concurrent compiles (``_jit_cache.py``)."""
+    and its index is not locked against concurrent compiles (``jit/cache.py``)."""
     dispatchers = _cached_dispatchers()
     assert len(dispatchers) > 20
     for module, name, disp in dispatchers:
@@ -134,7 +134,7 @@ def test_importing_gpurules_leaves_numbas_cache_setting_alone(tmp_path):
 _CHILD = """
 import os, sys, time
 from numba.core import caching
-from gpurules import _jit_cache
+from gpurules.jit import cache as _jit_cache
 
 save_index = caching.IndexDataCacheFile._save_index
 
@@ -169,7 +169,7 @@ def test_processes_compiling_one_kernel_at_once_keep_each_signature_its_own_code
     another interleaving, runs the other's code (``UNLOCKED=1`` in the environment drops
     the lock in the children: this test then fails)."""
     (tmp_path / "added.py").write_text(
-        "from gpurules._jit_cache import njit\n\n\n@njit\ndef add(a, b):\n    return a + b\n")
+        "from gpurules.jit.cache import njit\n\n\n@njit\ndef add(a, b):\n    return a + b\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     children = [subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path), kind],
                                  env=env, stdout=subprocess.PIPE, text=True)

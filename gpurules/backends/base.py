@@ -10,7 +10,7 @@ from typing import Protocol
 
 import numpy as np
 
-from gpurules._jit_cache import njit
+from gpurules.jit.cache import njit
 from gpurules.learners.sampling import floyd_indices
 from gpurules.objectives import quality
 

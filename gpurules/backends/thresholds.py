@@ -1,13 +1,25 @@
-"""The threshold of a numerical condition between histogram bins, for every backend.
+"""The threshold of a numerical condition, for every backend and search.
 
-One definition, called by the CPU histogram search (Numba CPU) and compiled for the GPU by
-``cuda/device_math.py``, so that both devices store the same thresholds (DESIGN: the same
-model for a seed on CPU and CUDA).
+One definition of the midpoint between two values (the exact searches, dense and sparse)
+and of the threshold between histogram bins (the histogram search), called by the CPU
+searches (Numba CPU) and compiled for the GPU by ``cuda/device_math.py``, so that every
+search and both devices store the same thresholds (DESIGN: the same model for a seed on CPU
+and CUDA).
 """
 
+import numpy as np
 from numba.extending import register_jitable
 
-from gpurules.backends.cpu.exact_search import _midpoint
+
+@register_jitable
+def midpoint(lower, upper):
+    """float32 threshold between two adjacent distinct float32 values, strictly below
+    ``upper``. Not IR-inlined (numba-cuda cannot type an ``inline="always"`` overload
+    here); LLVM inlines it in the CPU searches."""
+    t = np.float32((np.float64(lower) + np.float64(upper)) * 0.5)
+    if t >= upper:
+        t = lower
+    return t
 
 
 @register_jitable
@@ -26,4 +38,4 @@ def bin_threshold(bin_min, bin_max, r):
     lower = r - 1
     while bin_max[lower] != bin_max[lower]:  # NaN: no training example in that bin
         lower -= 1
-    return _midpoint(bin_max[lower], bin_min[r])
+    return midpoint(bin_max[lower], bin_min[r])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gpurules._jit_cache import njit
+from gpurules.jit.cache import njit
 
 
 

@@ -21,7 +21,6 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpurules.backends.cpu.threads import thread_limit
 from gpurules.backends.factory import backend_class, get_backend
 from gpurules.compile_log import logs_compilation
 from gpurules.data.binning import bin_features, drop_empty_bins
@@ -33,6 +32,7 @@ from gpurules.estimators.validation import (check_feature_indices, check_feature
                                             check_label_names, check_labels,
                                             check_sample_weight, check_seed, is_dataframe,
                                             with_display_names)
+from gpurules.jit.threads import thread_limit
 from gpurules.json_fields import encode_values
 from gpurules.progress import FitProgress, check_verbose
 from gpurules.rule_importance import record_training_coverage

@@ -122,7 +122,7 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         if scores.ndim == 1:  # a 1-D y: one label
             scores = scores[:, None]
         if self.binary_predictor_ == "example-wise":
-            from gpurules.backends.cpu.prediction import predict_example_wise
+            from gpurules.prediction import predict_example_wise
 
             scores = np.ascontiguousarray(scores, np.float64)
             relevant = np.empty(scores.shape, np.uint8)
@@ -141,7 +141,7 @@ class BoomerClassifier(MultiLabelRuleClassifier):
                              f"yields scores only (use decision_function)")
         scores = self.decision_function(X)
         if self.probability_predictor_ == "marginalized":
-            from gpurules.backends.cpu.prediction import predict_marginalized
+            from gpurules.prediction import predict_marginalized
 
             vectors = self.model_.label_vectors
             scores2d = np.ascontiguousarray(scores.reshape(scores.shape[0], -1), np.float64)

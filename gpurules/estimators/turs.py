@@ -34,10 +34,11 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         max_grow_iter: upper limit on the growth steps of one rule search.
         categorical_features: column indices to treat as nominal (``==`` / ``!=``
             literals); pandas categorical columns are nominal anyway.
-        literal_count_code: how the model code counts a rule's literals: ``"uniform"``
-            (log2 of the number of features, as in the thesis) or ``"universal"``
-            (Rissanen's integer code, as in the authors' implementation; cheaper for short
-            rules, so it tends to keep a few more rules).
+        literal_count_code: how the model code counts a rule's literals: ``"universal"``
+            (the default: Rissanen's integer code, as in the authors' implementation;
+            cheaper for short rules, so it tends to keep a few more rules) or
+            ``"uniform"`` (log2 of the number of features, as in the thesis; stops early on
+            breast_cancer, ROC-AUC 0.927 against 0.949, ``docs/turs.md``).
         verbose: int >= 0: 0 silent, 1 a progress line per rule (each is a beam search)
             and a summary with the reason the fit stopped, 2 also the rule's literals,
             coverage and classes (logger ``"gpurules"``, see ``gpurules.progress``).
@@ -59,7 +60,7 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, device="auto", random_state=None, beam_width=10, n_cut_points=20,
                  patience=5, max_rules=500, max_grow_iter=100, categorical_features=None,
-                 literal_count_code="uniform", verbose=0):
+                 literal_count_code="universal", verbose=0):
         store_params(self, locals())
 
     def _check_params(self):

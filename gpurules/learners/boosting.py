@@ -20,12 +20,12 @@ import numpy as np
 
 from gpurules.backends.base import SearchSettings
 from gpurules.exceptions import FitStoppedEarlyWarning
-from gpurules.backends.cpu.kernels import (head_from_work, label_score, multi_output_side,
-                                           work_views)
-from gpurules.backends.cpu.kernels import head_scores as compiled_head_scores
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point, heads
+from gpurules.objectives.compiled import (head_from_work, label_score, multi_output_side,
+                                           work_views)
+from gpurules.objectives.compiled import head_scores as compiled_head_scores
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
                                               multi_output_params, work_arrays)
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_index

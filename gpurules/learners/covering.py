@@ -22,10 +22,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from gpurules.backends.base import SearchSettings
-from gpurules.backends.cpu.kernels import side_quality
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.sampling import FeatureSampling, floyd_sample
+from gpurules.objectives.compiled import side_quality
 from gpurules.objectives.heuristics import (HEAD_SECO_SINGLE, LAPLACE, P_SELECT, label_value,
                                             seco_params)
 from gpurules.objectives.lift_functions import lift_tables

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurules._jit_cache import njit
+from gpurules.jit.cache import njit
 
 
 

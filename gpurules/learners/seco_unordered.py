@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from gpurules._jit_cache import njit
 from gpurules.decision_list import DecisionListBuilder
+from gpurules.jit.cache import njit
 from gpurules.model import OP_GR, OP_LEQ
 from gpurules.objectives.heuristics import heuristic_value
 

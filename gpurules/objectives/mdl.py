@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba.core.extending import register_jitable
 
-from gpurules._jit_cache import njit
+from gpurules.jit.cache import njit
 
 
 UNIVERSAL_C0 = 2.865064  # Rissanen's normalising constant

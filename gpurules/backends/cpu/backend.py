@@ -5,10 +5,10 @@ import numpy as np
 from gpurules.backends.base import Refinement, select_refinement
 from gpurules.backends.cpu import (exact_search, histogram_search, refine, sparse_search,
                                    statistics)
-from gpurules.backends.cpu.threads import MIN_PARALLEL_WORK  # noqa: F401 (docs, tests)
-from gpurules.backends.cpu.threads import thread_limit, threads_for
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
+from gpurules.jit.threads import MIN_PARALLEL_WORK  # noqa: F401 (docs, tests)
+from gpurules.jit.threads import thread_limit, threads_for
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 

@@ -18,8 +18,8 @@ L literals, m covered examples):
 import numpy as np
 from numba import prange
 
-from gpurules._jit_cache import njit
-from gpurules.backends.cpu.jit import PARALLEL, SERIAL, Kernel
+from gpurules.jit.cache import njit
+from gpurules.jit.variants import PARALLEL, SERIAL, Kernel
 from gpurules.objectives import mdl
 from gpurules.objectives.mdl import feature_running_sums
 

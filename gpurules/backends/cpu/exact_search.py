@@ -26,10 +26,11 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from gpurules._jit_cache import njit
-from gpurules.backends.cpu.jit import parallel_kernel
-from gpurules.backends.cpu.kernels import side_quality, work_views
+from gpurules.backends.thresholds import midpoint
+from gpurules.jit.cache import njit
+from gpurules.jit.variants import parallel_kernel
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
+from gpurules.objectives.compiled import side_quality, work_views
 
 
 @nb.njit(inline="always")
@@ -77,7 +78,7 @@ def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labe
 # Used where candidates do not arrive in canonical order (sparse phases, nominal values).
 # Ordered scans call _consider, which keeps the best quality in a local: calling this per
 # boundary made the dense search about 1.3x slower.
-_evaluate = nb.njit(_nrt=False)(_evaluate_py)  # no reference counting (jit.py)
+_evaluate = nb.njit(_nrt=False)(_evaluate_py)  # no reference counting (jit/variants.py)
 
 
 @nb.njit(inline="always")
@@ -94,15 +95,6 @@ def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h,
               out_thr, out_cnt, out_label, out_g, out_h)
         return q
     return best_q
-
-
-@nb.njit(inline="always")
-def _midpoint(lower, upper):
-    """float32 threshold between two adjacent distinct float32 values, strictly below ``upper``."""
-    t = np.float32((np.float64(lower) + np.float64(upper)) * 0.5)
-    if t >= upper:
-        t = lower
-    return t
 
 
 @nb.njit(inline="always")
@@ -202,7 +194,7 @@ def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h, 
     return count
 
 
-@nb.njit(_nrt=False)  # see jit.py: no reference counting in the search loop
+@nb.njit(_nrt=False)  # see jit/variants.py: no reference counting in the search loop
 def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, indicator,
                     weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params,
                     inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
@@ -244,7 +236,7 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
                 thr = prev
             else:
                 ops = (OP_LEQ, OP_GR)
-                thr = _midpoint(prev, v) if not at_end else prev
+                thr = midpoint(prev, v) if not at_end else prev
             for side in range(2):
                 complement = side == 1
                 side_cnt = tot_count - cnt if complement else cnt

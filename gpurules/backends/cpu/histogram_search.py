@@ -29,12 +29,12 @@ the CUDA backend fills the same arrays with the same meaning.
 import numba as nb
 import numpy as np
 
-from gpurules._jit_cache import njit
 from gpurules.backends.cpu.exact_search import (_consider, _evaluate, _work_row,
                                                 accumulate)
-from gpurules.backends.cpu.jit import parallel_kernel
-from gpurules.backends.cpu.threads import thread_limit
 from gpurules.backends.thresholds import bin_threshold
+from gpurules.jit.cache import njit
+from gpurules.jit.threads import thread_limit
+from gpurules.jit.variants import parallel_kernel
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 

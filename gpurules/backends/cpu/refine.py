@@ -21,7 +21,7 @@ import numpy as np
 
 from gpurules.backends.base import _first_best
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
-from gpurules.backends.cpu.jit import Kernel
+from gpurules.jit.variants import Kernel
 from gpurules.learners.sampling import floyd_indices
 
 

@@ -14,9 +14,10 @@ candidates in, so dense and sparse inputs give the same model.
 import numba as nb
 import numpy as np
 
-from gpurules._jit_cache import njit
-from gpurules.backends.cpu.exact_search import _evaluate, _midpoint, _work_row, accumulate
-from gpurules.backends.cpu.jit import parallel_kernel
+from gpurules.backends.cpu.exact_search import _evaluate, _work_row, accumulate
+from gpurules.backends.thresholds import midpoint
+from gpurules.jit.cache import njit
+from gpurules.jit.variants import parallel_kernel
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 
 
@@ -138,7 +139,7 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
                 grp_h[:] = 0
                 gcnt = 0
             elif not at_end:
-                thr = _midpoint(prev, v) if step == 1 else _midpoint(v, prev)
+                thr = midpoint(prev, v) if step == 1 else midpoint(v, prev)
                 below = step == 1  # whether the running sums are the ``<=`` side
                 _score(j, OP_LEQ, thr, cnt if below else tot_count - cnt, not below, acc_g,
                           acc_h, tot_g, tot_h, args)
@@ -175,22 +176,22 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
         return
     if n_zero > 0:
         if n_neg > 0:
-            thr = _midpoint(neg_max, z)
+            thr = midpoint(neg_max, z)
             _score(j, OP_LEQ, thr, n_neg, False, neg_g, neg_h, tot_g, tot_h, args)
             _score(j, OP_GR, thr, tot_count - n_neg, True, neg_g, neg_h, tot_g, tot_h,
                       args)
         if n_pos > 0:
-            thr = _midpoint(z, pos_min)
+            thr = midpoint(z, pos_min)
             _score(j, OP_LEQ, thr, tot_count - n_pos, True, pos_g, pos_h, tot_g, tot_h,
                       args)
             _score(j, OP_GR, thr, n_pos, False, pos_g, pos_h, tot_g, tot_h, args)
     elif n_neg > 0 and n_pos > 0:
-        thr = _midpoint(neg_max, pos_min)
+        thr = midpoint(neg_max, pos_min)
         _score(j, OP_LEQ, thr, n_neg, False, neg_g, neg_h, tot_g, tot_h, args)
         _score(j, OP_GR, thr, n_pos, True, neg_g, neg_h, tot_g, tot_h, args)
 
 
-# not inlined: compiled without reference counting (see jit.py), one call per feature
+# not inlined: compiled without reference counting (see jit/variants.py), one call per feature
 _search_sparse_feature = nb.njit(_nrt=False)(_search_sparse_feature)
 
 

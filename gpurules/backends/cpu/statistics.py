@@ -11,9 +11,9 @@ gradients and the whole Hessian of an example change when any of its scores does
 import numba as nb
 import numpy as np
 
-from gpurules._jit_cache import njit
-from gpurules.backends.cpu.jit import parallel_kernel
-from gpurules.backends.cpu.kernels import loss_gradient_hessian, quantize
+from gpurules.jit.cache import njit
+from gpurules.jit.variants import parallel_kernel
+from gpurules.objectives.compiled import loss_gradient_hessian, quantize
 from gpurules.objectives.non_decomposable import gradient_hessian, largest_statistic
 
 

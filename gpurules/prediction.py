@@ -4,9 +4,9 @@ and marginalized predictors of ``objectives.predictors`` compiled with Numba."""
 import numba as nb
 import numpy as np
 
-from gpurules._jit_cache import njit
-from gpurules.backends.cpu.jit import parallel_kernel
-from gpurules.backends.cpu.threads import thread_limit, threads_for
+from gpurules.jit.cache import njit
+from gpurules.jit.threads import thread_limit, threads_for
+from gpurules.jit.variants import parallel_kernel
 from gpurules.model import satisfies
 from gpurules.objectives import predictors
 

@@ -39,7 +39,7 @@ import types
 
 import numba as nb
 
-from gpurules._jit_cache import njit
+from gpurules.jit.cache import njit
 
 
 SERIAL, PARALLEL = False, True

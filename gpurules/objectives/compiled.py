@@ -1,6 +1,6 @@
 """The learning math of ``gpurules.objectives`` compiled for the CPU with Numba."""
 
-from gpurules._jit_cache import njit
+from gpurules.jit.cache import njit
 from gpurules.objectives import (fixed_point, heads, losses, multi_output, non_decomposable,
                                  quality)
 
@@ -13,6 +13,6 @@ side_quality = njit(inline="always")(quality.side_quality)
 encode_example = njit(inline="always")(non_decomposable.encode)
 multi_output_side = njit(multi_output.multi_output_side)
 head_from_work = njit(multi_output.head_from_work)
-# inlined: a search compiled without reference counting (jit.py) calls it, and a
+# inlined: a search compiled without reference counting (jit/variants.py) calls it, and a
 # dispatcher compiled there would hand that overload to reference-counted callers too
 work_views = njit(inline="always")(multi_output.work_views)
