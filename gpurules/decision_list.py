@@ -213,24 +213,32 @@ def _relevance(value, decided, correct):
     return np.where(value > 0, confidence, 1.0 - confidence)
 
 
+@nb.njit(inline="always")
+def _first_values(X, i, value, cond_feature, cond_op, cond_threshold, rule_cond_start,
+                  head_label, head_value, rule_head_start, active):
+    """``value`` float64 (K,), -1 on entry: per label, the head value of the first active
+    rule that covers example ``i`` and predicts it (left -1 where none does)."""
+    for r in range(rule_cond_start.shape[0] - 1):
+        if active[r] and _covers(X, i, cond_feature, cond_op, cond_threshold,
+                                 rule_cond_start[r], rule_cond_start[r + 1]):
+            for e in range(rule_head_start[r], rule_head_start[r + 1]):
+                k = head_label[e]
+                if value[k] < 0.0:
+                    value[k] = head_value[e]
+
+
 def _predict_py(X, default_values, cond_feature, cond_op, cond_threshold, rule_cond_start,
                 head_label, head_value, rule_head_start, active):
     n = X.shape[0]
     K = default_values.shape[0]
-    R = rule_cond_start.shape[0] - 1
     out = np.empty((n, K), dtype=np.uint8)
     for i in nb.prange(n):
         # the first covering rule's value per label, -1 while none; every element of
         # out[i] is then stored unconditionally (a conditional store of the defaults after
         # a done-mask was miscompiled on an AVX-512 host with numba 0.68 / llvmlite 0.50)
         value = np.full(K, -1.0)
-        for r in range(R):
-            if active[r] and _covers(X, i, cond_feature, cond_op, cond_threshold,
-                                     rule_cond_start[r], rule_cond_start[r + 1]):
-                for e in range(rule_head_start[r], rule_head_start[r + 1]):
-                    k = head_label[e]
-                    if value[k] < 0.0:
-                        value[k] = head_value[e]
+        _first_values(X, i, value, cond_feature, cond_op, cond_threshold, rule_cond_start,
+                      head_label, head_value, rule_head_start, active)
         for j in range(K):
             v = value[j] if value[j] >= 0.0 else default_values[j]
             out[i, j] = 1 if v > 0.0 else 0
@@ -241,18 +249,12 @@ def _predict_proba_py(X, default_proba, cond_feature, cond_op, cond_threshold,
                       rule_cond_start, head_label, head_proba, rule_head_start, active):
     n = X.shape[0]
     K = default_proba.shape[0]
-    R = rule_cond_start.shape[0] - 1
     out = np.empty((n, K), dtype=np.float64)
     for i in nb.prange(n):
         # as _predict_py: the first covering rule's probability per label, -1 while none
         value = np.full(K, -1.0)
-        for r in range(R):
-            if active[r] and _covers(X, i, cond_feature, cond_op, cond_threshold,
-                                     rule_cond_start[r], rule_cond_start[r + 1]):
-                for e in range(rule_head_start[r], rule_head_start[r + 1]):
-                    k = head_label[e]
-                    if value[k] < 0.0:
-                        value[k] = head_proba[e]
+        _first_values(X, i, value, cond_feature, cond_op, cond_threshold, rule_cond_start,
+                      head_label, head_proba, rule_head_start, active)
         for j in range(K):
             out[i, j] = value[j] if value[j] >= 0.0 else default_proba[j]
     return out
