@@ -150,9 +150,7 @@ def one_line(exc: BaseException) -> str:
     """The message of ``exc`` on one line (an OSError as 'file: reason')."""
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         return f"{exc.filename}: {exc.strerror}"
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if not isinstance(exc, (TypeError, MemoryError)) else \
-        f"{type(exc).__name__}: {text}"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 @contextlib.contextmanager
