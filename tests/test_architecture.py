@@ -19,6 +19,8 @@ FORBIDDEN = [
     (("gpurules.objectives",), ("gpurules.backends",)),
     (("gpurules.learners",), ("gpurules.estimators",)),
     (("gpurules.backends.cuda",), ("gpurules.backends.cpu",)),
+    (("gpurules.cli",), ("gpurules.learners", "gpurules.backends", "gpurules.objectives",
+                         "gpurules.data")),
 ]
 
 # (importing module, imported module): why the import stays. An entry that no longer

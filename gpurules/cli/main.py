@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 import warnings
 
@@ -139,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("gpurules: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # stdout closed early (| head): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
         except USER_ERRORS as exc:
             if args.debug:
                 raise

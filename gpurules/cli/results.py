@@ -129,7 +129,8 @@ def prediction_rows(predicted, proba=None) -> list[list]:
     """The values of :func:`prediction_header` per example: the 0/1 labels of
     ``predicted`` (n, K), or with ``proba`` (TURS) the class and its probabilities."""
     if proba is None:
-        return _dense(predicted).astype(int).tolist()
+        predicted = _dense(predicted)
+        return predicted.reshape(predicted.shape[0], -1).astype(int).tolist()
     return [[c, *(repr(float(p)) for p in ps)] for c, ps in zip(predicted, proba)]
 
 
