@@ -296,3 +296,6 @@ def test_model_json_is_the_estimators_file(files, tmp_path, capsys):
     document = json.loads((tmp_path / "model.json").read_text())
     assert document["format"] == "gpurules-model" and document["kind"] == "seco"
     assert document["estimator"]["params"]["max_rules"] == 3
+    assert main(["predict", "--model", str(tmp_path / "model.json"), "--data",
+                 str(files["arff"]), "--output", str(tmp_path)]) == 0
+    assert read_csv(tmp_path / "predictions.csv")[0] == ["example", *LABELS]

@@ -196,8 +196,11 @@ def learner_of(estimator) -> str:
 
 
 def label_names(estimator) -> list[str]:
-    """The label names the model was fitted with, else ``label0``, ``label1``, ..."""
-    names = getattr(estimator.model_, "label_names", None)
+    """The label names the model was fitted with (a SeCo model: its rules'), else
+    ``label0``, ``label1``, ..."""
+    model = estimator.model_
+    names = getattr(model, "label_names", None) or \
+        getattr(getattr(model, "rules", None), "label_names", None)
     if names:
         return list(names)
     n_outputs = getattr(estimator, "n_outputs_", 1)

@@ -70,8 +70,8 @@ def _learner_options() -> argparse.ArgumentParser:
     options.add_argument("--learner", choices=tuple(LEARNERS), default="boomer",
                          help="the rule learner (default: boomer)")
     options.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                         help="an estimator parameter, repeatable; values as in Python "
-                              "(the mlrl-boomer/mlrl-seco strings, e.g. "
+                         help="an estimator parameter, repeatable; values as the estimators "
+                              "take them (the mlrl-boomer/mlrl-seco strings, e.g. "
                               "'head_type=partial-dynamic{threshold=0.02}'; numbers are "
                               "parsed for numeric parameters)")
     return options
