@@ -19,7 +19,7 @@ MODELS = ("gpurules.model", "gpurules.model_turs", "gpurules.decision_list",
 OUTSIDE_BACKENDS = MODELS + ("gpurules.objectives", "gpurules.learners", "gpurules.estimators",
                              "gpurules.data", "gpurules.datasets", "gpurules.jit",
                              "gpurules.device", "gpurules.progress", "gpurules.compile_log",
-                             "gpurules.demo", "gpurules.exceptions")
+                             "gpurules.demo", "gpurules.exceptions", "gpurules.cli")
 
 # (layer of the importing module, layer it must not import): module names or prefixes
 FORBIDDEN = [
@@ -30,7 +30,9 @@ FORBIDDEN = [
     (OUTSIDE_BACKENDS, ("gpurules.backends.cpu",)),
     # the Numba helpers are the lowest layer
     (("gpurules.jit",), ("gpurules.backends", "gpurules.objectives", "gpurules.learners",
-                         "gpurules.estimators", "gpurules.data") + MODELS),
+                         "gpurules.estimators", "gpurules.data", "gpurules.cli") + MODELS),
+    (("gpurules.cli",), ("gpurules.learners", "gpurules.backends", "gpurules.objectives",
+                         "gpurules.data")),
 ]
 
 # (importing module, imported module): why the import stays. An entry that no longer

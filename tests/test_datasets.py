@@ -152,6 +152,20 @@ def test_meka_negative_c_takes_last_attributes(tmp_path):
     assert ds.nominal_features == []
 
 
+def test_label_count_and_label_names_override_xml_and_c(tmp_path):
+    text = f"@relation 'toy: -C 2'\n{HEADER4}@data\n1,0,0,1\n0,1,1,1\n"
+    path = write(tmp_path, "toy.arff", text)
+    write(tmp_path, "toy.xml", xml("a", "b"))
+    assert load_arff(path, label_count=-1).label_names == ["d"]
+    assert load_arff(path, label_count=3).label_names == ["a", "b", "c"]
+    assert load_arff(path, label_names=["c"]).label_names == ["c"]
+    with pytest.raises(ValueError, match=r"toy.arff: the label count asks for 5 labels but "
+                                         r"the file declares only 4 attributes"):
+        load_arff(path, label_count=-5)
+    with pytest.raises(ValueError, match=r"1 label\(s\) named as labels are not attributes.*'z'"):
+        load_arff(path, label_names=["z"])
+
+
 def test_xml_is_preferred_over_c_and_exact_stem_first(tmp_path):
     text = f"@relation 'toy: -C 2'\n{HEADER4}@data\n1,0,0,1\n0,1,1,1\n"
     path = write(tmp_path, "toy-train.arff", text)

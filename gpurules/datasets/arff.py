@@ -84,7 +84,8 @@ class Dataset:
         )
 
 
-def load_arff(path, label_file=None, sparse: bool | None = None) -> Dataset:
+def load_arff(path, label_file=None, sparse: bool | None = None, label_count: int | None = None,
+              label_names: list[str] | None = None) -> Dataset:
     """Load a multi-label ARFF file.
 
     Labels are the attributes named by the MULAN label file: ``label_file`` if given, else
@@ -98,6 +99,10 @@ def load_arff(path, label_file=None, sparse: bool | None = None) -> Dataset:
         label_file: a MULAN xml label file that overrides the lookup.
         sparse: None -> X is CSR for sparse ARFF files (``{i v, ...}`` rows), dense otherwise;
             True -> always CSR; False -> always a dense ndarray.
+        label_count: the labels by number, as MEKA's ``-C n`` counts them (the first n
+            attributes if n > 0, the last |n| if n < 0); overrides the lookup.
+        label_names: the label attributes by name (as a label file would list them);
+            overrides the lookup.
 
     Returns:
         A ``Dataset`` (X float32 (n, A), Y uint8 (n, K); see ``Dataset``).
@@ -108,20 +113,23 @@ def load_arff(path, label_file=None, sparse: bool | None = None) -> Dataset:
     """
     path = Path(path)
     text = _read_text(path)
-    xml_path = Path(label_file) if label_file is not None else find_label_file(path)
-    xml_labels = None
-    if xml_path is not None:
-        xml_labels = read_label_xml(_read_text(xml_path), str(xml_path))
-    return parse_arff(text, str(path), xml_labels=xml_labels, sparse=sparse)
+    xml_labels = label_names
+    if label_count is None and label_names is None:
+        xml_path = Path(label_file) if label_file is not None else find_label_file(path)
+        if xml_path is not None:
+            xml_labels = read_label_xml(_read_text(xml_path), str(xml_path))
+    return parse_arff(text, str(path), xml_labels=xml_labels, sparse=sparse,
+                      label_count=label_count)
 
 
 def parse_arff(
-    text: str, source: str, xml_labels: list[str] | None = None, sparse: bool | None = None
+    text: str, source: str, xml_labels: list[str] | None = None, sparse: bool | None = None,
+    label_count: int | None = None,
 ) -> Dataset:
     """Parse the text of an ARFF file; ``source`` names it in error messages.
 
     ``xml_labels`` are the label names from a MULAN label file (None: use MEKA ``-C``);
-    ``sparse`` as in ``load_arff``.
+    ``sparse`` and ``label_count`` as in ``load_arff``.
     """
     if sparse not in (None, True, False):
         raise ValueError(f"sparse must be None, True or False, got {sparse!r}")
@@ -131,7 +139,8 @@ def parse_arff(
     coo = file_is_sparse and n_sparse_rows == n_rows
     decoded = _decode(lines, source, len(names), coo)
     attributes = _attributes(decoded["attributes"], names, source)
-    labels = label_indices([a[0] for a in attributes], decoded["relation"], xml_labels, source)
+    labels = label_indices([a[0] for a in attributes], decoded["relation"], xml_labels, source,
+                           label_count)
     label_set = set(labels)
     features = [i for i in range(len(attributes)) if i not in label_set]
     if coo:

@@ -81,6 +81,7 @@ def label_indices(
     relation: str,
     xml_labels: list[str] | None,
     source: str,
+    count: int | None = None,
 ) -> list[int]:
     """Sorted indices of the label attributes among ``attribute_names``.
 
@@ -89,10 +90,18 @@ def label_indices(
         relation: the ``@relation`` name (searched for a MEKA ``-C n`` option).
         xml_labels: label names from a MULAN xml file; when given, they decide alone.
         source: the ARFF file, for error messages.
+        count: the number of labels as MEKA's ``-C n`` counts them (the first n attributes
+            if n > 0, the last |n| if n < 0); given, it decides instead of ``xml_labels``
+            and the ``@relation`` name.
 
     Raises:
-        ValueError: an xml label is not an attribute; no xml and no usable ``-C`` option.
+        ValueError: an xml label is not an attribute; no xml and no usable ``-C`` option;
+            more labels than attributes.
     """
+    if count is not None:
+        if count == 0:
+            raise ValueError(f"{source}: the label count must not be 0")
+        return _indices_by_count(count, len(attribute_names), source, "")
     if xml_labels is not None:
         return _indices_by_name(attribute_names, xml_labels, source)
     count = meka_label_count(relation)
@@ -103,9 +112,14 @@ def label_indices(
             f"file (looked for {_candidate_names(source)}) and the @relation name has no "
             "MEKA option '-C <n>' with n != 0; pass label_file= to name the xml file"
         )
+    return _indices_by_count(count, n_attributes, source, f"the MEKA option '-C {count}' ")
+
+
+def _indices_by_count(count: int, n_attributes: int, source: str, origin: str) -> list[int]:
+    """The first ``count`` attribute indices (count > 0) or the last ``|count|`` (< 0)."""
     if abs(count) > n_attributes:
         raise ValueError(
-            f"{source}: the MEKA option '-C {count}' asks for {abs(count)} labels but the "
+            f"{source}: {origin or 'the label count '}asks for {abs(count)} labels but the "
             f"file declares only {n_attributes} attributes"
         )
     if count > 0:
@@ -120,7 +134,7 @@ def _indices_by_name(attribute_names: list[str], labels: list[str], source: str)
         shown = ", ".join(repr(name) for name in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise ValueError(
-            f"{source}: {len(missing)} label(s) named in the label file are not attributes "
+            f"{source}: {len(missing)} label(s) named as labels are not attributes "
             f"of the ARFF file: {shown}{more}"
         )
     return sorted(position[name] for name in labels)
