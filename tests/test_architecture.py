@@ -27,6 +27,8 @@ FORBIDDEN = [
     (("gpurules.objectives",), ("gpurules.backends",)),
     (("gpurules.learners",), ("gpurules.estimators",)),
     (("gpurules.backends.cuda",), ("gpurules.backends.cpu",)),
+    # the learners drive the backends through backends.base, never the other way round
+    (("gpurules.backends",), ("gpurules.learners", "gpurules.estimators")),
     (OUTSIDE_BACKENDS, ("gpurules.backends.cpu",)),
     # the Numba helpers are the lowest layer
     (("gpurules.jit",), ("gpurules.backends", "gpurules.objectives", "gpurules.learners",
@@ -119,3 +121,14 @@ def test_the_checker_finds_forbidden_imports():
         ("gpurules.learners.z", "gpurules.estimators.boomer"),
         ("gpurules.objectives.x", "gpurules.backends.cpu"),
     ]
+
+
+# phases computed by both backends: the CUDA twin of cpu/<name>.py is cuda/<name>.py
+TWINS = ("statistics", "coverage", "histogram_search", "class_histograms", "backend")
+
+
+def test_cpu_and_cuda_twins_share_their_file_names():
+    for name in TWINS:
+        for backend in ("cpu", "cuda"):
+            assert (PACKAGE / "backends" / backend / f"{name}.py").is_file(), \
+                f"backends/{backend}/{name}.py is missing: the twin of a phase has its name"

@@ -159,7 +159,7 @@ def every_launch_on_the_backend_stream():
                     return attr[config]
             return Launcher()
 
-    for name in ("_kernels", "_mo", "_search_module"):
+    for name in ("_kernels", "_search_module"):
         setattr(backend, name, Recording(getattr(backend, name)))
     fake_cupy.launches.clear()
     from gpurules.backends.base import SearchSettings

@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
-from gpurules.backends.cpu.histogram_search import (
-    apply_binned_condition, build_histograms, scan_histograms)
+from gpurules.backends.cpu.coverage import apply_binned_condition
+from gpurules.backends.cpu.histogram_search import build_histograms, scan_histograms
 from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ

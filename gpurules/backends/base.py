@@ -11,7 +11,6 @@ from typing import Protocol
 import numpy as np
 
 from gpurules.jit.cache import njit
-from gpurules.learners.sampling import floyd_indices
 from gpurules.objectives import quality
 
 
@@ -84,6 +83,15 @@ class Backend(Protocol):
     requires_binned_features: bool
     narrow_head_search: bool
 
+    # Set by start_fit (and set_scale), read by the learners and by refine_stepwise:
+    #   features: the feature representation of the fit (PresortedFeatures,
+    #       SparseSortedFeatures or BinnedFeatures), ``features.num_features`` of them;
+    #   scale: float, the fixed-point scale of the statistics (int64 = round(value * scale));
+    #   inv_scale: float, 1 / scale, with which heads turn sums back into values.
+    features: object
+    scale: float
+    inv_scale: float
+
     def start_fit(self, features, Y, loss, base_weight, scale):
         """Take the pre-sorted features, labels (uint8 (n, K)), loss, per-example weights
         (float64 (n,)) and fixed-point scale; set scores to 0 and compute the statistics.
@@ -121,6 +129,42 @@ class Backend(Protocol):
     def update_statistics(self, labels, scores):
         """Add ``scores`` (float64) to the covered examples' scores of ``labels`` and
         recompute their statistics."""
+
+
+class ClassHistograms(Protocol):
+    """What the TURS learner needs from a backend (``learners/turs_beam.py``): the scores of
+    every literal as a refinement of one beam rule, from per-(bin, group) class histograms
+    of the rule's covered examples. Built for one data set (``learners.turs_data``) by
+    ``backends.factory.get_class_histograms``; ``CpuClassHistograms`` and
+    ``CudaClassHistograms`` (``class_histograms.py`` of each backend) implement it."""
+
+    def evaluate(self, idx, grp, fstate, ncuts, else_counts, union_counts, union_size,
+                 base_model, new_feature_model):
+        """Score every literal of the data set as a refinement of one beam rule.
+
+        Args:
+            idx: int64 (m,) the rule's covered examples; grp: int32 (m,) their local groups.
+            fstate: int8 (A,) the rule's per-feature state (``objectives.mdl.F_*``); ncuts:
+                int64 (A,) the non-empty cut points of its features when they entered it.
+            else_counts: int64 (C,); union_counts: int64 (G, C); union_size: int64 (G,).
+            base_model, new_feature_model: int, fixed-point model bits.
+        Returns:
+            (gain_incl, gain_excl, cov_incl, cov_excl, flags): host arrays over the literals,
+            owned by the caller.
+        """
+
+
+@njit
+def floyd_indices(uniforms, n):
+    """Sorted int64 (m,) distinct integers from range(n) chosen by Floyd's algorithm from
+    ``uniforms`` (float64 (m,) in [0, 1)); compiled, so fused loops can sample too."""
+    m = uniforms.shape[0]
+    chosen = np.zeros(n, np.bool_)
+    for step in range(m):
+        j = n - m + step
+        t = int(uniforms[step] * (j + 1))
+        chosen[j if chosen[t] else t] = True
+    return np.flatnonzero(chosen).astype(np.int64)
 
 
 def refine_stepwise(backend, uniforms, labels, weights, totals, search, fix_label_after):

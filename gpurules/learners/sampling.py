@@ -5,27 +5,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurules.jit.cache import njit
-
+from gpurules.backends.base import floyd_indices
 
 
 def floyd_sample(rng, n, m):
     """m distinct integers from range(n), sorted (Floyd's algorithm on one draw of m
     uniforms from ``rng``)."""
     return floyd_indices(rng.random(m), n)
-
-
-@njit
-def floyd_indices(uniforms, n):
-    """Sorted int64 (m,) distinct integers from range(n) chosen by Floyd's algorithm from
-    ``uniforms`` (float64 (m,) in [0, 1)); compiled, so fused loops can sample too."""
-    m = uniforms.shape[0]
-    chosen = np.zeros(n, np.bool_)
-    for step in range(m):
-        j = n - m + step
-        t = int(uniforms[step] * (j + 1))
-        chosen[j if chosen[t] else t] = True
-    return np.flatnonzero(chosen).astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ one covered by none the else-rule's. The score of a rule set M is
 
 (``objectives.mdl``). Rules are added while the score decreases; each one is found by the
 beam search of ``turs_beam``, which asks a backend (``CpuClassHistograms`` or
-``CudaClassHistograms``) to score all literals of a beam rule in one pass:
-``backend.evaluate(idx, grp, fstate, else_counts, union_counts, union_size, base_model,
-new_feature_model)``.
+``CudaClassHistograms``, the protocol ``backends.base.ClassHistograms``) to score all
+literals of a beam rule in one pass: ``backend.evaluate(idx, grp, fstate, ncuts,
+else_counts, union_counts, union_size, base_model, new_feature_model)``.
 """
 
 import math

@@ -56,7 +56,7 @@ class CpuBackend:
             self.hist_g = np.zeros((B, K), np.int64)
             self.hist_h = np.zeros((B, W), np.int64)
             self.hist_count = np.zeros(B, np.int64)
-            # the covered examples of the current rule (histogram_search.covered_list)
+            # the covered examples of the current rule (coverage.covered_list)
             self._covered = np.empty(n, np.int32)
             self._covered_state = np.full(2, -1, np.int64)
             self._build_parts = np.ones(1, np.int64)  # histogram_search._search_py's chunks

@@ -29,13 +29,14 @@ the CUDA backend fills the same arrays with the same meaning.
 import numba as nb
 import numpy as np
 
+from gpurules.backends.cpu.coverage import _apply_listed, covered_list
 from gpurules.backends.cpu.exact_search import (_consider, _evaluate, _work_row,
                                                 accumulate)
 from gpurules.backends.thresholds import bin_threshold
 from gpurules.jit.cache import njit
 from gpurules.jit.threads import thread_limit
 from gpurules.jit.variants import parallel_kernel
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
+from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, g, h, hist_g,
@@ -128,24 +129,6 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
     with thread_limit(n_threads):
         build(features, bin_index, bin_offset, covered, covered.shape[0], weights, g, h,
               hist_g, hist_h, hist_count, max(n_threads, 1))
-
-
-@njit
-def covered_list(mask, indicator, covered, state):
-    """The covered examples in ascending order: ``covered[:state[0]]`` once this returns.
-
-    ``state`` int64 (2,) = (length, the indicator the list was made for); the list is rebuilt
-    from ``mask`` (O(n)) only when that indicator is not ``indicator`` (a new rule resets it
-    to -1, see ``CpuBackend.reset_coverage``). Returns the length."""
-    if state[1] != indicator:
-        count = 0
-        for i in range(mask.shape[0]):
-            if mask[i] == indicator:
-                covered[count] = i
-                count += 1
-        state[0] = count
-        state[1] = indicator
-    return state[0]
 
 
 @nb.njit
@@ -250,44 +233,6 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist_g, his
         scan(features, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h, hist_count,
              labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work[0],
              work[1], gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
-
-
-@njit
-def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator):
-    """Move the covered examples whose bin satisfies ``x_f op threshold`` to ``indicator + 1``.
-
-    A bin satisfies the condition iff its ``bin_min`` does (thresholds from
-    :func:`scan_histograms` lie between bins); missing values (bin -1) never do.
-
-    This agrees with the raw values of every example, whatever its weight.
-
-    Args:
-        f, op: int; threshold: float32; bin_index: int32 (A, n); bin_offset: int64 (A + 1,);
-        bin_min: float32 (B,); mask: int32 (n,), updated in place; indicator: int.
-    """
-    state = np.full(2, -1, np.int64)
-    _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator,
-                  np.empty(mask.shape[0], np.int32), state)
-
-
-@nb.njit
-def _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator, covered,
-                  state):
-    """:func:`apply_binned_condition` over the covered list (:func:`covered_list`), which it
-    keeps current: afterwards it lists the examples covered at ``indicator + 1``."""
-    n_covered = covered_list(mask, indicator, covered, state)
-    row = bin_index[f]
-    first = bin_offset[f]
-    kept = 0
-    for c in range(n_covered):
-        i = covered[c]
-        b = row[i]
-        if b >= 0 and satisfies(op, bin_min[first + b], threshold):
-            mask[i] = indicator + 1
-            covered[kept] = i
-            kept += 1
-    state[0] = kept
-    state[1] = indicator + 1
 
 
 def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist_g, hist_h,

@@ -19,10 +19,9 @@ avoid; a closure over them would miss Numba's disk cache in every new process):
 
 import numpy as np
 
-from gpurules.backends.base import _first_best
+from gpurules.backends.base import _first_best, floyd_indices
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
 from gpurules.jit.variants import Kernel
-from gpurules.learners.sampling import floyd_indices
 
 
 # the search kernel and apply step a variant calls, bound by ``jit.variant`` below

@@ -10,8 +10,8 @@ scratch of the searches (histograms, outputs, work arrays) on first use, as view
 that grow only when a larger sample needs it (``_buffer``); see :func:`fit_memory_bytes` for
 the estimate that is checked against the device's free memory. Histograms are built by the CUDA
 C kernels of ``kernels/histogram.cu`` (CuPy ``RawModule``); the threshold scan
-(``histogram_search``), the statistics and the coverage (``kernels``,
-``multi_output_kernels``) are Numba CUDA kernels.
+(``histogram_search``), the statistics (``statistics``) and the coverage (``coverage``) are
+Numba CUDA kernels, listed by name in ``kernels``.
 
 Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W), ``W = K`` for decomposable losses and
 count statistics, ``W = K (K + 1) / 2`` (packed Hessians) for a ``NonDecomposableLossSpec``,
@@ -135,10 +135,9 @@ class CudaBackend:
         import cupy as cp
         from numba import cuda as nb_cuda
 
-        from gpurules.backends.cuda import histogram_search, kernels, multi_output_kernels
+        from gpurules.backends.cuda import histogram_search, kernels
 
         self.cp, self._nb_cuda, self._kernels = cp, nb_cuda, kernels
-        self._mo = multi_output_kernels
         self._search_module = histogram_search
         self.device_index = int(device_index)
         self.force_global_atomics = bool(force_global_atomics)
@@ -540,7 +539,7 @@ class CudaBackend:
                 *self._covered_list(), labels_dev, scores_dev)
 
     def _encode_covered(self, labels, scores):
-        """``multi_output_kernels.encode_covered``: add ``scores`` (host float64 (m,)) to the
+        """``statistics.encode_covered``: add ``scores`` (host float64 (m,)) to the
         covered examples' ``labels`` (host int32 (m,)) and re-encode their non-decomposable
         statistics; returns the largest |statistic| per unit weight computed (float)."""
         v, nb = self._v, self._nb
@@ -553,7 +552,7 @@ class CudaBackend:
             h_tmp = self._buffer("encode_h", (threads, W), np.float64)
             largest = self._buffer("encode_largest", (threads,), np.float64)
             scores_dev, labels_dev = self._upload_record(scores, labels)
-            self._mo.encode_covered[self._config(self._blocks(threads))](
+            self._kernels.encode_covered[self._config(self._blocks(threads))](
                 self.loss, v["Y"], v["P"], v["base_weight"], self.scale, v["g"], v["h"],
                 *self._covered_list(), nb(labels_dev), nb(scores_dev), nb(g_tmp),
                 nb(h_tmp), nb(largest))

@@ -16,7 +16,7 @@ context manager):
   are counted; ``cupy.zeros`` is one).
 - ``backend._hist`` (the ``RawModule`` kernels of ``kernels/histogram.cu``): a launch each,
   and for a histogram kernel the bytes it reads (:func:`histogram_read_bytes`).
-- ``backend._kernels``, ``backend._mo`` and ``backend._search_module`` (the Numba CUDA
+- ``backend._kernels`` and ``backend._search_module`` (the Numba CUDA
   kernels): a launch each.
 
 Operators on device arrays that allocate their result (``a == b``, ``a.max()``) are not
@@ -100,14 +100,13 @@ class DeviceCounters:
             raise RuntimeError("the counters are already attached")
         self.counts = Counts() if self.counts is None else self.counts
         self._saved = {name: getattr(b, name) for name in (
-            "cp", "_hist", "_kernels", "_mo", "_search_module", "_upload")}
+            "cp", "_hist", "_kernels", "_search_module", "_upload")}
         cp = self._saved["cp"]
         names = _parameter_names(sources.kernel_source(sources.HISTOGRAM_SOURCE))
         b.cp = _CountingCupy(cp, self.counts)
         b._hist = {name: _CountingRawKernel(kernel, name, names[name], cp, self.counts)
                    for name, kernel in self._saved["_hist"].items()}
         b._kernels = _CountingModule(self._saved["_kernels"], self.counts)
-        b._mo = _CountingModule(self._saved["_mo"], self.counts)
         b._search_module = _CountingModule(self._saved["_search_module"], self.counts)
         b._upload = self._counted(self._saved["_upload"], "h2d")
         return self

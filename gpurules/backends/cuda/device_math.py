@@ -21,7 +21,9 @@ from numba import config, cuda, types
 
 from gpurules import model
 from gpurules.backends import thresholds
-from gpurules.objectives import fixed_point, heads, losses
+from gpurules.objectives import complete_head, fixed_point, heads, losses, multi_output, \
+    non_decomposable
+from gpurules.objectives.multi_output import HEAD_ND_SINGLE
 
 
 _PACKAGE_MARK = "gpurules"  # in the mangled names of every function compiled from gpurules
@@ -79,6 +81,29 @@ def encode(loss, y, score, base_weight, scale):
     gg, hh = loss_gradient_hessian(loss, y, score)
     return (np.int64(quantize(gg * base_weight, scale)),
             np.int64(quantize(hh * base_weight, scale)))
+
+
+# non-decomposable statistics and heads solved as systems (``HEAD_MULTI_OUTPUT``,
+# ``HEAD_ND_SINGLE``), with their head work rows (``multi_output.work_views``)
+encode_example = _device(non_decomposable.encode)
+largest_statistic = _device(non_decomposable.largest_statistic)
+multi_output_side = _device(multi_output.multi_output_side)
+single_head_sums = _device(complete_head.single_head_sums)
+work_views = _device(multi_output.work_views)
+
+
+@cuda.jit(device=True)
+def system_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                   params, views):
+    """``objectives.quality.side_quality`` for ``HEAD_MULTI_OUTPUT`` and ``HEAD_ND_SINGLE``:
+    the same two calls. ``side_quality`` itself does not compile for CUDA (numba-cuda 0.30
+    rejects its SeCo branches: ``heuristics.single_quality`` fails in its IR post-processing
+    and ``partial_quality`` allocates), so the search calls the two heads directly."""
+    if head_mode == HEAD_ND_SINGLE:
+        return single_head_sums(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                                params[0], params[1])
+    return multi_output_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                             params, views)[0], -1
 
 
 def signature_types():

@@ -27,7 +27,7 @@ The quality of a candidate is ``objectives.quality.side_quality``'s, computed by
 the boosting heads (``HEAD_COMPLETE``/``HEAD_SINGLE``, ``params = [l1, l2]``) and SeCo's
 (``HEAD_SECO_SINGLE``/``HEAD_SECO_PARTIAL``) label by label, in label order; the heads
 solved as systems (``HEAD_MULTI_OUTPUT``, ``HEAD_ND_SINGLE``) through
-``multi_output_kernels.side_quality`` with the thread's head work rows.
+``device_math.system_quality`` with the thread's head work rows.
 
 Shapes and dtypes (S sampled features, R = slot_offset[S] histogram rows, K labels, W >= K
 Hessian columns, m head labels, C = K + W + 1 histogram columns, T threads per block):
@@ -49,9 +49,8 @@ import math
 import numpy as np
 from numba import cuda, types
 
-from gpurules.backends.cuda.device_math import _device, bin_threshold, label_gain, signature_types
-from gpurules.backends.cuda.multi_output_kernels import side_quality as system_quality
-from gpurules.backends.cuda.multi_output_kernels import work_views
+from gpurules.backends.cuda.device_math import (_device, bin_threshold, label_gain,
+                                                signature_types, system_quality, work_views)
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives import heuristics
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE

@@ -1,0 +1,73 @@
+"""The covered examples of binned features (the twin of ``cuda/coverage.py``).
+
+The backend marks the examples covered by the rule being refined with ``mask[i] ==
+indicator`` (int32 (n,)); refining moves those that satisfy the new condition to ``indicator
++ 1``. The histogram search also keeps them as a list in ascending order (:func:`covered_list`,
+``covered`` int32 (n,) with ``state`` int64 (2,) = (length, the indicator it was made for)),
+so that the histogram build and the coverage update cost O(covered examples), not O(n).
+
+Binned features (``BinnedFeatures``): bin_index int32 (A, n); bin_offset int64 (A + 1,);
+bin_min float32 (B,).
+"""
+
+import numba as nb
+import numpy as np
+
+from gpurules.jit.cache import njit
+from gpurules.model import satisfies
+
+
+@njit
+def covered_list(mask, indicator, covered, state):
+    """The covered examples in ascending order: ``covered[:state[0]]`` once this returns.
+
+    ``state`` int64 (2,) = (length, the indicator the list was made for); the list is rebuilt
+    from ``mask`` (O(n)) only when that indicator is not ``indicator`` (a new rule resets it
+    to -1, see ``CpuBackend.reset_coverage``). Returns the length."""
+    if state[1] != indicator:
+        count = 0
+        for i in range(mask.shape[0]):
+            if mask[i] == indicator:
+                covered[count] = i
+                count += 1
+        state[0] = count
+        state[1] = indicator
+    return state[0]
+
+
+@njit
+def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator):
+    """Move the covered examples whose bin satisfies ``x_f op threshold`` to ``indicator + 1``.
+
+    A bin satisfies the condition iff its ``bin_min`` does (thresholds from
+    :func:`scan_histograms` lie between bins); missing values (bin -1) never do.
+
+    This agrees with the raw values of every example, whatever its weight.
+
+    Args:
+        f, op: int; threshold: float32; bin_index: int32 (A, n); bin_offset: int64 (A + 1,);
+        bin_min: float32 (B,); mask: int32 (n,), updated in place; indicator: int.
+    """
+    state = np.full(2, -1, np.int64)
+    _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator,
+                  np.empty(mask.shape[0], np.int32), state)
+
+
+@nb.njit
+def _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator, covered,
+                  state):
+    """:func:`apply_binned_condition` over the covered list (:func:`covered_list`), which it
+    keeps current: afterwards it lists the examples covered at ``indicator + 1``."""
+    n_covered = covered_list(mask, indicator, covered, state)
+    row = bin_index[f]
+    first = bin_offset[f]
+    kept = 0
+    for c in range(n_covered):
+        i = covered[c]
+        b = row[i]
+        if b >= 0 and satisfies(op, bin_min[first + b], threshold):
+            mask[i] = indicator + 1
+            covered[kept] = i
+            kept += 1
+    state[0] = kept
+    state[1] = indicator + 1
