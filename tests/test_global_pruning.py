@@ -197,3 +197,13 @@ def test_bad_global_pruning_values_raise(data, value, message):
 def test_statistic_type_accepts_mlrl_boomer_names(data, value):
     X, Y = data
     assert len(fit(X, Y, statistic_type=value, max_rules=5).model_) == 5
+
+
+def test_pre_pruning_never_stops_on_a_zero_loss():
+    """A recent loss of 0 (squared hinge, separable data): mlrl-boomer's ratio is inf or
+    NaN, never below min_improvement, so the fit goes on."""
+    from gpurules.learners.pruning import PrePruning
+
+    criterion = PrePruning(min_rules=1, num_past=1, num_recent=1).criterion()
+    results = [criterion.test(r, lambda: 0.0) for r in range(1, 6)]
+    assert not any(result.stop for result in results)

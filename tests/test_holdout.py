@@ -29,6 +29,12 @@ def test_holdout_count_is_floor_of_float32_size(n, size, expected):
     assert holdout_count(n, size) == expected
 
 
+def test_an_empty_holdout_set_raises():
+    Y = np.zeros((7, 2), np.uint8)
+    with pytest.raises(ValueError, match="holds out no example of 7"):
+        split("random", Y, size=0.1)
+
+
 def test_strata_match_the_reference(data):
     _, Y = data
     Y = Y.copy()

@@ -50,6 +50,10 @@ class Holdout:
             return None
         n = Y.shape[0]
         num_holdout = holdout_count(n, self.size)
+        if num_holdout == 0:
+            raise ValueError(f"holdout={self.kind!r} with holdout_set_size={self.size:g} "
+                             f"holds out no example of {n}; use a larger holdout_set_size "
+                             f"or holdout='none'")
         if self.kind == "random":
             holdout = np.zeros(n, bool)
             holdout[rng.permutation(n)[:num_holdout]] = True

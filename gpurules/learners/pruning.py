@@ -108,6 +108,8 @@ class PrePruningCriterion:
         ``min_improvement``."""
         aggregate = AGGREGATIONS[self.config.aggregation]
         past, recent = aggregate(self.past), aggregate(self.recent)
+        if recent == 0:  # mlrl-boomer divides by zero: inf or NaN, never below the minimum
+            return False
         return (past - recent) / recent < self.config.min_improvement
 
 
