@@ -174,6 +174,12 @@ class RuleModelBuilder:
     def __len__(self):
         return len(self._heads) + (1 if self.has_default_rule else 0)
 
+    def truncate(self, num_rules):
+        """Keep the first ``num_rules`` rules (the default rule counted, as by ``len``)."""
+        keep = max(num_rules - (1 if self.has_default_rule else 0), 0)
+        del self._conditions[keep:]
+        del self._heads[keep:]
+
     def build(self, feature_names=None, label_names=None, nominal_values=None):
         conds = [c for rule in self._conditions for c in rule]
         cond_start = np.zeros(len(self._conditions) + 1, dtype=np.int64)

@@ -9,6 +9,8 @@ import os
 
 from gpurules.estimators.options import check_number, parse_option_value
 from gpurules.learners.boosting import BoostingConfig
+from gpurules.learners.holdout import Holdout
+from gpurules.learners.pruning import AGGREGATIONS, PostPruning, PrePruning
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling
 from gpurules.objectives import predictors
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
@@ -42,8 +44,16 @@ SUPPORTED = {
     "output_format": {"auto": {}, "dense": {}, "sparse": {}},
     "prediction_format": {"auto": {}, "dense": {}, "sparse": {}},
     "statistic_format": {"auto": {}, "dense": {}},
-    "statistic_type": {"float64": {}, "float32": {}},
-    "global_pruning": {"none": {}},
+    # "32-bit"/"64-bit": mlrl-boomer's names; statistics are fixed-point int64 either way
+    "statistic_type": {"float64": {}, "float32": {}, "64-bit": {}, "32-bit": {}},
+    "global_pruning": {
+        "none": {},
+        "pre-pruning": {"use_holdout_set": True, "remove_unused_rules": True,
+                        "min_rules": 100, "update_interval": 1, "stop_interval": 1,
+                        "num_past": 50, "num_recent": 50, "min_improvement": 0.005,
+                        "aggregation": "avg"},
+        "post-pruning": {"use_holdout_set": True, "remove_unused_rules": True,
+                         "min_rules": 100, "interval": 1}},
     "post_optimization": {"none": {}},
     "marginal_probability_calibration": {"none": {}},
     "joint_probability_calibration": {"none": {}},
@@ -51,7 +61,10 @@ SUPPORTED = {
                          "example-wise": {"based_on_probabilities": False}},
     "probability_predictor": {"auto": {}, "output-wise": {}, "marginalized": {}},
     "output_sampling": {"none": {}},
-    "holdout": {"auto": {}, "none": {}},
+    "holdout": {"auto": {}, "none": {},
+                "random": {"holdout_set_size": 0.33},
+                "stratified-output-wise": {"holdout_set_size": 0.33},
+                "stratified-example-wise": {"holdout_set_size": 0.33}},
     "feature_binning": {
         "auto": {}, "none": {},
         "equal-width": {"bin_ratio": 0.33, "min_bins": 2, "max_bins": 0},
@@ -120,6 +133,51 @@ def _head(est, loss_name, l1, l2):
                                                   options, binned)
 
 
+def resolve_pruning(est):
+    """``global_pruning`` as a ``PrePruning`` / ``PostPruning`` (``learners.pruning``) or
+    None, after mlrl-boomer's checks of its options."""
+    name, opts = parse("global_pruning", est.global_pruning)
+    if name == "none":
+        return None
+    if not opts["remove_unused_rules"]:
+        raise ValueError(f"global_pruning={est.global_pruning!r}: remove_unused_rules=false "
+                         f"is not supported (mlrl-boomer keeps the unused rules in the model "
+                         f"without predicting with them); supported: remove_unused_rules=true")
+    check_number(f"{name} min_rules", opts["min_rules"], low=1, integer=True)
+    if name == "post-pruning":
+        check_number("post-pruning interval", opts["interval"], low=1, integer=True)
+        return PostPruning(opts["use_holdout_set"], opts["min_rules"], opts["interval"])
+    for key in ("update_interval", "stop_interval", "num_past", "num_recent"):
+        check_number(f"pre-pruning {key}", opts[key], low=1, integer=True)
+    if opts["stop_interval"] % opts["update_interval"]:
+        raise ValueError(f"pre-pruning stop_interval={opts['stop_interval']} must be a "
+                         f"multiple of update_interval={opts['update_interval']}")
+    check_number("pre-pruning min_improvement", opts["min_improvement"], low=0, high=1)
+    if opts["aggregation"] not in AGGREGATIONS:
+        raise ValueError(f"pre-pruning aggregation={opts['aggregation']!r} is not supported; "
+                         f"supported values: {', '.join(map(repr, AGGREGATIONS))}")
+    return PrePruning(opts["use_holdout_set"], opts["min_rules"], opts["update_interval"],
+                      opts["stop_interval"], opts["num_past"], opts["num_recent"],
+                      opts["min_improvement"], opts["aggregation"])
+
+
+def resolve_holdout(est, pruning):
+    """``holdout`` as a ``learners.holdout.Holdout``. 'auto' (mlrl-boomer's default):
+    ``stratified-output-wise`` if global pruning asks for a holdout set, else none."""
+    name, opts = parse("holdout", est.holdout)
+    if name == "auto":
+        use = pruning is not None and pruning.use_holdout_set
+        name = "stratified-output-wise" if use else "none"
+        opts = SUPPORTED["holdout"].get(name, {})
+    if name == "none":
+        return Holdout()
+    size = check_number("holdout holdout_set_size", opts["holdout_set_size"], low=0, high=1,
+                        low_open=True)
+    if size == 1:
+        raise ValueError(f"holdout holdout_set_size must be < 1, got {size!r}")
+    return Holdout(name, size)
+
+
 def with_label_ratio(config, Y):
     """``config`` with a partial-fixed head's ``output_ratio = 0`` replaced by the label
     cardinality / K of ``Y`` (uint8 (n, K)), as mlrl-boomer's ``calculateLabelRatio``."""
@@ -172,6 +230,7 @@ def resolve_config(est):
         check_number("instance_sampling sample_size", inst["sample_size"], low=0, high=1,
                      low_open=True)
     head_mode, head_params = _head(est, loss_name, l1, l2)
+    pruning = resolve_pruning(est)
     config = BoostingConfig(
         loss=LOSSES[loss_name],
         head_mode=head_mode,
@@ -190,6 +249,8 @@ def resolve_config(est):
         min_coverage=induction["min_coverage"],
         max_head_refinements=induction["max_head_refinements"],
         recalculate_predictions=induction["recalculate_predictions"],
+        holdout=resolve_holdout(est, pruning),
+        pruning=pruning,
     )
     threads = {
         "search": num_threads("parallel_rule_refinement", est.parallel_rule_refinement),

@@ -20,6 +20,8 @@ import numpy as np
 
 from gpurules.backends.base import SearchSettings
 from gpurules.exceptions import FitStoppedEarlyWarning
+from gpurules.learners.holdout import Holdout
+from gpurules.learners.pruning import LossTracker
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point, heads
@@ -60,6 +62,8 @@ class BoostingConfig:
     recalculate_predictions: bool
     # HEAD_MULTI_OUTPUT's params (multi_output.multi_output_params); None: [l1, l2]
     head_params: np.ndarray = None
+    holdout: Holdout = Holdout()  # the examples set aside (zero training weight)
+    pruning: object = None  # pruning.PrePruning, pruning.PostPruning or None
 
     @property
     def non_decomposable(self):
@@ -125,6 +129,13 @@ class BoostingLearner:
         """
         cfg, backend, progress = self.config, self.backend, self.progress
         n, K = Y.shape
+        holdout = cfg.holdout.split(self.rng, Y)
+        self.holdout_ = holdout  # bool (n,) or None, for inspection and tests
+        self._train = None if holdout is None else ~holdout
+        if holdout is not None:  # held-out examples: no statistics, never counted
+            base_weight = np.where(holdout, 0.0, base_weight)
+        self._tracker = self._loss_tracker(Y, holdout)
+        criterion = None if cfg.pruning is None else cfg.pruning.criterion()
         self._score_bound = 0.0
         self._total_weight = float(n) * float(base_weight.max())
         backend.start_fit(features, Y, cfg.loss, base_weight, self._scale())
@@ -142,7 +153,16 @@ class BoostingLearner:
         limit = cfg.max_rules or UNLIMITED_RULES_CEILING
         reason = MAX_RULES if cfg.max_rules else \
             f"the safety ceiling of {limit} rules (max_rules=0 without a time_limit)"
-        while len(builder) < limit:
+        num_used = 0
+        while True:
+            if criterion is not None:
+                result = criterion.test(len(builder), self._tracker.mean_loss)
+                num_used = result.num_used or num_used
+                if result.stop:
+                    reason = f"{cfg.pruning.name}: the loss stopped improving"
+                    break
+            if len(builder) >= limit:
+                break
             if cfg.time_limit and time.perf_counter() - start >= cfg.time_limit:
                 reason = TIME_LIMIT
                 break
@@ -161,6 +181,11 @@ class BoostingLearner:
             self._apply(labels, scores)
             builder.add_rule(conditions, labels, scores)
             progress.rule(len(builder), len(conditions), covered, len(labels))
+        if num_used and num_used < len(builder):
+            if reason != TIME_LIMIT:  # (a time_limit stop keeps its own log line)
+                reason = f"{cfg.pruning.name} kept the best {num_used} of {len(builder)} " \
+                         f"rules" + ("" if reason == MAX_RULES else f" ({reason})")
+            builder.truncate(num_used)
         progress.stop(len(builder), reason)
         if cfg.max_rules == 0 and not cfg.time_limit and len(builder) >= limit:
             warnings.warn(f"max_rules=0 without a time_limit: stopped at the safety ceiling "
@@ -168,11 +193,35 @@ class BoostingLearner:
                           FitStoppedEarlyWarning, stacklevel=3)
         return builder
 
+    def _loss_tracker(self, Y, holdout):
+        """The :class:`LossTracker` of the examples global pruning measures (the holdout
+        set if it asks for it and there is one, else the training examples), or None."""
+        pruning = self.config.pruning
+        if pruning is None:
+            return None
+        if holdout is not None and pruning.use_holdout_set:
+            return LossTracker(self.config.loss, Y, np.flatnonzero(holdout))
+        measured = np.arange(Y.shape[0]) if holdout is None else np.flatnonzero(~holdout)
+        return LossTracker(self.config.loss, Y, measured)
+
+    def _sample_weights(self, n):
+        """The instance weights of the next rule: int32 (n,) counts (held-out examples 0)
+        or None (every example once)."""
+        sampling = self.config.instance_sampling
+        if self._train is None:
+            return sampling.sample(self.rng, n)
+        train = np.flatnonzero(self._train)
+        weights = np.zeros(n, np.int32)
+        drawn = sampling.sample(self.rng, train.shape[0])
+        weights[train] = 1 if drawn is None else drawn
+        return weights
+
     def _no_rule_reason(self, n):
         """Why no rule could be induced (for the warning)."""
         cfg = self.config
-        if cfg.min_coverage > n:
-            return f"min_coverage={cfg.min_coverage} exceeds the {n} training examples"
+        num_train = n if self._train is None else int(self._train.sum())
+        if cfg.min_coverage > num_train:
+            return f"min_coverage={cfg.min_coverage} exceeds the {num_train} training examples"
         return ("no condition on the sampled features leaves min_coverage examples covered "
                 "and improves the objective (constant features, or too few examples)")
 
@@ -203,8 +252,11 @@ class BoostingLearner:
             self._rescale()  # re-encoding may observe larger statistics (squared losses)
 
     def _apply(self, labels, scores):
-        """Add a head to the covered examples; re-encode if scores outgrow the scale."""
+        """Add a head to the covered examples (and to the pruning's measured examples);
+        re-encode if scores outgrow the scale."""
         self.backend.update_statistics(labels, scores)
+        if self._tracker is not None:
+            self._tracker.update(self.backend.covered_mask(), labels, scores)
         self._score_bound += float(np.abs(scores).max()) if scores.size else 0.0
         self._rescale()
 
@@ -225,7 +277,7 @@ class BoostingLearner:
         draws of a block come from ``self.rng`` up front, so every backend sees the same
         random stream."""
         cfg, backend = self.config, self.backend
-        weights = cfg.instance_sampling.sample(self.rng, n)
+        weights = self._sample_weights(n)
         backend.reset_coverage()
         totals = backend.covered_totals(weights)
         labels = all_labels
@@ -264,10 +316,18 @@ class BoostingLearner:
         if best is None:
             return None
         g_sum, h_sum = best.g_sum, best.h_sum
-        if cfg.recalculate_predictions and weights is not None and (weights == 0).any():
+        if cfg.recalculate_predictions and self._sampled_out(weights):
+            # held-out examples have no statistics: the sums are the training examples'
             g_sum, h_sum, _ = backend.covered_totals(None)
         head_labels, scores = self._head(g_sum, h_sum, labels, search.params, best.label)
         return conditions, head_labels, scores, best.count
+
+    def _sampled_out(self, weights):
+        """Whether the instance sample ``weights`` left out training examples."""
+        if weights is None:
+            return False
+        return bool((weights == 0).any() if self._train is None else
+                    (weights[self._train] == 0).any())
 
     def _head(self, g_sum, h_sum, labels, params, label=-1):
         """(labels int32, scores float64) of the rule's head for the sums of its coverage;

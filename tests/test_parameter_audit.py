@@ -1,0 +1,181 @@
+"""Audit of BoomerClassifier's parameters against mlrl-boomer 0.15.6's BoomerClassifier.
+
+``MLRL_BOOMER_PARAMETERS`` is what mlrl-boomer accepts: per constructor parameter, None for
+a parameter without a fixed set of values (numbers, the seed, the formats mlrl-boomer
+checks in Python), else {value: its options}. ``benchmarks/mlrl_parameter_table.py``
+regenerates it from an installed mlrl-boomer. Every value and option there must be accepted
+by gpurules or be listed in ``NOT_YET_SUPPORTED`` (the documented gap, see
+docs/user-guide.md); entries of that table must really be refused, so it stays current.
+Runs without mlrl-boomer.
+"""
+
+import inspect
+
+import pytest
+
+from gpurules import BoomerClassifier
+from gpurules.estimators.boomer_params import PARALLEL, SUPPORTED
+from gpurules.estimators.options import parse_option_value
+
+MLRL_BOOMER_PARAMETERS = {'random_state': None,
+ 'feature_format': None,
+ 'output_format': None,
+ 'prediction_format': None,
+ 'statistic_format': {'auto': [], 'dense': [], 'sparse': []},
+ 'statistic_type': {'32-bit': [], '64-bit': []},
+ 'default_rule': {'auto': [], 'false': [], 'true': []},
+ 'rule_induction': {'top-down-beam-search': ['beam_width',
+                                             'max_conditions',
+                                             'max_head_refinements',
+                                             'min_coverage',
+                                             'min_support',
+                                             'recalculate_predictions',
+                                             'resample_features'],
+                    'top-down-greedy': ['max_conditions',
+                                        'max_head_refinements',
+                                        'min_coverage',
+                                        'min_support',
+                                        'recalculate_predictions']},
+ 'max_rules': None,
+ 'time_limit': None,
+ 'global_pruning': {'none': [],
+                    'post-pruning': ['interval',
+                                     'min_rules',
+                                     'remove_unused_rules',
+                                     'use_holdout_set'],
+                    'pre-pruning': ['aggregation',
+                                    'min_improvement',
+                                    'min_rules',
+                                    'num_past',
+                                    'num_recent',
+                                    'remove_unused_rules',
+                                    'stop_interval',
+                                    'update_interval',
+                                    'use_holdout_set']},
+ 'post_optimization': {'none': [],
+                       'sequential': ['num_iterations', 'refine_heads', 'resample_features']},
+ 'head_type': {'auto': [],
+               'complete': [],
+               'partial-dynamic': ['exponent', 'threshold'],
+               'partial-fixed': ['max_outputs', 'min_outputs', 'output_ratio'],
+               'single': []},
+ 'loss': {'logistic-decomposable': [],
+          'logistic-non-decomposable': [],
+          'squared-error-decomposable': [],
+          'squared-error-non-decomposable': [],
+          'squared-hinge-decomposable': [],
+          'squared-hinge-non-decomposable': []},
+ 'marginal_probability_calibration': {'isotonic': ['use_holdout_set'], 'none': []},
+ 'joint_probability_calibration': {'isotonic': ['use_holdout_set'], 'none': []},
+ 'binary_predictor': {'auto': [],
+                      'example-wise': ['based_on_probabilities', 'use_probability_calibration'],
+                      'gfm': ['use_probability_calibration'],
+                      'output-wise': ['based_on_probabilities', 'use_probability_calibration']},
+ 'probability_predictor': {'auto': [],
+                           'marginalized': ['use_probability_calibration'],
+                           'output-wise': ['use_probability_calibration']},
+ 'output_sampling': {'none': [],
+                     'round-robin': [],
+                     'without-replacement': ['max_samples', 'min_samples', 'sample_size']},
+ 'instance_sampling': {'none': [],
+                       'stratified-example-wise': ['max_samples', 'min_samples', 'sample_size'],
+                       'stratified-output-wise': ['max_samples', 'min_samples', 'sample_size'],
+                       'with-replacement': ['max_samples', 'min_samples', 'sample_size'],
+                       'without-replacement': ['max_samples', 'min_samples', 'sample_size']},
+ 'feature_sampling': {'none': [],
+                      'without-replacement': ['max_samples',
+                                              'min_samples',
+                                              'num_retained',
+                                              'sample_size']},
+ 'holdout': {'none': [],
+             'random': ['holdout_set_size'],
+             'stratified-example-wise': ['holdout_set_size'],
+             'stratified-output-wise': ['holdout_set_size']},
+ 'feature_binning': {'equal-frequency': ['bin_ratio', 'max_bins', 'min_bins'],
+                     'equal-width': ['bin_ratio', 'max_bins', 'min_bins'],
+                     'none': []},
+ 'label_binning': {'auto': [],
+                   'equal-width': ['bin_ratio', 'max_bins', 'min_bins'],
+                   'none': []},
+ 'rule_pruning': {'irep': [], 'none': []},
+ 'shrinkage': None,
+ 'l1_regularization_weight': None,
+ 'l2_regularization_weight': None,
+ 'parallel_rule_refinement': {'false': [], 'true': ['num_preferred_threads']},
+ 'parallel_statistic_update': {'false': [], 'true': ['num_preferred_threads']},
+ 'parallel_prediction': {'false': [], 'true': ['num_preferred_threads']}}
+
+# (parameter, value) or (parameter, value, option): accepted by mlrl-boomer 0.15.6, refused
+# by gpurules with a ValueError naming what is supported.
+NOT_YET_SUPPORTED = {
+    ("statistic_format", "sparse"),
+    ("rule_induction", "top-down-beam-search"),
+    ("post_optimization", "sequential"),
+    ("marginal_probability_calibration", "isotonic"),
+    ("joint_probability_calibration", "isotonic"),
+    ("binary_predictor", "gfm"),
+    ("binary_predictor", "output-wise", "use_probability_calibration"),
+    ("binary_predictor", "example-wise", "use_probability_calibration"),
+    ("probability_predictor", "output-wise", "use_probability_calibration"),
+    ("probability_predictor", "marginalized", "use_probability_calibration"),
+    ("output_sampling", "round-robin"),
+    ("output_sampling", "without-replacement"),
+    ("instance_sampling", "stratified-output-wise"),
+    ("instance_sampling", "stratified-example-wise"),
+    ("instance_sampling", "with-replacement", "min_samples"),
+    ("instance_sampling", "with-replacement", "max_samples"),
+    ("instance_sampling", "without-replacement", "min_samples"),
+    ("instance_sampling", "without-replacement", "max_samples"),
+    ("rule_pruning", "irep"),
+}
+
+
+def ours(param):
+    """gpurules' {value: {option: default}} of ``param``."""
+    return PARALLEL if param.startswith("parallel_") else SUPPORTED[param]
+
+
+def accepted(param, value, option=None):
+    """Whether gpurules' parser accepts ``value`` (and declares ``option`` for it)."""
+    try:
+        _, options = parse_option_value(param, value, ours(param))
+    except ValueError:
+        return False
+    return option is None or option in options
+
+
+def audit_entries():
+    for param, values in MLRL_BOOMER_PARAMETERS.items():
+        for value, options in (values or {}).items():
+            yield param, value, None
+            for option in options:
+                yield param, value, option
+
+
+def test_every_mlrl_boomer_parameter_is_a_parameter_of_ours():
+    names = set(inspect.signature(BoomerClassifier.__init__).parameters) - {"self"}
+    assert set(MLRL_BOOMER_PARAMETERS) <= names, set(MLRL_BOOMER_PARAMETERS) - names
+
+
+@pytest.mark.parametrize("param, value, option", list(audit_entries()))
+def test_value_is_supported_or_listed(param, value, option):
+    key = (param, value) if option is None else (param, value, option)
+    if key in NOT_YET_SUPPORTED or (param, value) in NOT_YET_SUPPORTED:
+        return
+    assert accepted(param, value, option), f"{key} is accepted by mlrl-boomer: support it " \
+                                           f"or list it in NOT_YET_SUPPORTED"
+
+
+@pytest.mark.parametrize("entry", sorted(NOT_YET_SUPPORTED))
+def test_listed_gaps_are_refused(entry):
+    """A listed gap is accepted by mlrl-boomer and refused by gpurules (remove it from the
+    table once supported)."""
+    param, value, *option = entry
+    assert value in MLRL_BOOMER_PARAMETERS[param]
+    if option:
+        assert option[0] in MLRL_BOOMER_PARAMETERS[param][value]
+        assert not accepted(param, value, option[0])
+    else:
+        assert not accepted(param, value)
+        with pytest.raises(ValueError, match="supported values"):
+            parse_option_value(param, value, ours(param))
