@@ -101,11 +101,11 @@ def _split_histogram_search(timer):
         start = time.perf_counter()
         histogram_search.build_histograms(
             features, fs.bin_index, fs.bin_offset, backend.mask, backend.indicator, weights,
-            backend.g, backend.h, backend.hist_g, backend.hist_h, backend.hist_count, threads)
+            backend.g, backend.h, backend.hist, backend.hist_count, threads)
         middle = time.perf_counter()
         histogram_search.scan_histograms(
-            features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, backend.hist_g,
-            backend.hist_h, backend.hist_count, *settings, *outs, n_threads=threads,
+            features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, backend.hist,
+            backend.hist_count, *settings, *outs, n_threads=threads,
             work=scratch[1:3] if scratch[1] is not None else None)
         end = time.perf_counter()
         timer.seconds["  build"] += middle - start
@@ -119,27 +119,29 @@ def stepwise_refine_rule(backend, *args):
     return backend_base.refine_stepwise(backend, *args)
 
 
-def estimator(search, rules, threads, seed=1):
+def estimator(search, rules, threads, seed=1, max_bins=0):
     parallel = "true" if threads > 1 else "false"
+    binning = "none" if search != "equal-width" else (
+        f"equal-width{{max_bins={max_bins}}}" if max_bins else "equal-width")
     return BoomerClassifier(device="cpu", max_rules=rules, random_state=seed,
-                            feature_binning="equal-width" if search == "equal-width" else "none",
+                            feature_binning=binning,
                             parallel_rule_refinement=parallel,
                             parallel_statistic_update=parallel)
 
 
-def representation_seconds(X, search):
+def representation_seconds(X, search, max_bins=0):
     start = time.perf_counter()
     if search == "equal-width":
-        bin_features(X, np.zeros(X.shape[1], bool), "equal-width", 0.33, 2, 0)
+        bin_features(X, np.zeros(X.shape[1], bool), "equal-width", 0.33, 2, max_bins)
     else:
         presort_dense(X, np.zeros(X.shape[1], bool))
     return time.perf_counter() - start
 
 
-def profile(n, kind, search, rules, threads, stepwise):
+def profile(n, kind, search, rules, threads, stepwise, max_bins=0):
     """{phase: seconds} and the fit's wall seconds for one configuration."""
     X, Y = synthetic(n, kind)
-    estimator(search, 5, threads).fit(X[:500], Y[:500])  # compile (warm-up)
+    estimator(search, 5, threads, max_bins=max_bins).fit(X[:500], Y[:500])  # compile
     timer = PhaseTimer()
     saved_refine, saved_search = CpuBackend.refine_rule, CpuBackend._search
     if stepwise:
@@ -148,14 +150,14 @@ def profile(n, kind, search, rules, threads, stepwise):
     try:
         with timer:
             start = time.perf_counter()
-            model = estimator(search, rules, threads).fit(X, Y)
+            model = estimator(search, rules, threads, max_bins=max_bins).fit(X, Y)
             total = time.perf_counter() - start
     finally:
         CpuBackend.refine_rule, CpuBackend._search = saved_refine, saved_search
     phases = dict(timer.seconds)
     timed = sum(v for k, v in phases.items() if not k.startswith(" "))
     phases["learner (rest of fit)"] = total - timed
-    phases["representation (apart)"] = representation_seconds(X, search)
+    phases["representation (apart)"] = representation_seconds(X, search, max_bins)
     return phases, dict(timer.calls), total, model
 
 
@@ -166,6 +168,8 @@ def main(argv=None):
     parser.add_argument("--search", nargs="+", choices=("exact", "equal-width"),
                         default=["equal-width"])
     parser.add_argument("--rules", type=int, default=200)
+    parser.add_argument("--max-bins", type=int, default=0,
+                        help="equal-width's max_bins (0: mlrl-boomer's count, 0.33 n)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--stepwise", action="store_true",
                         help="refine step by step, timing search (build/scan) and apply")
@@ -176,7 +180,7 @@ def main(argv=None):
         for kind in args.data:
             for search in args.search:
                 phases, calls, total, _ = profile(n, kind, search, args.rules, args.threads,
-                                                  args.stepwise)
+                                                  args.stepwise, args.max_bins)
                 for phase, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):
                     print(f"| {kind} | {n} | {search} | {total:.2f} | {phase} | "
                           f"{seconds:.3f} | {seconds / total:.0%} | "

@@ -224,13 +224,13 @@ def histograms_equal_cpu():
         from gpurules.backends.cpu import histogram_search
 
         histogram_search.build_histograms(features, binned.bin_index, binned.bin_offset,
-                                          cpu.mask, 0, weights, cpu.g, cpu.h, cpu.hist_g,
-                                          cpu.hist_h, cpu.hist_count)
+                                          cpu.mask, 0, weights, cpu.g, cpu.h, cpu.hist,
+                                          cpu.hist_count)
         gpu.build_histograms(features, weights)
         rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
                                for f in features])
         got = dataset_histograms(gpu)
-        want = (cpu.hist_g, cpu.hist_h, cpu.hist_count)
+        want = (cpu.hist[:, :4], cpu.hist[:, 4:], cpu.hist_count)
         for a, b, name in zip(got, want, ("g", "h", "count")):
             np.testing.assert_array_equal(a[rows], b[rows], err_msg=f"hist_{name}")
         assert gpu.hist_count.shape == (rows.size,)  # sized to the sampled features

@@ -36,15 +36,15 @@ def search(binned, mask, indicator, weights, g, h, features, labels, s, n_thread
     """Histograms plus the best refinement over the sampled features, picked as
     ``CpuBackend.find_best_refinement`` does. Returns (best tuple or None, histograms, outs)."""
     S, K, B = features.shape[0], g.shape[1], binned.total_bins
-    hists = (np.full((B, K), -7, np.int64), np.full((B, K), -7, np.int64),
-             np.full(B, -7, np.int64))
+    hist, count = np.full((B, 2 * K), -7, np.int64), np.full(B, -7, np.int64)
     build_histograms(features, binned.bin_index, binned.bin_offset, mask, indicator, weights,
-                     g, h, *hists, n_threads=n_threads)
+                     g, h, hist, count, n_threads=n_threads)
+    hists = (hist[:, :K], hist[:, K:], count)  # the one (B, K + W) row layout, split
     outs = (np.full(S, -np.inf), np.full(S, -1, np.int8), np.zeros(S, np.float32),
             np.zeros(S, np.int64), np.full(S, -1, np.int32), np.zeros((S, K), np.int64),
             np.zeros((S, K), np.int64))
     scan_histograms(features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal,
-                    *hists, labels, s.head_mode, s.params, INV_SCALE, s.min_coverage,
+                    hist, count, labels, s.head_mode, s.params, INV_SCALE, s.min_coverage,
                     s.min_quality, *outs, n_threads=n_threads)
     q, op, thr, cnt, label, out_g, out_h = outs
     if not (op >= 0).any():
@@ -268,3 +268,32 @@ def test_min_coverage_and_min_quality():
     _, best = tiny_search(x, g)
     assert tiny_search(x, g, min_quality=best[0])[1] is None  # must be strictly better
     assert tiny_search([4, 4], [10, 20])[1] is None  # a single bin has no boundary
+
+
+@pytest.mark.parametrize("loss", ["logistic-decomposable", "logistic-non-decomposable"])
+def test_interleaved_statistics_follow_every_update(loss):
+    """The histogram build reads ``CpuBackend._gh``, a copy of ``[g | h]``: after a whole fit
+    (statistics updated rule by rule, re-encoded when the scale changes) it still equals
+    them, for decomposable and packed non-decomposable statistics."""
+    from gpurules import BoomerClassifier
+    from gpurules.backends.cpu import backend as cpu_backend
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 5)).astype(np.float32)
+    Y = (rng.random((120, 3)) < 0.4).astype(np.uint8)
+    seen = []
+    original = cpu_backend.CpuBackend.start_fit
+
+    def start_fit(self, *args, **kwargs):
+        seen.append(self)
+        return original(self, *args, **kwargs)
+
+    cpu_backend.CpuBackend.start_fit = start_fit
+    try:
+        BoomerClassifier(loss=loss, feature_binning="equal-width", max_rules=15,
+                         random_state=1).fit(X, Y)
+    finally:
+        cpu_backend.CpuBackend.start_fit = original
+    backend = seen[-1]
+    np.testing.assert_array_equal(backend._gh, np.concatenate((backend.g, backend.h), axis=1))
+    assert backend.P.any()  # the rules did change the statistics

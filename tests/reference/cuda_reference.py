@@ -125,7 +125,8 @@ def cpu_backend(features, g, h, mask, indicator):
     n, K = g.shape
     backend = CpuBackend()
     backend.start_fit(features, np.zeros((n, K), np.uint8), LOGISTIC, np.ones(n), 2.0 ** 20)
-    backend.g[:], backend.h[:], backend.mask[:] = g, h, mask
+    backend.set_statistics(g, h)  # through the protocol: the histogram build's copy follows
+    backend.mask[:] = mask
     backend.indicator = indicator
     return backend
 

@@ -53,8 +53,9 @@ class CpuBackend:
         self._buffers = None
         if isinstance(features, BinnedFeatures):  # histograms of the sampled features
             B = features.total_bins
-            self.hist_g = np.zeros((B, K), np.int64)
-            self.hist_h = np.zeros((B, W), np.int64)
+            self.hist = np.zeros((B, K + W), np.int64)  # gradient sums, then Hessian sums
+            # g and h interleaved for the histogram build, kept equal to them (_interleave)
+            self._gh = np.zeros((n, K + W), np.int64)
             self.hist_count = np.zeros(B, np.int64)
             # the covered examples of the current rule (coverage.covered_list)
             self._covered = np.empty(n, np.int32)
@@ -82,6 +83,7 @@ class CpuBackend:
         self._statistics_changed()
 
     def _statistics_changed(self):
+        self._interleave(None)
         self.reset_coverage()
         # sums over all examples with unit weights, kept up to date by update_statistics
         self._all_totals = statistics.covered_totals(self.mask, 0, self._ones, self.g, self.h)
@@ -134,8 +136,9 @@ class CpuBackend:
         if isinstance(fs, BinnedFeatures):
             self._build_parts[0] = threads
             return histogram_search, (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max,
-                                      fs.nominal, self.hist_g, self.hist_h, self.hist_count,
-                                      self._covered, self._covered_state, self._build_parts)
+                                      fs.nominal, self.hist, self.hist_count,
+                                      self._covered, self._covered_state, self._build_parts,
+                                      self._gh)
         if isinstance(fs, SparseSortedFeatures):
             return sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
                                    fs.nominal, fs.sparse_value)
@@ -229,6 +232,15 @@ class CpuBackend:
                 statistics.update_covered(*args)
         g_tot, h_tot, count = self._all_totals
         self._all_totals = (g_tot + delta_g.sum(0), h_tot + delta_h.sum(0), count)
+        self._interleave(self.mask == self.indicator)
+
+    def _interleave(self, changed):
+        """Bring the histogram build's interleaved statistics (``_gh``, binned features only)
+        up to date with ``g`` and ``h`` for the examples of the bool (n,) mask ``changed``
+        (None: all)."""
+        if isinstance(self.features, BinnedFeatures):
+            rows = np.arange(self.g.shape[0]) if changed is None else np.flatnonzero(changed)
+            histogram_search.interleave(self.g, self.h, rows, self._gh)
 
     def _update_threads(self, labels):
         """Threads for an update of ``labels`` over all examples: one below
