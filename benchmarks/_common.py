@@ -215,6 +215,38 @@ def count_mlrl_rules(model: Any) -> int:
     return counter.n
 
 
+def mlrl_conditions_per_rule(model: Any) -> float:
+    """Mean number of conditions of the rules of a fitted mlrl model (``clf.model_``), the
+    default rule (an empty body) excluded; counted with a ``RuleModelVisitor``."""
+    from mlrl.common.cython.rule_model import RuleModelVisitor
+
+    kinds = ("nominal_eq", "nominal_neq", "numerical_gr", "numerical_leq", "ordinal_gr",
+             "ordinal_leq")
+
+    class _Count(RuleModelVisitor):
+        def __init__(self) -> None:
+            self.rules = self.conditions = 0
+
+        def visit_empty_body(self, body: Any) -> None:
+            pass
+
+        def visit_conjunctive_body(self, body: Any) -> None:
+            self.rules += 1
+            for kind in kinds:
+                indices = getattr(body, f"{kind}_indices", None)
+                self.conditions += 0 if indices is None else len(indices)
+
+        def visit_complete_head(self, head: Any) -> None:
+            pass
+
+        def visit_partial_head(self, head: Any) -> None:
+            pass
+
+    counter = _Count()
+    model.visit_used(counter)
+    return counter.conditions / counter.rules if counter.rules else 0.0
+
+
 # --------------------------------------------------------------------------- timing
 
 
