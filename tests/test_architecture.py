@@ -132,3 +132,11 @@ def test_cpu_and_cuda_twins_share_their_file_names():
         for backend in ("cpu", "cuda"):
             assert (PACKAGE / "backends" / backend / f"{name}.py").is_file(), \
                 f"backends/{backend}/{name}.py is missing: the twin of a phase has its name"
+
+
+def test_cpu_backend_knows_each_feature_representation_by_one_record():
+    """``cpu/representations.py`` is the one place that maps a representation type to its
+    search: the backend itself never switches on the type."""
+    source = (PACKAGE / "backends" / "cpu" / "backend.py").read_text()
+    for name in ("BinnedFeatures", "SparseSortedFeatures", "PresortedFeatures"):
+        assert name not in source, f"backend.py switches on {name}"

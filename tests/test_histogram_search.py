@@ -272,7 +272,7 @@ def test_min_coverage_and_min_quality():
 
 @pytest.mark.parametrize("loss", ["logistic-decomposable", "logistic-non-decomposable"])
 def test_interleaved_statistics_follow_every_update(loss):
-    """The histogram build reads ``CpuBackend._gh``, a copy of ``[g | h]``: after a whole fit
+    """The histogram build reads ``SearchState.gh``, a copy of ``[g | h]``: after a whole fit
     (statistics updated rule by rule, re-encoded when the scale changes) it still equals
     them, for decomposable and packed non-decomposable statistics."""
     from gpurules import BoomerClassifier
@@ -295,5 +295,5 @@ def test_interleaved_statistics_follow_every_update(loss):
     finally:
         cpu_backend.CpuBackend.start_fit = original
     backend = seen[-1]
-    np.testing.assert_array_equal(backend._gh, np.concatenate((backend.g, backend.h), axis=1))
+    np.testing.assert_array_equal(backend._searches.gh, np.concatenate((backend.g, backend.h), axis=1))
     assert backend.P.any()  # the rules did change the statistics

@@ -3,10 +3,8 @@
 import numpy as np
 
 from gpurules.backends.base import Refinement, select_refinement
-from gpurules.backends.cpu import (exact_search, histogram_search, refine, sparse_search,
-                                   statistics)
-from gpurules.data.binning import BinnedFeatures
-from gpurules.data.sparse import SparseSortedFeatures
+from gpurules.backends.cpu import histogram_search, refine, statistics
+from gpurules.backends.cpu.representations import search_state
 from gpurules.jit.threads import MIN_PARALLEL_WORK  # noqa: F401 (docs, tests)
 from gpurules.jit.threads import thread_limit, threads_for
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
@@ -51,16 +49,10 @@ class CpuBackend:
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
         self._buffers = None
-        if isinstance(features, BinnedFeatures):  # histograms of the sampled features
-            B = features.total_bins
-            self.hist = np.zeros((B, K + W), np.int64)  # gradient sums, then Hessian sums
-            # g and h interleaved for the histogram build, kept equal to them (_interleave)
-            self._gh = np.zeros((n, K + W), np.int64)
-            self.hist_count = np.zeros(B, np.int64)
-            # the covered examples of the current rule (coverage.covered_list)
-            self._covered = np.empty(n, np.int32)
-            self._covered_state = np.full(2, -1, np.int64)
-            self._build_parts = np.ones(1, np.int64)  # histogram_search._search_py's chunks
+        # the search of the representation (cpu/representations.py); for binned features
+        # the histograms (``hist``, ``hist_count``) and the interleaved statistics
+        self._searches = search_state(features, n, K + W)
+        self.hist, self.hist_count = self._searches.hist, self._searches.hist_count
         self.indicator = 0
         self.set_scale(scale)
 
@@ -96,8 +88,7 @@ class CpuBackend:
         self.mask[:] = 0
         self.indicator = 0
         self._full_coverage = True
-        if isinstance(self.features, BinnedFeatures):
-            self._covered_state[1] = -1  # the list of the last rule is stale
+        self._searches.new_rule()
 
     def covered_totals(self, weights):
         """Sums over the covered examples; ``weights=None`` means unit weights."""
@@ -132,17 +123,7 @@ class CpuBackend:
     def _representation(self, threads=1):
         """(search module, its data tuple) of the fitted feature representation, for a
         search on ``threads`` threads."""
-        fs = self.features
-        if isinstance(fs, BinnedFeatures):
-            self._build_parts[0] = threads
-            return histogram_search, (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max,
-                                      fs.nominal, self.hist, self.hist_count,
-                                      self._covered, self._covered_state, self._build_parts,
-                                      self._gh)
-        if isinstance(fs, SparseSortedFeatures):
-            return sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
-                                   fs.nominal, fs.sparse_value)
-        return exact_search, (fs.sorted_index, fs.sorted_value, fs.n_present, fs.nominal)
+        return self._searches.for_threads(threads)
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         """Several refinement steps in one compiled call (``refine.py``).
@@ -235,12 +216,13 @@ class CpuBackend:
         self._interleave(self.mask == self.indicator)
 
     def _interleave(self, changed):
-        """Bring the histogram build's interleaved statistics (``_gh``, binned features only)
+        """Bring the histogram build's interleaved statistics (``SearchState.gh``, binned only)
         up to date with ``g`` and ``h`` for the examples of the bool (n,) mask ``changed``
         (None: all)."""
-        if isinstance(self.features, BinnedFeatures):
+        gh = self._searches.gh
+        if gh is not None:
             rows = np.arange(self.g.shape[0]) if changed is None else np.flatnonzero(changed)
-            histogram_search.interleave(self.g, self.h, rows, self._gh)
+            histogram_search.interleave(self.g, self.h, rows, gh)
 
     def _update_threads(self, labels):
         """Threads for an update of ``labels`` over all examples: one below

@@ -1,0 +1,92 @@
+"""How the CPU backend searches each feature representation: one record per representation.
+
+A :class:`SearchState` holds what a fit's searches need beside the statistics: the search
+module (its ``search`` kernel and ``apply_step``, which ``refine.REFINE`` fuses into one
+loop), the arrays its kernels take after the sampled features, and, for the histogram
+search, its per-fit buffers. :func:`search_state` builds it from the representation's type
+(:data:`BUILDERS`); the backend never switches on the type itself.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
+from gpurules.data.binning import BinnedFeatures
+from gpurules.data.presorted import PresortedFeatures
+from gpurules.data.sparse import SparseSortedFeatures
+
+
+@dataclass(frozen=True)
+class SearchState:
+    """The searches of one fit over one feature representation.
+
+    Attributes:
+        module: ``exact_search``, ``sparse_search`` or ``histogram_search``.
+        data: tuple, the representation's arrays as the module's kernels take them (after
+            the sampled features, before the coverage mask).
+        hist: int64 (B, K + W) and hist_count: int64 (B,): the histograms of the sampled
+            features (``histogram_search``), else None.
+        gh: int64 (n, K + W): the statistics interleaved for the histogram build, kept equal
+            to ``[g | h]`` by the backend, else None.
+        covered_state: int64 (2,): the state of the list of covered examples
+            (``coverage.covered_list``; ``[1] = -1`` makes it stale), else None.
+        parts: int64 (1,): the number of parts (threads) of the histogram build, else None.
+    """
+
+    module: object
+    data: tuple
+    hist: np.ndarray = None
+    hist_count: np.ndarray = None
+    gh: np.ndarray = None
+    covered_state: np.ndarray = None
+    parts: np.ndarray = None
+
+    def new_rule(self):
+        """Forget what depended on the last rule's coverage."""
+        if self.covered_state is not None:
+            self.covered_state[1] = -1
+
+    def for_threads(self, threads):
+        """``(module, data)`` for a search on ``threads`` threads."""
+        if self.parts is not None:
+            self.parts[0] = threads
+        return self.module, self.data
+
+
+def _presorted(fs, n, width):
+    return SearchState(exact_search, (fs.sorted_index, fs.sorted_value, fs.n_present,
+                                      fs.nominal))
+
+
+def _sparse(fs, n, width):
+    return SearchState(sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
+                                       fs.nominal, fs.sparse_value))
+
+
+def _binned(fs, n, width):
+    B = fs.total_bins
+    hist = np.zeros((B, width), np.int64)  # gradient sums, then Hessian sums
+    hist_count = np.zeros(B, np.int64)
+    gh = np.zeros((n, width), np.int64)
+    covered = np.empty(n, np.int32)  # the covered examples of the current rule
+    state = np.full(2, -1, np.int64)
+    parts = np.ones(1, np.int64)
+    data = (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
+            covered, state, parts, gh)
+    return SearchState(histogram_search, data, hist, hist_count, gh, state, parts)
+
+
+# feature representation type -> builder (features, n examples, K + W statistic columns)
+BUILDERS = {PresortedFeatures: _presorted, SparseSortedFeatures: _sparse,
+            BinnedFeatures: _binned}
+
+
+def search_state(features, n, width):
+    """The :class:`SearchState` of a fit over ``features`` with ``n`` examples and
+    statistics of ``width = K + W`` columns."""
+    builder = BUILDERS.get(type(features))
+    if builder is None:
+        raise TypeError(f"the CPU backend cannot search {type(features).__name__}; "
+                        f"expected one of {', '.join(t.__name__ for t in BUILDERS)}")
+    return builder(features, n, width)
