@@ -39,3 +39,17 @@ def test_negative_smallest_value_gets_the_midpoint_of_its_neighbours(feature_for
     assert rule.endswith("<- x0 > 15.5"), rule
     scores = clf.decision_function(X)
     np.testing.assert_allclose(scores[1:] - scores[0], 0.2424, atol=1e-4)
+
+
+def test_default_rule_uses_the_label_bins_as_mlrl_boomer():
+    """mlrl-boomer 0.15.6 on emotions-train with ``loss="logistic-non-decomposable"``
+    (equal-width label binning): the default rule predicts -0.4521 for all 6 labels."""
+    from benchmarks._common import load_split
+
+    split = load_split("/work/shared/datasets", "emotions")
+    clf = BoomerClassifier(loss="logistic-non-decomposable", max_rules=1, device="cpu")
+    clf.fit(split.X_train, split.Y_train)
+    np.testing.assert_allclose(clf.model_.default_scores, -0.4521, atol=5e-5)
+    unbinned = BoomerClassifier(loss="logistic-non-decomposable", label_binning="none",
+                                max_rules=1, device="cpu").fit(split.X_train, split.Y_train)
+    assert np.ptp(unbinned.model_.default_scores) > 0.4  # one score per label

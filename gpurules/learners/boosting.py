@@ -64,6 +64,8 @@ class BoostingConfig:
     head_params: np.ndarray = None
     holdout: Holdout = Holdout()  # the examples set aside (zero training weight)
     output_sampling: OutputSampling = OutputSampling()  # the outputs each rule may predict
+    # whether the default rule's head uses the label bins of GBLB (mlrl-boomer 0.15.6)
+    binned_default_rule: bool = True
     pruning: object = None  # pruning.PrePruning, pruning.PostPruning or None
 
     @property
@@ -264,13 +266,23 @@ class BoostingLearner:
         self._rescale()
 
     def _default_scores(self, g, h, all_labels):
-        """The default rule's head: mlrl-boomer's complete head over all outputs (for
-        non-decomposable losses the full system, without label binning)."""
-        cfg = self.config
+        """The default rule's head (float64 (K,)): the complete head over all outputs; with
+        label binning (``head_params`` of GBLB) and ``binned_default_rule`` one score per
+        label bin, as mlrl-boomer 0.15.6, else (and for non-decomposable losses without
+        binning) the full system."""
+        cfg, inv_scale = self.config, self.backend.inv_scale
+        binned = cfg.head_params is not None and cfg.head_params[7] != 0.0
+        if binned and cfg.binned_default_rule:
+            params = np.array(cfg.head_params, np.float64)
+            params[3] = SELECT_ALL
+            labels, scores = multi_output_head(g, h, all_labels, inv_scale, params)
+            full = np.zeros(all_labels.shape[0])  # outputs of a bin with criterion 0: 0
+            full[labels] = scores
+            return full
         if cfg.non_decomposable:
             params = multi_output_params(cfg.l1, cfg.l2, packed=True)
-            return multi_output_head(g, h, all_labels, self.backend.inv_scale, params)[1]
-        return head_scores(g, h, all_labels, self.backend.inv_scale, cfg.l1, cfg.l2)
+            return multi_output_head(g, h, all_labels, inv_scale, params)[1]
+        return head_scores(g, h, all_labels, inv_scale, cfg.l1, cfg.l2)
 
     def _induce_rule(self, num_features, n, num_outputs):
         """Greedy top-down refinement of a rule whose head may predict the outputs
