@@ -76,8 +76,9 @@ def test_head_sizes_follow_the_head_type(data):
 
 
 def test_default_rule_is_the_complete_newton_step(data):
+    """Without label binning (with it, one score per bin: tests/test_mlrl_differences.py)."""
     X, Y = data
-    clf = fit(X, Y, loss="logistic-non-decomposable", max_rules=1)
+    clf = fit(X, Y, loss="logistic-non-decomposable", label_binning="none", max_rules=1)
     K = Y.shape[1]
     G, H = np.zeros(K), np.zeros((K, K))
     for y in Y:

@@ -118,14 +118,6 @@ NOT_YET_SUPPORTED = {
     ("binary_predictor", "example-wise", "use_probability_calibration"),
     ("probability_predictor", "output-wise", "use_probability_calibration"),
     ("probability_predictor", "marginalized", "use_probability_calibration"),
-    ("output_sampling", "round-robin"),
-    ("output_sampling", "without-replacement"),
-    ("instance_sampling", "stratified-output-wise"),
-    ("instance_sampling", "stratified-example-wise"),
-    ("instance_sampling", "with-replacement", "min_samples"),
-    ("instance_sampling", "with-replacement", "max_samples"),
-    ("instance_sampling", "without-replacement", "min_samples"),
-    ("instance_sampling", "without-replacement", "max_samples"),
     ("rule_pruning", "irep"),
 }
 

@@ -11,7 +11,8 @@ from gpurules.estimators.options import check_number, parse_option_value
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.pruning import AGGREGATIONS, PostPruning, PrePruning
-from gpurules.learners.sampling import FeatureSampling, InstanceSampling
+from gpurules.learners.sampling import (INSTANCE_SAMPLING_KINDS, FeatureSampling,
+                                        InstanceSampling, OutputSampling)
 from gpurules.objectives import predictors
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
@@ -38,8 +39,8 @@ SUPPORTED = {
         "none": {}},
     "instance_sampling": {
         "none": {},
-        "with-replacement": {"sample_size": 1.0},
-        "without-replacement": {"sample_size": 0.66}},
+        **{kind: {"sample_size": 0.66, "min_samples": 1, "max_samples": 0}
+           for kind in INSTANCE_SAMPLING_KINDS[1:]}},
     "feature_format": {"auto": {}, "dense": {}, "sparse": {}},
     "output_format": {"auto": {}, "dense": {}, "sparse": {}},
     "prediction_format": {"auto": {}, "dense": {}, "sparse": {}},
@@ -60,7 +61,9 @@ SUPPORTED = {
     "binary_predictor": {"auto": {}, "output-wise": {"based_on_probabilities": False},
                          "example-wise": {"based_on_probabilities": False}},
     "probability_predictor": {"auto": {}, "output-wise": {}, "marginalized": {}},
-    "output_sampling": {"none": {}},
+    "output_sampling": {
+        "none": {}, "round-robin": {},
+        "without-replacement": {"sample_size": 0.33, "min_samples": 1, "max_samples": 1}},
     "holdout": {"auto": {}, "none": {},
                 "random": {"holdout_set_size": 0.33},
                 "stratified-output-wise": {"holdout_set_size": 0.33},
@@ -131,6 +134,25 @@ def _head(est, loss_name, l1, l2):
         binning["bin_ratio"], binning["min_bins"], binning["max_bins"])
     return HEAD_MULTI_OUTPUT, multi_output_params(l1, l2, non_decomposable, selection,
                                                   options, binned)
+
+
+def resolve_sampling(est, param, sampling_class):
+    """``instance_sampling`` / ``output_sampling`` as ``sampling_class`` (``learners.
+    sampling``), after mlrl-boomer's checks: ``sample_size`` in (0, 1) (with-replacement:
+    (0, 1]), ``min_samples >= 1``, ``max_samples`` 0 or ``>= min_samples``."""
+    name, opts = parse(param, getattr(est, param))
+    if not opts:  # none, round-robin
+        return sampling_class(name)
+    size = check_number(f"{param} sample_size", opts["sample_size"], low=0, high=1,
+                        low_open=True)
+    if size == 1 and name != "with-replacement":
+        raise ValueError(f"{param}={name!r}: sample_size must be < 1, got {size!r}")
+    minimum = check_number(f"{param} min_samples", opts["min_samples"], low=1, integer=True)
+    maximum = check_number(f"{param} max_samples", opts["max_samples"], low=0, integer=True)
+    if 0 < maximum < minimum:
+        raise ValueError(f"{param}={name!r}: max_samples={maximum} must be 0 (no limit) or "
+                         f">= min_samples={minimum}")
+    return sampling_class(name, size, minimum, maximum)
 
 
 def resolve_pruning(est):
@@ -211,7 +233,6 @@ def resolve_config(est):
     default_rule, _ = parse("default_rule", est.default_rule)
     _, induction = parse("rule_induction", est.rule_induction)
     fs_name, fs = parse("feature_sampling", est.feature_sampling)
-    is_name, inst = parse("instance_sampling", est.instance_sampling)
     max_rules = check_number("max_rules", 1000 if est.max_rules is None else est.max_rules,
                              low=0, integer=True)
     time_limit = check_number("time_limit", 0 if est.time_limit is None else est.time_limit,
@@ -226,9 +247,6 @@ def resolve_config(est):
     check_number("rule_induction max_conditions", induction["max_conditions"], low=0,
                  integer=True)
     check_number("feature_sampling sample_size", fs.get("sample_size", 0.0), low=0, high=1)
-    if is_name != "none":
-        check_number("instance_sampling sample_size", inst["sample_size"], low=0, high=1,
-                     low_open=True)
     head_mode, head_params = _head(est, loss_name, l1, l2)
     pruning = resolve_pruning(est)
     config = BoostingConfig(
@@ -244,7 +262,8 @@ def resolve_config(est):
         feature_sampling=FeatureSampling(
             enabled=fs_name != "none", sample_size=fs.get("sample_size", 0.0),
             min_samples=fs.get("min_samples", 1), max_samples=fs.get("max_samples", 0)),
-        instance_sampling=InstanceSampling(is_name, inst.get("sample_size", 1.0)),
+        instance_sampling=resolve_sampling(est, "instance_sampling", InstanceSampling),
+        output_sampling=resolve_sampling(est, "output_sampling", OutputSampling),
         max_conditions=induction["max_conditions"],
         min_coverage=induction["min_coverage"],
         max_head_refinements=induction["max_head_refinements"],

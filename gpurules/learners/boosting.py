@@ -22,7 +22,7 @@ from gpurules.backends.base import SearchSettings
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.pruning import LossTracker
-from gpurules.learners.sampling import FeatureSampling, InstanceSampling
+from gpurules.learners.sampling import FeatureSampling, InstanceSampling, OutputSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point, heads
 from gpurules.objectives.compiled import (head_from_work, label_score, multi_output_side,
@@ -63,6 +63,9 @@ class BoostingConfig:
     # HEAD_MULTI_OUTPUT's params (multi_output.multi_output_params); None: [l1, l2]
     head_params: np.ndarray = None
     holdout: Holdout = Holdout()  # the examples set aside (zero training weight)
+    output_sampling: OutputSampling = OutputSampling()  # the outputs each rule may predict
+    # whether the default rule's head uses the label bins of GBLB (mlrl-boomer 0.15.6)
+    binned_default_rule: bool = True
     pruning: object = None  # pruning.PrePruning, pruning.PostPruning or None
 
     @property
@@ -132,6 +135,8 @@ class BoostingLearner:
         holdout = cfg.holdout.split(self.rng, Y)
         self.holdout_ = holdout  # bool (n,) or None, for inspection and tests
         self._train = None if holdout is None else ~holdout
+        self._strata = cfg.instance_sampling.strata(Y if holdout is None else Y[~holdout])
+        self._num_induced = 0  # rules induced so far (output sampling's round-robin)
         if holdout is not None:  # held-out examples: no statistics, never counted
             base_weight = np.where(holdout, 0.0, base_weight)
         self._tracker = self._loss_tracker(Y, holdout)
@@ -166,7 +171,7 @@ class BoostingLearner:
             if cfg.time_limit and time.perf_counter() - start >= cfg.time_limit:
                 reason = TIME_LIMIT
                 break
-            rule = self._induce_rule(features.num_features, n, all_labels)
+            rule = self._induce_rule(features.num_features, n, K)
             if rule is None:
                 reason = self._no_rule_reason(n)
                 self._stopped(len(builder), reason)
@@ -209,10 +214,10 @@ class BoostingLearner:
         or None (every example once)."""
         sampling = self.config.instance_sampling
         if self._train is None:
-            return sampling.sample(self.rng, n)
+            return sampling.sample(self.rng, n, self._strata)
         train = np.flatnonzero(self._train)
         weights = np.zeros(n, np.int32)
-        drawn = sampling.sample(self.rng, train.shape[0])
+        drawn = sampling.sample(self.rng, train.shape[0], self._strata)
         weights[train] = 1 if drawn is None else drawn
         return weights
 
@@ -261,17 +266,28 @@ class BoostingLearner:
         self._rescale()
 
     def _default_scores(self, g, h, all_labels):
-        """The default rule's head: mlrl-boomer's complete head over all outputs (for
-        non-decomposable losses the full system, without label binning)."""
-        cfg = self.config
+        """The default rule's head (float64 (K,)): the complete head over all outputs; with
+        label binning (``head_params`` of GBLB) and ``binned_default_rule`` one score per
+        label bin, as mlrl-boomer 0.15.6, else (and for non-decomposable losses without
+        binning) the full system."""
+        cfg, inv_scale = self.config, self.backend.inv_scale
+        binned = cfg.head_params is not None and cfg.head_params[7] != 0.0
+        if binned and cfg.binned_default_rule:
+            params = np.array(cfg.head_params, np.float64)
+            params[3] = SELECT_ALL
+            labels, scores = multi_output_head(g, h, all_labels, inv_scale, params)
+            full = np.zeros(all_labels.shape[0])  # outputs of a bin with criterion 0: 0
+            full[labels] = scores
+            return full
         if cfg.non_decomposable:
             params = multi_output_params(cfg.l1, cfg.l2, packed=True)
-            return multi_output_head(g, h, all_labels, self.backend.inv_scale, params)[1]
-        return head_scores(g, h, all_labels, self.backend.inv_scale, cfg.l1, cfg.l2)
+            return multi_output_head(g, h, all_labels, inv_scale, params)[1]
+        return head_scores(g, h, all_labels, inv_scale, cfg.l1, cfg.l2)
 
-    def _induce_rule(self, num_features, n, all_labels):
-        """Greedy top-down refinement. Returns (conditions, labels, scores, the number of
-        (sampled) examples covered) or None.
+    def _induce_rule(self, num_features, n, num_outputs):
+        """Greedy top-down refinement of a rule whose head may predict the outputs
+        ``output_sampling`` draws (of ``num_outputs``). Returns (conditions, labels,
+        scores, the number of (sampled) examples covered) or None.
 
         The backend refines in blocks of up to ``_BLOCK`` steps per call; the feature
         draws of a block come from ``self.rng`` up front, so every backend sees the same
@@ -280,7 +296,8 @@ class BoostingLearner:
         weights = self._sample_weights(n)
         backend.reset_coverage()
         totals = backend.covered_totals(weights)
-        labels = all_labels
+        labels = cfg.output_sampling.sample(self.rng, num_outputs, self._num_induced)
+        self._num_induced += 1
         conditions, best = [], None
         m = cfg.feature_sampling.num_samples(num_features)
         m = m if m < num_features else 0  # 0: every step searches all features

@@ -1,0 +1,188 @@
+"""Instance and output sampling of BOOMER (mlrl-boomer's ``instance_sampling`` and
+``output_sampling``): sample sizes, per-stratum counts, round-robin order, the outputs a
+head may predict, exact vs histogram search."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_multilabel_classification
+
+from gpurules import BoomerClassifier
+from gpurules.estimators.boomer_params import resolve_config
+from gpurules.learners.holdout import Holdout, example_wise_strata, output_wise_strata
+from gpurules.learners.sampling import (InstanceSampling, OutputSampling, bounded_fraction,
+                                        stratum_sample_counts)
+from tests.test_boomer import assert_same_model
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, Y = make_multilabel_classification(n_samples=150, n_features=6, n_classes=5,
+                                          random_state=4)
+    return X.astype(np.float32), Y.astype(np.uint8)  # integer features: few distinct values
+
+
+def fit(X, Y, **params):
+    params = {"max_rules": 12, "device": "cpu", **params}
+    return BoomerClassifier(**params).fit(X, Y)
+
+
+@pytest.mark.parametrize("n, fraction, minimum, maximum, expected", [
+    (18, 0.66, 1, 0, 12),     # ceil(11.88)
+    (1500, 0.66, 1, 0, 991),  # float32: 0.66f * 1500 = 990.00006
+    (6, 0.33, 1, 1, 1),       # output sampling's defaults: one output
+    (6, 0.33, 3, 0, 3),       # min_samples
+    (2, 0.1, 5, 0, 2),        # min_samples capped at n
+    (100, 0.66, 1, 10, 10),   # max_samples
+])
+def test_bounded_fraction(n, fraction, minimum, maximum, expected):
+    assert bounded_fraction(n, fraction, minimum, maximum) == expected
+
+
+def test_stratum_counts_hand_worked():
+    """Strata 3, 5, 10; 0.66: 12 drawn, 6 left out wanted. 1.98 -> 2 (12 > 6 wanted),
+    3.3 -> 4 (10 > 5), 6.6 -> 7 (6 > 4): mlrl-boomer's counts, 13 in all."""
+    assert stratum_sample_counts(np.random.default_rng(0), [3, 5, 10], 0.66, 12) == [2, 4, 7]
+    # fewer to draw than to leave out: round down; max_samples=2 only steers the rounding
+    assert stratum_sample_counts(np.random.default_rng(0), [3, 5, 10], 0.66, 2) == [1, 3, 6]
+
+
+def reference_counts(rng, sizes, sample_size, total):
+    """Slow restatement of mlrl-boomer's sampleWeightsInternally with signed counters."""
+    out, counts = [], []
+    for size in sizes:
+        want_in = total - sum(counts)
+        want_out = sum(sizes) - total - sum(s - c for s, c in zip(sizes, counts))
+        want_in, want_out = max(want_in, 0), max(want_out, 0)
+        x = float(np.float32(sample_size) * np.float32(size))
+        up = want_in > want_out if want_in != want_out else rng.random() < 0.5
+        counts.append(int(np.ceil(x)) if up else int(np.floor(x)))
+    return counts
+
+
+@pytest.mark.parametrize("kind", ["stratified-output-wise", "stratified-example-wise"])
+@pytest.mark.parametrize("size, minimum, maximum", [(0.66, 1, 0), (0.3, 1, 0), (0.5, 1, 20)])
+def test_stratified_sample_per_stratum(data, kind, size, minimum, maximum):
+    _, Y = data
+    sampling = InstanceSampling(kind, size, minimum, maximum)
+    strata = sampling.strata(Y)
+    expected_strata = output_wise_strata(Y) if kind == "stratified-output-wise" else \
+        example_wise_strata(Y)
+    assert [list(s) for s in strata] == [list(s) for s in expected_strata]
+    total = bounded_fraction(Y.shape[0], size, minimum, maximum)
+    weights = sampling.sample(np.random.default_rng(7), Y.shape[0], strata)
+    assert weights.dtype == np.int32 and set(np.unique(weights)) <= {0, 1}
+    expected = reference_counts(np.random.default_rng(7), [len(s) for s in strata], size, total)
+    assert [int(weights[s].sum()) for s in strata] == expected
+
+
+@pytest.mark.parametrize("kind, size, minimum, maximum, expected", [
+    ("with-replacement", 0.66, 1, 0, 100), ("with-replacement", 1.0, 1, 20, 20),
+    ("without-replacement", 0.66, 1, 0, 100), ("without-replacement", 0.01, 7, 0, 7)])
+def test_unstratified_sample_sizes(kind, size, minimum, maximum, expected):
+    """(0.66f * 150 = 99.00001 in float32: 100 examples, as mlrl-boomer.)"""
+    weights = InstanceSampling(kind, size, minimum, maximum).sample(
+        np.random.default_rng(3), 150)
+    assert weights.sum() == expected
+    if kind == "without-replacement":
+        assert weights.max() == 1
+
+
+def test_defaults_are_mlrl_boomers():
+    """mlrl-boomer 0.15.6's config getters: every instance sampling 0.66/1/0, output
+    sampling without-replacement 0.33/1/1."""
+    for kind in ["with-replacement", "without-replacement", "stratified-output-wise",
+                 "stratified-example-wise"]:
+        config, _ = resolve_config(BoomerClassifier(instance_sampling=kind))
+        assert config.instance_sampling == InstanceSampling(kind, 0.66, 1, 0)
+    config, _ = resolve_config(BoomerClassifier(output_sampling="without-replacement"))
+    assert config.output_sampling == OutputSampling("without-replacement", 0.33, 1, 1)
+
+
+@pytest.mark.parametrize("param, value, message", [
+    ("instance_sampling", "stratified-output-wise{sample_size=1}", "must be < 1"),
+    ("instance_sampling", "without-replacement{sample_size=0}", "must be > 0"),
+    ("instance_sampling", "with-replacement{min_samples=0}", "must be >= 1"),
+    ("instance_sampling", "with-replacement{min_samples=5,max_samples=3}", "max_samples=3"),
+    ("output_sampling", "without-replacement{max_samples=0,min_samples=2,sample_size=1.5}",
+     "must be <= 1"),
+    ("output_sampling", "random", "supported values: 'none', 'round-robin', "
+                                  "'without-replacement'"),
+])
+def test_bad_values_raise(param, value, message):
+    with pytest.raises(ValueError, match=message):
+        resolve_config(BoomerClassifier(**{param: value}))
+
+
+def test_round_robin_order():
+    sampling = OutputSampling("round-robin")
+    rng = np.random.default_rng(0)
+    assert [sampling.sample(rng, 3, i).tolist() for i in range(7)] == \
+        [[0], [1], [2], [0], [1], [2], [0]]
+
+
+def test_output_sample_without_replacement():
+    sampling = OutputSampling("without-replacement", 0.5, 1, 0)
+    draws = [sampling.sample(np.random.default_rng(s), 7, 0) for s in range(200)]
+    assert all(d.dtype == np.int32 and len(set(d)) == 4 and list(d) == sorted(d)
+               for d in draws)
+    counts = np.bincount(np.concatenate(draws), minlength=7)
+    assert counts.min() > 0.7 * counts.mean()  # roughly uniform
+
+
+@pytest.mark.parametrize("head_type, loss", [
+    ("single", "logistic-decomposable"), ("complete", "logistic-decomposable"),
+    ("complete", "logistic-non-decomposable"), ("partial-fixed", "logistic-decomposable")])
+def test_round_robin_heads_predict_their_output(data, head_type, loss):
+    X, Y = data
+    model = fit(X, Y, output_sampling="round-robin", head_type=head_type, loss=loss).model_
+    K = Y.shape[1]
+    for i in range(len(model) - 1):
+        labels = model.head_label[model.rule_head_start[i]:model.rule_head_start[i + 1]]
+        assert labels.tolist() == [i % K]
+
+
+@pytest.mark.parametrize("head_type", ["single", "complete", "partial-dynamic"])
+def test_heads_stay_within_sampled_outputs(data, head_type):
+    """With two of five outputs drawn per rule, no head predicts more than two, and a
+    complete head predicts exactly the two drawn."""
+    X, Y = data
+    model = fit(X, Y, output_sampling="without-replacement{sample_size=0.4,max_samples=0}",
+                head_type=head_type, label_binning="none").model_
+    sizes = np.diff(model.rule_head_start)
+    assert sizes.max() <= 2
+    if head_type == "complete":
+        assert (sizes == 2).all()
+
+
+@pytest.mark.parametrize("params", [
+    {"output_sampling": "round-robin"},
+    {"output_sampling": "without-replacement{max_samples=2}",
+     "loss": "logistic-non-decomposable"},
+    {"output_sampling": "without-replacement{sample_size=0.5,max_samples=0}",
+     "head_type": "partial-fixed"}])
+def test_exact_and_histogram_search_give_the_same_model(data, params):
+    """With one bin per distinct value (equal-frequency, integer features, every row twice
+    so each value fills a bin) the histogram search sees the exact search's candidate
+    conditions: the same rules up to the thresholds (the exact search puts them midway
+    between covered values, the histogram search between non-empty bins of all examples),
+    so the same scores on the training data. (Not so under instance sampling: a value
+    whose rows are all left out lies between two thresholds that cover it differently.)"""
+    X, Y = (np.repeat(a, 2, axis=0) for a in data)
+    exact = fit(X, Y, feature_binning="none", **params)
+    binned = fit(X, Y, feature_binning="equal-frequency{bin_ratio=0.9}", **params)
+    a, b = exact.model_, binned.model_
+    for name in ["default_scores", "cond_feature", "cond_op", "rule_cond_start", "head_label",
+                 "head_score", "rule_head_start"]:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_array_equal(exact.decision_function(X), binned.decision_function(X))
+
+
+@pytest.mark.parametrize("kind", ["stratified-output-wise", "stratified-example-wise"])
+def test_stratified_sampling_with_holdout_draws_training_examples_only(data, kind):
+    """Held-out labels change neither the strata nor the rules (random holdout split)."""
+    X, Y = data
+    params = dict(holdout="random{holdout_set_size=0.4}", instance_sampling=kind)
+    holdout = Holdout("random", 0.4).split(np.random.default_rng(1), Y)
+    flipped = Y.copy()
+    flipped[holdout] = 1 - flipped[holdout]
+    assert_same_model(fit(X, Y, **params).model_, fit(X, flipped, **params).model_)
