@@ -111,13 +111,8 @@ NOT_YET_SUPPORTED = {
     ("statistic_format", "sparse"),
     ("rule_induction", "top-down-beam-search"),
     ("post_optimization", "sequential"),
-    ("marginal_probability_calibration", "isotonic"),
     ("joint_probability_calibration", "isotonic"),
     ("binary_predictor", "gfm"),
-    ("binary_predictor", "output-wise", "use_probability_calibration"),
-    ("binary_predictor", "example-wise", "use_probability_calibration"),
-    ("probability_predictor", "output-wise", "use_probability_calibration"),
-    ("probability_predictor", "marginalized", "use_probability_calibration"),
     ("rule_pruning", "irep"),
 }
 

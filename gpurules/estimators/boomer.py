@@ -5,11 +5,13 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.factory import backend_class
-from gpurules.estimators._base import MultiLabelRuleClassifier, store_params
-from gpurules.estimators.boomer_params import (LOSSES, SUPPORTED, resolve_config,
-                                               resolve_predictors, with_label_ratio)
+from gpurules.estimators._base import MultiLabelRuleClassifier, store_params, take_rows
+from gpurules.estimators.boomer_params import (LOSSES, SUPPORTED, resolve_calibration,
+                                               resolve_config, resolve_predictors,
+                                               with_label_ratio)
 from gpurules.learners.boosting import BoostingLearner
-from gpurules.objectives.predictors import unique_label_vectors
+from gpurules.objectives.calibration import IsotonicCalibration
+from gpurules.objectives.predictors import marginal_probabilities, unique_label_vectors
 
 
 class BoomerClassifier(MultiLabelRuleClassifier):
@@ -31,6 +33,11 @@ class BoomerClassifier(MultiLabelRuleClassifier):
             them).
         binary_predictor_, probability_predictor_: the predictors after mlrl-boomer's
             ``auto`` rules (probability: None for losses without probabilities).
+        marginal_calibration_: ``objectives.calibration.IsotonicCalibration`` fitted by
+            ``marginal_probability_calibration="isotonic"``, else None. The output-wise
+            probability predictor, and the output-wise binary predictor with
+            ``based_on_probabilities=true``, apply it unless their
+            ``use_probability_calibration=false``.
         device_: str, the device used ("cpu" or "cuda:N").
         n_features_in_, n_outputs_: ints; feature_names_in_: str ndarray (a DataFrame
             with string column names only).
@@ -64,10 +71,11 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         # the representation first: it may move device='auto' to the CPU (exact search)
         features = self._feature_representation(data.info.X, data.nominal, data.sparse_value)
         backend = self._make_backend(self._threads)
-        builder = BoostingLearner(config, backend, data.rng, progress).fit(
-            features, data.Y, data.weight)
+        learner = BoostingLearner(config, backend, data.rng, progress)
+        builder = learner.fit(features, data.Y, data.weight)
         model = builder.build(feature_names=data.info.names, label_names=data.label_names,
                               nominal_values=data.info.levels or None)
+        self.marginal_calibration_ = self._fit_calibration(model, data, learner.holdout_)
         self._loss = config.loss
         self.binary_predictor_, self.probability_predictor_ = resolve_predictors(
             self, config.loss.name)
@@ -76,12 +84,35 @@ class BoomerClassifier(MultiLabelRuleClassifier):
             model.label_vectors, model.label_vector_counts = unique_label_vectors(data.Y)
         return model
 
+    def _fit_calibration(self, model, data, holdout):
+        """The ``marginal_calibration_`` of ``model``: fitted on the marginal probabilities
+        of the model's scores for the calibration examples (holdout: bool (n,) or None)."""
+        calibration = resolve_calibration(self)
+        if calibration is None:
+            return None
+        examples = calibration.examples(holdout, data.Y.shape[0])
+        X = take_rows(data.info.X, examples)
+        X = np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, np.float32)
+        scores = model.predict_scores(X, self._threads["predict"])
+        return calibration.fit(marginal_probabilities(scores), data.Y[examples])
+
+    def _calibrated(self, param):
+        """The marginal calibration model that predictor ``param`` (``binary_predictor`` /
+        ``probability_predictor``) uses, or None."""
+        if getattr(self, "marginal_calibration_", None) is None:
+            return None
+        use = self._option(param)[1].get("use_probability_calibration", True)
+        return self.marginal_calibration_ if use else None
+
     def _prediction_state(self):
         """Adds the loss (its decision threshold and example-wise code) and the
         predictors to :meth:`MultiLabelRuleClassifier._prediction_state`."""
+        calibration = self.marginal_calibration_
         return {**super()._prediction_state(), "loss": self._loss.name,
                 "binary_predictor": self.binary_predictor_,
-                "probability_predictor": self.probability_predictor_}
+                "probability_predictor": self.probability_predictor_,
+                "marginal_calibration": None if calibration is None else
+                calibration.to_dict()}
 
     def _restore_prediction_state(self, node):
         super()._restore_prediction_state(node)
@@ -91,6 +122,9 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         probability = node.optional("probability_predictor")
         self.probability_predictor_ = None if probability is None else probability.str(
             ("output-wise", "marginalized"))
+        calibration = node.optional("marginal_calibration")
+        self.marginal_calibration_ = None if calibration is None else \
+            IsotonicCalibration.from_node(calibration, self.n_outputs_)
         model = self.model_
         if "example-wise" == self.binary_predictor_ or \
                 "marginalized" == self.probability_predictor_:
@@ -128,9 +162,30 @@ class BoomerClassifier(MultiLabelRuleClassifier):
             relevant = np.empty(scores.shape, np.uint8)
             predict_example_wise(scores, self.model_.label_vectors,
                                  self.model_.label_vector_counts, self._loss.code, relevant)
+        elif self._based_on_probabilities():
+            relevant = self._marginal(scores, "binary_predictor") > 0.5
         else:
             relevant = scores > self._loss.decision_threshold
         return self._label_output(relevant)
+
+    def _based_on_probabilities(self):
+        """Whether the output-wise binary predictor thresholds (calibrated) probabilities
+        (``based_on_probabilities=true``; needs a logistic loss)."""
+        name, options = self._option("binary_predictor")
+        if not options.get("based_on_probabilities", False):
+            return False
+        if self.probability_predictor_ is None:
+            raise ValueError(f"binary_predictor={self.binary_predictor!r}: "
+                             f"based_on_probabilities=true needs a logistic loss; "
+                             f"loss={self._loss.name!r} has no probabilities")
+        return True
+
+    def _marginal(self, scores, param):
+        """Marginal probabilities float64 (n, K) of ``scores`` (n, K), calibrated when
+        predictor ``param`` uses a calibration model."""
+        proba = marginal_probabilities(scores)
+        calibration = self._calibrated(param)
+        return proba if calibration is None else calibration.apply(proba)
 
     def predict_proba(self, X):
         """Marginal probabilities: float64 (n, K) (sigmoid of the scores, logistic loss), or
@@ -149,7 +204,8 @@ class BoomerClassifier(MultiLabelRuleClassifier):
             predict_marginalized(scores2d, vectors, np.empty(vectors.shape[0]), proba)
             proba = proba.reshape(scores.shape)
         else:
-            proba = 0.5 * (1.0 + np.tanh(0.5 * scores))
+            proba = self._marginal(scores.reshape(scores.shape[0], -1),
+                                   "probability_predictor").reshape(scores.shape)
         if self._one_d:
             return np.column_stack([1.0 - proba, proba])
         return proba

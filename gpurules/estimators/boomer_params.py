@@ -14,6 +14,7 @@ from gpurules.learners.pruning import AGGREGATIONS, PostPruning, PrePruning
 from gpurules.learners.sampling import (INSTANCE_SAMPLING_KINDS, FeatureSampling,
                                         InstanceSampling, OutputSampling)
 from gpurules.objectives import predictors
+from gpurules.objectives.calibration import MarginalCalibration
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
@@ -56,11 +57,15 @@ SUPPORTED = {
         "post-pruning": {"use_holdout_set": True, "remove_unused_rules": True,
                          "min_rules": 100, "interval": 1}},
     "post_optimization": {"none": {}},
-    "marginal_probability_calibration": {"none": {}},
+    "marginal_probability_calibration": {"none": {}, "isotonic": {"use_holdout_set": True}},
     "joint_probability_calibration": {"none": {}},
-    "binary_predictor": {"auto": {}, "output-wise": {"based_on_probabilities": False},
-                         "example-wise": {"based_on_probabilities": False}},
-    "probability_predictor": {"auto": {}, "output-wise": {}, "marginalized": {}},
+    "binary_predictor": {"auto": {},
+                         "output-wise": {"based_on_probabilities": False,
+                                         "use_probability_calibration": True},
+                         "example-wise": {"based_on_probabilities": False,
+                                          "use_probability_calibration": True}},
+    "probability_predictor": {"auto": {}, "output-wise": {"use_probability_calibration": True},
+                              "marginalized": {"use_probability_calibration": True}},
     "output_sampling": {
         "none": {}, "round-robin": {},
         "without-replacement": {"sample_size": 0.33, "min_samples": 1, "max_samples": 1}},
@@ -183,12 +188,28 @@ def resolve_pruning(est):
                       opts["min_improvement"], opts["aggregation"])
 
 
-def resolve_holdout(est, pruning):
+def resolve_calibration(est):
+    """``marginal_probability_calibration`` as an ``objectives.calibration.
+    MarginalCalibration`` or None; isotonic calibration needs a loss with probabilities."""
+    name, opts = parse("marginal_probability_calibration", est.marginal_probability_calibration)
+    if name == "none":
+        return None
+    loss_name, _ = parse("loss", est.loss or "logistic-decomposable")
+    if not predictors.has_probabilities(loss_name):
+        raise ValueError(f"marginal_probability_calibration={name!r} needs a loss with "
+                         f"probabilities; loss={loss_name!r} has none; supported values "
+                         f"for this loss: 'none'")
+    return MarginalCalibration(bool(opts["use_holdout_set"]))
+
+
+def resolve_holdout(est, pruning, calibration=None):
     """``holdout`` as a ``learners.holdout.Holdout``. 'auto' (mlrl-boomer's default):
-    ``stratified-output-wise`` if global pruning asks for a holdout set, else none."""
+    ``stratified-output-wise`` if global pruning or the calibration asks for a holdout set,
+    else none."""
     name, opts = parse("holdout", est.holdout)
     if name == "auto":
-        use = pruning is not None and pruning.use_holdout_set
+        use = (pruning is not None and pruning.use_holdout_set) or \
+            (calibration is not None and calibration.use_holdout_set)
         name = "stratified-output-wise" if use else "none"
         opts = SUPPORTED["holdout"].get(name, {})
     if name == "none":
@@ -268,7 +289,7 @@ def resolve_config(est):
         min_coverage=induction["min_coverage"],
         max_head_refinements=induction["max_head_refinements"],
         recalculate_predictions=induction["recalculate_predictions"],
-        holdout=resolve_holdout(est, pruning),
+        holdout=resolve_holdout(est, pruning, resolve_calibration(est)),
         pruning=pruning,
     )
     threads = {

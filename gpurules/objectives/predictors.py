@@ -181,11 +181,22 @@ def resolve_binary_predictor(binary_predictor, loss_name):
     return "example-wise" if is_non_decomposable(loss_name) else "output-wise"
 
 
+def marginal_probabilities(scores):
+    """The output-wise probability predictor: the logistic function of float64 scores
+    (n, K), as float64 (n, K)."""
+    return 0.5 * (1.0 + np.tanh(0.5 * scores))
+
+
+def has_probabilities(loss_name):
+    """Whether the loss defines probabilities (the logistic losses)."""
+    return loss_name in ("logistic-decomposable", "logistic-non-decomposable")
+
+
 def resolve_probability_predictor(probability_predictor, loss_name):
     """``auto`` -> ``marginalized`` for non-decomposable losses, ``output-wise`` otherwise
     (``AutomaticProbabilityPredictorConfig``). Raises ValueError for a loss without
     probabilities (the squared error and squared hinge losses)."""
-    if loss_name not in ("logistic-decomposable", "logistic-non-decomposable"):
+    if not has_probabilities(loss_name):
         raise ValueError(f"loss {loss_name!r} does not predict probabilities; use "
                          "'logistic-decomposable' or 'logistic-non-decomposable'")
     if probability_predictor != "auto":
