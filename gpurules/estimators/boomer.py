@@ -195,17 +195,18 @@ class BoomerClassifier(MultiLabelRuleClassifier):
             raise ValueError(f"predict_proba needs a logistic loss; loss={self._loss.name!r} "
                              f"yields scores only (use decision_function)")
         scores = self.decision_function(X)
+        # (n, K) scores; a 1-D y gives (n,) ones (reshape(n, -1) fails on zero rows)
+        scores2d = scores[:, None] if scores.ndim == 1 else scores
         if self.probability_predictor_ == "marginalized":
             from gpurules.prediction import predict_marginalized
 
             vectors = self.model_.label_vectors
-            scores2d = np.ascontiguousarray(scores.reshape(scores.shape[0], -1), np.float64)
+            scores2d = np.ascontiguousarray(scores2d, np.float64)
             proba = np.empty(scores2d.shape)
             predict_marginalized(scores2d, vectors, np.empty(vectors.shape[0]), proba)
             proba = proba.reshape(scores.shape)
         else:
-            proba = self._marginal(scores.reshape(scores.shape[0], -1),
-                                   "probability_predictor").reshape(scores.shape)
+            proba = self._marginal(scores2d, "probability_predictor").reshape(scores.shape)
         if self._one_d:
             return np.column_stack([1.0 - proba, proba])
         return proba
