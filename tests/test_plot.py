@@ -8,7 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-matplotlib = pytest.importorskip("matplotlib")
+import matplotlib  # noqa: E402  (the test extra installs it)
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
