@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test
+.PHONY: demo test docs
 
 $(VENV)/.installed-%: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,3 +16,7 @@ demo: $(VENV)/.installed-test
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile --durations=15 tests
+
+# the documentation site (mkdocs.yml) into site/; `$(VENV)/bin/mkdocs serve` to browse it live
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site

@@ -327,33 +327,26 @@ def phase_table(profile: dict, copy_gbps: float | None) -> str:
 
 def plot(path: Path, sizes: list[int], results: dict, systems: list[str],
          noise: float = 0.0) -> None:
-    """Log-log fit time against n (synthetic data), one line per system."""
+    """Log-log fit time against n (synthetic data), one line per system
+    (``gpurules.plot.plot_fit_time``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    from gpurules.plot import plot_fit_time
+
+    rows = []
     for system in systems:
-        names = {n: f"synthetic-{n}" if noise <= 0 else f"synthetic-continuous-{n}"
-                 for n in sizes}
-        points = [(n, results[(names[n], system)]["fit_s"]) for n in sizes
-                  if "fit_s" in results.get((names[n], system), {})]
-        if points:
-            xs, ys = zip(*points)
-            ax.plot(xs, ys, marker="o", label=system)
-        else:
-            ax.plot([], [], label=f"{system}: not available")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("training examples n (100 features, 20 labels)")
-    ax.set_ylabel("fit time, s (median)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+        for n in sizes:
+            name = f"synthetic-{n}" if noise <= 0 else f"synthetic-continuous-{n}"
+            rows.append({"n_train": n, "system": system,
+                         "fit s": results.get((name, system), {}).get("fit_s", "-")})
+    ax = plot_fit_time(rows, xlabel="training examples n (100 features, 20 labels)")
+    ax.figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    ax.figure.savefig(path, dpi=120)
+    plt.close(ax.figure)
 
 
 # --------------------------------------------------------------------------- main

@@ -19,7 +19,8 @@ MODELS = ("gpurules.model", "gpurules.model_turs", "gpurules.decision_list",
 OUTSIDE_BACKENDS = MODELS + ("gpurules.objectives", "gpurules.learners", "gpurules.estimators",
                              "gpurules.data", "gpurules.datasets", "gpurules.jit",
                              "gpurules.device", "gpurules.progress", "gpurules.compile_log",
-                             "gpurules.demo", "gpurules.exceptions", "gpurules.cli")
+                             "gpurules.demo", "gpurules.exceptions", "gpurules.cli",
+                             "gpurules.plot")
 
 # (layer of the importing module, layer it must not import): module names or prefixes
 FORBIDDEN = [
