@@ -119,12 +119,12 @@ def stepwise_refine_rule(backend, *args):
     return backend_base.refine_stepwise(backend, *args)
 
 
-def estimator(search, rules, threads, seed=1, max_bins=0):
+def estimator(search, rules, threads, seed=1, max_bins=0, head_type="auto"):
     parallel = "true" if threads > 1 else "false"
     binning = "none" if search != "equal-width" else (
         f"equal-width{{max_bins={max_bins}}}" if max_bins else "equal-width")
     return BoomerClassifier(device="cpu", max_rules=rules, random_state=seed,
-                            feature_binning=binning,
+                            feature_binning=binning, head_type=head_type,
                             parallel_rule_refinement=parallel,
                             parallel_statistic_update=parallel)
 
@@ -138,10 +138,11 @@ def representation_seconds(X, search, max_bins=0):
     return time.perf_counter() - start
 
 
-def profile(n, kind, search, rules, threads, stepwise, max_bins=0):
+def profile(n, kind, search, rules, threads, stepwise, max_bins=0, head_type="auto"):
     """{phase: seconds} and the fit's wall seconds for one configuration."""
     X, Y = synthetic(n, kind)
-    estimator(search, 5, threads, max_bins=max_bins).fit(X[:500], Y[:500])  # compile
+    estimator(search, 5, threads, max_bins=max_bins, head_type=head_type).fit(
+        X[:500], Y[:500])  # compile
     timer = PhaseTimer()
     saved_refine, saved_search = CpuBackend.refine_rule, CpuBackend._search
     if stepwise:
@@ -150,7 +151,8 @@ def profile(n, kind, search, rules, threads, stepwise, max_bins=0):
     try:
         with timer:
             start = time.perf_counter()
-            model = estimator(search, rules, threads, max_bins=max_bins).fit(X, Y)
+            model = estimator(search, rules, threads, max_bins=max_bins,
+                              head_type=head_type).fit(X, Y)
             total = time.perf_counter() - start
     finally:
         CpuBackend.refine_rule, CpuBackend._search = saved_refine, saved_search
@@ -168,6 +170,7 @@ def main(argv=None):
     parser.add_argument("--search", nargs="+", choices=("exact", "equal-width"),
                         default=["equal-width"])
     parser.add_argument("--rules", type=int, default=200)
+    parser.add_argument("--head-type", default="auto", help="BOOMER's head_type")
     parser.add_argument("--max-bins", type=int, default=0,
                         help="equal-width's max_bins (0: mlrl-boomer's count, 0.33 n)")
     parser.add_argument("--threads", type=int, default=1)
@@ -180,7 +183,8 @@ def main(argv=None):
         for kind in args.data:
             for search in args.search:
                 phases, calls, total, _ = profile(n, kind, search, args.rules, args.threads,
-                                                  args.stepwise, args.max_bins)
+                                                  args.stepwise, args.max_bins,
+                                                  args.head_type)
                 for phase, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):
                     print(f"| {kind} | {n} | {search} | {total:.2f} | {phase} | "
                           f"{seconds:.3f} | {seconds / total:.0%} | "
