@@ -181,43 +181,9 @@ def quality(Y_true: np.ndarray, Y_pred: Any) -> dict[str, float]:
     }
 
 
-def count_mlrl_rules(model: Any) -> int:
-    """Number of rules of a fitted mlrl model (``clf.model_``), the default rule included.
-
-    mlrl 0.15's ``RuleList.get_num_used_rules()`` counts every rule that prediction uses,
-    including the default rule (``max_rules=1000`` gives 1000: 1 ``EmptyBody`` + 999
-    ``ConjunctiveBody`` when visited with a ``RuleModelVisitor``). ``get_num_used_rules``
-    differs from ``get_num_rules`` only when pruning by a holdout set cut the list. Falls back
-    to counting the bodies with the visitor API.
-    """
-    if hasattr(model, "get_num_used_rules"):
-        return int(model.get_num_used_rules())
-    from mlrl.common.cython.rule_model import RuleModelVisitor
-
-    class _Count(RuleModelVisitor):
-        def __init__(self) -> None:
-            self.n = 0
-
-        def visit_empty_body(self, body: Any) -> None:
-            self.n += 1
-
-        def visit_conjunctive_body(self, body: Any) -> None:
-            self.n += 1
-
-        def visit_complete_head(self, head: Any) -> None:
-            pass
-
-        def visit_partial_head(self, head: Any) -> None:
-            pass
-
-    counter = _Count()
-    model.visit_used(counter)
-    return counter.n
-
-
-def mlrl_conditions_per_rule(model: Any) -> float:
-    """Mean number of conditions of the rules of a fitted mlrl model (``clf.model_``), the
-    default rule (an empty body) excluded; counted with a ``RuleModelVisitor``."""
+def _visit_mlrl_bodies(model: Any) -> tuple[int, int, int]:
+    """(empty bodies, conjunctive bodies, conditions) of the rules a fitted mlrl model
+    (``clf.model_``) uses for prediction, counted with a ``RuleModelVisitor``."""
     from mlrl.common.cython.rule_model import RuleModelVisitor
 
     kinds = ("nominal_eq", "nominal_neq", "numerical_gr", "numerical_leq", "ordinal_gr",
@@ -225,10 +191,10 @@ def mlrl_conditions_per_rule(model: Any) -> float:
 
     class _Count(RuleModelVisitor):
         def __init__(self) -> None:
-            self.rules = self.conditions = 0
+            self.empty = self.rules = self.conditions = 0
 
         def visit_empty_body(self, body: Any) -> None:
-            pass
+            self.empty += 1
 
         def visit_conjunctive_body(self, body: Any) -> None:
             self.rules += 1
@@ -244,7 +210,29 @@ def mlrl_conditions_per_rule(model: Any) -> float:
 
     counter = _Count()
     model.visit_used(counter)
-    return counter.conditions / counter.rules if counter.rules else 0.0
+    return counter.empty, counter.rules, counter.conditions
+
+
+def count_mlrl_rules(model: Any) -> int:
+    """Number of rules of a fitted mlrl model (``clf.model_``), the default rule included.
+
+    mlrl 0.15's ``RuleList.get_num_used_rules()`` counts every rule that prediction uses,
+    including the default rule (``max_rules=1000`` gives 1000: 1 ``EmptyBody`` + 999
+    ``ConjunctiveBody`` when visited with a ``RuleModelVisitor``). ``get_num_used_rules``
+    differs from ``get_num_rules`` only when pruning by a holdout set cut the list. Falls back
+    to counting the bodies with the visitor API.
+    """
+    if hasattr(model, "get_num_used_rules"):
+        return int(model.get_num_used_rules())
+    empty, rules, _ = _visit_mlrl_bodies(model)
+    return empty + rules
+
+
+def mlrl_conditions_per_rule(model: Any) -> float:
+    """Mean number of conditions of the rules of a fitted mlrl model (``clf.model_``), the
+    default rule (an empty body) excluded."""
+    _, rules, conditions = _visit_mlrl_bodies(model)
+    return conditions / rules if rules else 0.0
 
 
 # --------------------------------------------------------------------------- timing

@@ -1,28 +1,70 @@
-"""Probability calibration against mlrl-boomer 0.15.6 (issue 22): emotions and yeast test
-splits, marginal_probability_calibration none / isotonic, seeds 1-2, one thread; Hamming,
-subset 0/1, Brier score of predict_proba and fit CPU seconds, one Markdown row per fit.
+"""Probability calibration against mlrl-boomer 0.15.6 (issue 22).
 
-Usage: python benchmarks/compare_calibration.py ours|mlrl   (mlrl: in the mlrl-boomer venv
-with PYTHONPATH at the repository root)."""
-import sys, time, resource, numpy as np
-sys.path.insert(0, __import__('os').path.dirname(__file__))
-from _common import load_split
-which = sys.argv[1]
-def cpu(): r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
-def dense(a): return a.toarray() if hasattr(a, 'toarray') else np.asarray(a)
-for name in ('emotions', 'yeast'):
-    sp = load_split('/work/shared/datasets', name)
-    Y = np.asarray(sp.Y_test)
-    for calib in ('none', 'isotonic'):
-        for seed in (1, 2):
-            p = dict(marginal_probability_calibration=calib, random_state=seed)
-            if which == 'ours':
-                from gpurules import BoomerClassifier
-                c = BoomerClassifier(device='cpu', parallel_rule_refinement='false', parallel_statistic_update='false', parallel_prediction='false', **p)
-            else:
-                from mlrl.boosting import BoomerClassifier
-                c = BoomerClassifier(parallel_rule_refinement='false', parallel_statistic_update='false', parallel_prediction='false', **p)
-            t = cpu(); c.fit(sp.X_train, sp.Y_train); t = cpu() - t
-            pred = dense(c.predict(sp.X_test)); pr = dense(c.predict_proba(sp.X_test))
-            ham = (pred != Y).mean(); sub = (pred != Y).any(axis=1).mean(); brier = ((pr - Y) ** 2).mean()
-            print(f"| {which} | {name} | {calib} | {seed} | {ham:.4f} | {sub:.4f} | {brier:.4f} | {t:.1f} |", flush=True)
+For each data set (MULAN train/test split), ``marginal_probability_calibration`` (``none``,
+``isotonic``) and seed, fits one learner's BoomerClassifier (CPU, one thread, other
+parameters at their defaults) and prints one Markdown row: Hamming and subset 0/1 loss, the
+Brier score of ``predict_proba`` on the test split, and the fit's process CPU seconds.
+Run once per learner (``mlrl`` needs the Python that has mlrl-boomer):
+
+    python benchmarks/compare_calibration.py --learner ours
+    OMP_WAIT_POLICY=passive /work/bench312/bin/python benchmarks/compare_calibration.py \\
+        --learner mlrl
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+C.use_repo_checkout()
+
+
+def estimator(learner, calibration, seed):
+    """An unfitted BoomerClassifier of ``learner`` ("ours" or "mlrl")."""
+    params = dict(marginal_probability_calibration=calibration, random_state=seed,
+                  **C.parallel_params("1"))
+    if learner == "ours":
+        from gpurules import BoomerClassifier
+        return BoomerClassifier(device="cpu", **params)
+    from mlrl.boosting import BoomerClassifier
+    return BoomerClassifier(**params)
+
+
+def row(learner, split, calibration, seed):
+    """The Markdown row of one fit."""
+    clf = estimator(learner, calibration, seed)
+    start = time.process_time()
+    clf.fit(split.X_train, split.Y_train)
+    seconds = time.process_time() - start
+    q = C.quality(split.Y_test, clf.predict(split.X_test))
+    proba = clf.predict_proba(split.X_test)
+    proba = np.asarray(proba.toarray() if hasattr(proba, "toarray") else proba)
+    brier = float(((proba - split.Y_test) ** 2).mean())
+    return (f"| {learner} | {split.name} | {calibration} | {seed} | {q['hamming']:.4f} | "
+            f"{q['subset01']:.4f} | {brier:.4f} | {seconds:.1f} |")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--learner", choices=("ours", "mlrl"), required=True)
+    p.add_argument("--datasets", nargs="*", default=["emotions", "yeast"])
+    p.add_argument("--seeds", nargs="*", type=int, default=[1, 2])
+    p.add_argument("--data-dir", type=Path, default=C.DEFAULT_DATA_DIR)
+    args = p.parse_args(argv)
+    print("| learner | data | calibration | seed | Hamming | subset 0/1 | Brier | fit CPU s |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    for name in args.datasets:
+        split = C.load_split(args.data_dir, name)
+        for calibration in ("none", "isotonic"):
+            for seed in args.seeds:
+                print(row(args.learner, split, calibration, seed), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -48,7 +48,7 @@ def test_stratum_counts_hand_worked():
 
 def reference_counts(rng, sizes, sample_size, total):
     """Slow restatement of mlrl-boomer's sampleWeightsInternally with signed counters."""
-    out, counts = [], []
+    counts = []
     for size in sizes:
         want_in = total - sum(counts)
         want_out = sum(sizes) - total - sum(s - c for s, c in zip(sizes, counts))
