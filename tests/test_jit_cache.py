@@ -5,6 +5,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -179,3 +180,25 @@ def test_processes_compiling_one_kernel_at_once_keep_each_signature_its_own_code
     check = subprocess.run([sys.executable, "-c", _CHECK, str(tmp_path)], env=env,
                            capture_output=True, text=True, check=True)
     assert check.stdout.split() == ["2", "3.0", "2"]  # both loaded from the cache, right
+
+
+def test_the_cache_directory_follows_every_source_file_of_the_package(tmp_path):
+    """The directory key hashes all of gpurules, not only ``gpurules/jit`` (where this module
+    lives since session 9): an edit of ``objectives/quality.py``, which the searches inline,
+    must start from an empty cache. (With the key over ``jit/`` alone, an edited single-head
+    rule kept running the cached old search.)"""
+    import shutil
+
+    import gpurules
+    from gpurules.jit import cache
+
+    package = Path(gpurules.__file__).resolve().parent
+    assert cache._PACKAGE == package
+    copy = tmp_path / "gpurules"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache.source_digest(copy)
+    quality = copy / "objectives" / "quality.py"
+    quality.write_text(quality.read_text() + "\n# an edit\n")
+    assert cache.source_digest(copy) != before
+    environ = {"NUMBA_CACHE_DIR": str(tmp_path / "nb")}
+    assert cache.cache_directory(environ, copy) != cache.cache_directory(environ, package)

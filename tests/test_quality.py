@@ -6,6 +6,7 @@ import pytest
 
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
 from gpurules.objectives.quality import side_quality
+from tests.reference.search import single_choice
 
 
 @nb.njit(cache=False)
@@ -32,10 +33,12 @@ def _reference(*args):
     return total
 
 
-def _reference_single(run_g, run_h, tot_g, tot_h, complement, labels, *rest):
-    gains = _gains(run_g, run_h, tot_g, tot_h, complement, labels, *rest)
-    best = int(np.argmax(gains))  # the first largest
-    return gains[best], int(labels[best])
+def _reference_single(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
+    """mlrl-boomer's single-output head: the first label of largest |score|, its gain."""
+    g = (tot_g - run_g) if complement else run_g
+    h = (tot_h - run_h) if complement else run_h
+    gain, j = single_choice(g[labels] * inv_scale, h[labels] * inv_scale, l1, l2)
+    return gain, int(labels[j])
 
 
 @pytest.mark.parametrize("K", [1, 3, 8, 14, 45, 159])

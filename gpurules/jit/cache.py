@@ -46,7 +46,9 @@ except ImportError:  # Windows
     fcntl = None
     import msvcrt
 
-_PACKAGE = Path(__file__).resolve().parent
+# the gpurules package (this module is gpurules/jit/cache.py): every source file of it keys
+# the cache directory, not only those of gpurules/jit
+_PACKAGE = Path(__file__).resolve().parent.parent
 LOCK_NAME = ".gpurules.lock"
 
 

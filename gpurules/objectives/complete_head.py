@@ -37,7 +37,7 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
-from gpurules.objectives.heads import label_gain, label_score
+from gpurules.objectives.heads import label_choice_key, label_gain, label_score
 from gpurules.objectives.linear_solve import (ZERO_PIVOT, factor_solve, load_packed,
                                               load_packed_upper, packed_quadratic,
                                               upper_positive_definite_solve)
@@ -165,19 +165,23 @@ def complete_head(g, h, m, l1, l2, a, ipiv, scores):
 def single_head_sums(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
     """Single-output head from non-decomposable fixed-point sums (only H_kk is read).
 
-    Returns (gain, label): the output of ``labels`` with the largest ``heads.label_gain``
-    (first on ties); its score is ``heads.label_score`` of the same (g_k, H_kk).
+    Returns (gain, label): the output of ``labels`` with the largest
+    ``heads.label_choice_key`` of (g_k, H_kk) (|optimal score|, first on ties; mlrl-boomer
+    converts the statistics to decomposable ones for single-output heads), and its
+    ``heads.label_gain``; its score is ``heads.label_score`` of the same (g_k, H_kk).
     """
     best = 0.0
+    best_key = 0.0
     best_label = -1
     for idx in range(labels.shape[0]):
         k = labels[idx]
         d = packed_index(k, k)
         gk = (tot_g[k] - run_g[k] if complement else run_g[k]) * inv_scale
         hk = (tot_h[d] - run_h[d] if complement else run_h[d]) * inv_scale
-        gain = label_gain(gk, hk, l1, l2)
-        if best_label < 0 or gain > best:
-            best = gain
+        key = label_choice_key(gk, hk, l1, l2)
+        if best_label < 0 or key > best_key:
+            best_key = key
+            best = label_gain(gk, hk, l1, l2)
             best_label = k
     return best, best_label
 

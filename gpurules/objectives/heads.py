@@ -9,8 +9,9 @@ and the objective's improvement over ``p = 0`` (the *gain*, larger is better) is
 
     gain = 1/2 * max(|G| - l1, 0)^2 / (H + l2).
 
-A complete head sums the gains of all labels; a single-label head takes the label with
-the largest gain. Sums arrive as fixed-point integers; ``inv_scale`` converts them back.
+A complete head sums the gains of all labels; a single-label head takes the label whose
+optimal score is largest in magnitude (:func:`label_choice_key`, mlrl-boomer's
+``DecomposableSingleOutputRuleEvaluation``), and its quality is that label's gain. Sums arrive as fixed-point integers; ``inv_scale`` converts them back.
 These functions are compiled for both backends (see ``gpurules.objectives``);
 ``register_jitable`` lets compiled code call them from each other.
 """
@@ -34,6 +35,18 @@ def label_score(g_sum, h_sum, l1, l2):
     if a <= 0.0 or denom <= 0.0:
         return 0.0
     return -a / denom if g_sum > 0.0 else a / denom
+
+
+@register_jitable
+def label_choice_key(g_sum, h_sum, l1, l2):
+    """|optimal score| of one label: a single-output head predicts the label with the largest
+    one (the first on ties), as mlrl-boomer 0.15 does, not the label of largest gain; the
+    head's quality is then that label's :func:`label_gain`. (Choosing by gain gave rules
+    about 3x longer than mlrl-boomer's for the same test quality.)"""
+    a, denom = _shrunk(g_sum, h_sum, l1, l2)
+    if a <= 0.0 or denom <= 0.0:
+        return 0.0
+    return a / denom
 
 
 @register_jitable

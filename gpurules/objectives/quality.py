@@ -30,7 +30,8 @@ from numba.core import types
 from numba.extending import overload, register_jitable
 
 from gpurules.objectives.complete_head import single_head_sums
-from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, _shrunk, label_gain
+from gpurules.objectives.heads import (HEAD_COMPLETE, HEAD_SINGLE, _shrunk, label_choice_key,
+                                       label_gain)
 from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
                                             partial_quality, single_quality)
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
@@ -82,18 +83,24 @@ def _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
 
 @register_jitable(inline="always")
 def _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
-    """(largest ``label_gain`` over ``labels``, its label; the first on ties)."""
+    """(``label_gain`` of the single-output head's label, the label): the label of
+    ``labels`` with the largest ``heads.label_choice_key`` (|optimal score|; the first on
+    ties)."""
     best = 0.0
+    best_key = 0.0
     best_label = -1
     for idx in range(labels.shape[0]):
         k = labels[idx]
         if complement:
-            gain = label_gain((tot_g[k] - run_g[k]) * inv_scale,
-                              (tot_h[k] - run_h[k]) * inv_scale, l1, l2)
+            g = (tot_g[k] - run_g[k]) * inv_scale
+            h = (tot_h[k] - run_h[k]) * inv_scale
         else:
-            gain = label_gain(run_g[k] * inv_scale, run_h[k] * inv_scale, l1, l2)
-        if best_label < 0 or gain > best:
-            best = gain
+            g = run_g[k] * inv_scale
+            h = run_h[k] * inv_scale
+        key = label_choice_key(g, h, l1, l2)
+        if best_label < 0 or key > best_key:
+            best_key = key
+            best = label_gain(g, h, l1, l2)
             best_label = k
     return best, best_label
 
@@ -134,16 +141,12 @@ def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_
     def buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, single,
                  gains):
         K = run_g.shape[0]
-        if labels.shape[0] != K:  # labels are sorted and distinct: all of them is 0..K-1
+        # labels are sorted and distinct: all of them is 0..K-1; a single-output head
+        # chooses by |score|, which the gains buffer does not hold
+        if single or labels.shape[0] != K:
             return _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels,
                                            inv_scale, l1, l2, single)
         _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
-        if single:
-            best, best_label = gains[0], 0
-            for k in range(1, K):
-                if gains[k] > best:
-                    best, best_label = gains[k], k
-            return best, best_label
         total = 0.0
         for k in range(K):
             total += gains[k]

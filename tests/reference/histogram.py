@@ -8,7 +8,7 @@ selected examples directly (not from a histogram).
 import numpy as np
 
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
-from tests.reference.search import gain
+from tests.reference.search import gain, single_choice
 
 
 def histograms(binned, features, covered, weights, g, h):
@@ -76,9 +76,12 @@ def best_refinement(binned, covered, weights, g, h, features, labels, single, l1
                 continue
             g_sum = (weights[sel, None].astype(np.int64) * g[sel]).sum(0)
             h_sum = (weights[sel, None].astype(np.int64) * h[sel]).sum(0)
-            gains = gain(g_sum[labels] * inv_scale, h_sum[labels] * inv_scale, l1, l2)
-            q = gains.max() if single else gains.sum()
-            label = int(labels[np.argmax(gains)]) if single else -1
+            G, H = g_sum[labels] * inv_scale, h_sum[labels] * inv_scale
+            if single:
+                q, j = single_choice(G, H, l1, l2)
+                label = int(labels[j])
+            else:
+                q, label = gain(G, H, l1, l2).sum(), -1
             if q > min_quality and (best is None or q > best[0]):
                 best = (q, int(f), op, t, count, label, g_sum, h_sum)
     return best

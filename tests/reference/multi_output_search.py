@@ -6,7 +6,7 @@ complete head solved with ``np.linalg.solve`` on the dense Hessian."""
 import numpy as np
 
 from tests.reference.non_decomposable_reference import unpack
-from tests.reference.search import candidate_conditions, satisfied
+from tests.reference.search import candidate_conditions, satisfied, single_choice
 
 
 def complete_gain(G, H, l2):
@@ -17,9 +17,9 @@ def complete_gain(G, H, l2):
 
 
 def single_gain(G, H, l2):
-    """(best gain, label) of single-output heads from g_k and H_kk (l1 = 0)."""
-    gains = 0.5 * G * G / (np.diag(H) + l2)
-    return gains.max(), int(np.argmax(gains))
+    """(gain, label) of the single-output head from g_k and H_kk (l1 = 0): mlrl-boomer's
+    choice (``search.single_choice``)."""
+    return single_choice(G, np.diag(H), 0.0, l2)
 
 
 def all_candidates(X, nominal, covered, weights, g, h, features, inv_scale, head):

@@ -14,6 +14,19 @@ def gain(G, H, l1, l2):
     return 0.5 * a * a / (H + l2)
 
 
+def single_choice(G, H, l1, l2):
+    """(gain, index) of a single-output head over the labels' sums ``G``, ``H`` (float64
+    (m,)): mlrl-boomer's choice, the first label of largest |optimal score|
+    ``max(|G| - l1, 0) / (H + l2)`` (0 where that is not positive), and its gain."""
+    G, H = np.asarray(G, np.float64), np.asarray(H, np.float64)
+    a = np.maximum(np.abs(G) - l1, 0.0)
+    denom = H + l2
+    ok = (a > 0.0) & (denom > 0.0)
+    key = np.where(ok, a / np.where(ok, denom, 1.0), 0.0)
+    j = int(np.argmax(key))
+    return (0.5 * a[j] * a[j] / denom[j] if ok[j] else 0.0), j
+
+
 def candidate_conditions(values, nominal):
     """All (op, threshold) candidates for the covered, non-missing ``values`` (float32)."""
     distinct = np.unique(values[~np.isnan(values)])
@@ -52,9 +65,11 @@ def best_refinement(X, nominal, covered, weights, g, h, features, labels, single
                 continue
             G = (weights[sel, None] * g[sel]).sum(0)[labels] * inv_scale
             H = (weights[sel, None] * h[sel]).sum(0)[labels] * inv_scale
-            gains = gain(G, H, l1, l2)
-            q = gains.max() if single else gains.sum()
-            label = int(labels[np.argmax(gains)]) if single else -1
+            if single:
+                q, j = single_choice(G, H, l1, l2)
+                label = int(labels[j])
+            else:
+                q, label = gain(G, H, l1, l2).sum(), -1
             if q > min_quality and (best is None or q > best[0]):
                 best = (q, int(f), op, t, count, label)
     return best

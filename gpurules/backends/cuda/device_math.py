@@ -66,6 +66,7 @@ def _device(pyfunc):
 
 
 label_gain = _device(heads.label_gain)
+label_choice_key = _device(heads.label_choice_key)
 label_score = _device(heads.label_score)
 loss_gradient_hessian = _device(losses.loss_gradient_hessian)
 quantize = _device(fixed_point.quantize)

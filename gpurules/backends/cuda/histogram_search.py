@@ -49,8 +49,9 @@ import math
 import numpy as np
 from numba import cuda, types
 
-from gpurules.backends.cuda.device_math import (_device, bin_threshold, label_gain,
-                                                signature_types, system_quality, work_views)
+from gpurules.backends.cuda.device_math import (_device, bin_threshold, label_choice_key,
+                                                label_gain, signature_types, system_quality,
+                                                work_views)
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives import heuristics
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
@@ -169,9 +170,11 @@ def _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels, hea
                    params, inv_scale, values):
     """(quality, label) of the label-by-label heads (boosting complete/single, SeCo
     single/partial; the partial head's per-label values go to ``values`` float64 (>= m,)),
-    labels in order, ties to the first, as ``objectives.quality.side_quality``."""
+    labels in order, ties to the first, as ``objectives.quality.side_quality``: a single
+    head's label by ``heads.label_choice_key`` (boosting) or its value (SeCo)."""
     seco = head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL
     best = 0.0
+    best_key = 0.0
     best_label = -1
     total = 0.0
     for idx in range(labels.shape[0]):
@@ -181,15 +184,20 @@ def _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels, hea
         if side == 1:
             gk = hist_g[last, k] - gk
             hk = hist_h[last, k] - hk
+        key = 0.0
         if seco:
             value = seco_value(float(gk), float(hk), k, params)
+            key = value
         else:
             value = label_gain(gk * inv_scale, hk * inv_scale, params[0], params[1])
+            if head_mode == HEAD_SINGLE:  # mlrl-boomer's choice: the largest |score|
+                key = label_choice_key(gk * inv_scale, hk * inv_scale, params[0], params[1])
         if head_mode == HEAD_SECO_PARTIAL:
             values[idx] = value
         elif head_mode == HEAD_COMPLETE:
             total += value
-        elif best_label < 0 or value > best:
+        elif best_label < 0 or key > best_key:
+            best_key = key
             best = value
             best_label = k
     if head_mode == HEAD_SECO_PARTIAL:
