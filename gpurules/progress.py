@@ -7,8 +7,9 @@ Every line goes to the logger ``"gpurules.fit"`` (a child of ``"gpurules"``) at 
   wherever INFO lines of ``"gpurules"`` are shown).
 * ``verbose=1``: a line every ``every`` rules (about ten per fit: ``ceil(max_rules / 10)``;
   every rule for TURS, whose rules are few and slow) or when 10 s have passed since the
-  last line, with the rules learned / requested, rules per second and the elapsed time;
-  then a summary line: rules, time, why the fit stopped.
+  last line, with the rules learned / requested, rules per second and the elapsed time
+  (and, where global pruning measures a loss, that loss: "holdout loss" on the holdout
+  set, else "training loss"); then a summary line: rules, time, why the fit stopped.
 * ``verbose=2``: also one line per rule: its conditions, the training examples it covers
   and the size of its head.
 
@@ -111,11 +112,13 @@ class FitProgress:
     def elapsed(self):
         return self.clock() - self.start
 
-    def rule(self, num_rules, conditions=0, covered=0, head=0):
+    def rule(self, num_rules, conditions=0, covered=0, head=0, loss=None):
         """A rule was learned; ``num_rules``: the rules so far (as ``max_rules`` counts).
 
         For ``verbose=2``: ``conditions``, ``head`` (ints) and ``covered`` (an int, or a
-        bool array of the covered examples, summed only here)."""
+        bool array of the covered examples, summed only here). ``loss``: None, or (name,
+        a callable returning the loss) that the progress line reports (called only for a
+        line)."""
         if self.verbose == 0:
             return
         self.num_rules = num_rules
@@ -129,8 +132,9 @@ class FitProgress:
             self._last = now
             elapsed = now - self.start
             rate = num_rules / elapsed if elapsed > 0 else float("inf")
-            logger.info("%s: %d/%s rules, %.1f rules/s, %.1f s elapsed", self.name,
-                        num_rules, self.max_rules or "unlimited", rate, elapsed)
+            extra = "" if loss is None else f", {loss[0]} {loss[1]():.6g}"
+            logger.info("%s: %d/%s rules, %.1f rules/s, %.1f s elapsed%s", self.name,
+                        num_rules, self.max_rules or "unlimited", rate, elapsed, extra)
 
     def stop(self, num_rules, reason):
         """The fit ends with ``num_rules`` rules because of ``reason`` (``MAX_RULES``,

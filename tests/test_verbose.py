@@ -158,6 +158,29 @@ def test_boomer_verbose_1_logs_progress_and_why_it_stopped(emotions, caplog):
     assert lines[-1].endswith("stopped: max_rules=20 reached")
 
 
+@pytest.mark.parametrize("holdout, name", [("random", "holdout loss"),
+                                            ("none", "training loss")])
+def test_progress_lines_report_the_loss_global_pruning_measures(emotions, caplog, holdout,
+                                                                 name):
+    """With global pruning, each progress line ends with the loss it measures (the holdout
+    set's, else the training set's); the last line's value is the fit's final loss."""
+    X, Y = emotions
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        BoomerClassifier(device="cpu", max_rules=20, verbose=1, holdout=holdout,
+                         global_pruning="post-pruning").fit(X, Y)
+    progress = [m for m in fit_messages(caplog) if " rules, " in m]
+    assert progress and all(f", {name} " in m for m in progress), progress
+    losses = [float(m.rsplit(" ", 1)[1]) for m in progress]
+    assert all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+def test_progress_lines_report_no_loss_without_global_pruning(emotions, caplog):
+    X, Y = emotions
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        BoomerClassifier(device="cpu", max_rules=10, verbose=1).fit(X, Y)
+    assert not any(" loss " in m for m in fit_messages(caplog))
+
+
 def test_boomer_verbose_2_logs_every_rule(emotions, caplog):
     X, Y = emotions
     with caplog.at_level(logging.INFO, logger=LOGGER):

@@ -185,7 +185,8 @@ class BoostingLearner:
                 break
             self._apply(labels, scores)
             builder.add_rule(conditions, labels, scores)
-            progress.rule(len(builder), len(conditions), covered, len(labels))
+            progress.rule(len(builder), len(conditions), covered, len(labels),
+                          loss=self._measured_loss())
         if num_used and num_used < len(builder):
             if reason != TIME_LIMIT:  # (a time_limit stop keeps its own log line)
                 reason = f"{cfg.pruning.name} kept the best {num_used} of {len(builder)} " \
@@ -202,12 +203,22 @@ class BoostingLearner:
         """The :class:`LossTracker` of the examples global pruning measures (the holdout
         set if it asks for it and there is one, else the training examples), or None."""
         pruning = self.config.pruning
+        self._tracker_on_holdout = False
         if pruning is None:
             return None
         if holdout is not None and pruning.use_holdout_set:
+            self._tracker_on_holdout = True
             return LossTracker(self.config.loss, Y, np.flatnonzero(holdout))
         measured = np.arange(Y.shape[0]) if holdout is None else np.flatnonzero(~holdout)
         return LossTracker(self.config.loss, Y, measured)
+
+    def _measured_loss(self):
+        """(name, callable) of the loss global pruning measures, for the progress lines;
+        None without global pruning."""
+        if self._tracker is None:
+            return None
+        name = "holdout loss" if self._tracker_on_holdout else "training loss"
+        return name, self._tracker.mean_loss
 
     def _sample_weights(self, n):
         """The instance weights of the next rule: int32 (n,) counts (held-out examples 0)
