@@ -21,6 +21,12 @@ it does in LightGBM or XGBoost; both are restored afterwards. Where logging is c
 ``logging.getLogger("gpurules").setLevel(logging.INFO)`` to see the lines. Nothing is
 attached at import, and the root logger is never touched.
 
+**In a terminal** (that stderr handler attached, and stderr a TTY), ``verbose=1`` draws a
+progress bar instead of the periodic lines: one line rewritten in place (``\r``) at most
+every :data:`BAR_SECONDS`, with the rules learned / requested, rules per second, the
+elapsed time and the measured loss; the summary line follows it. Redirected output, and
+notebooks (whose stderr is not a terminal), get the lines.
+
 The learners call :meth:`FitProgress.rule` once per rule (never per refinement) and
 :meth:`FitProgress.stop` once; with ``verbose=0`` ``rule`` returns at once.
 """
@@ -38,6 +44,8 @@ MAX_RULES = "max_rules reached"
 TIME_LIMIT = "time_limit reached"
 
 SECONDS_BETWEEN_LINES = 10.0
+BAR_SECONDS = 0.2  # the terminal progress bar is redrawn at most this often
+BAR_WIDTH = 30
 
 
 def check_verbose(verbose):
@@ -84,6 +92,7 @@ class FitProgress:
         self.reason = None
         self._handler = None
         self._level = None
+        self._bar = None  # the terminal's stream while a progress bar is drawn
 
     def __enter__(self):
         self.start = self._last = self.clock()
@@ -92,12 +101,17 @@ class FitProgress:
             self._handler = logging.StreamHandler(sys.stderr)
             self._handler.setFormatter(logging.Formatter("%(message)s"))
             root.addHandler(self._handler)
+            if self.verbose == 1 and _is_terminal(sys.stderr):
+                self._bar = sys.stderr
             if root.getEffectiveLevel() > logging.INFO:
                 self._level = root.level
                 root.setLevel(logging.INFO)
         return self
 
     def __exit__(self, exc_type, *exc):
+        if self._bar is not None:
+            self._bar.write("\n")
+            self._bar = None
         if exc_type is None:
             self._summary()
         root = logging.getLogger("gpurules")
@@ -128,6 +142,11 @@ class FitProgress:
                 covered = int(covered.sum())
             logger.info("%s: rule %d: %d condition(s), covers %d training example(s), "
                         "head of %d label(s)", self.name, num_rules, conditions, covered, head)
+        if self._bar is not None:
+            if now - self._last >= BAR_SECONDS or num_rules == self.max_rules:
+                self._last = now
+                self._draw_bar(num_rules, now - self.start, loss)
+            return
         if num_rules % self.every == 0 or now - self._last >= SECONDS_BETWEEN_LINES:
             self._last = now
             elapsed = now - self.start
@@ -135,6 +154,19 @@ class FitProgress:
             extra = "" if loss is None else f", {loss[0]} {loss[1]():.6g}"
             logger.info("%s: %d/%s rules, %.1f rules/s, %.1f s elapsed%s", self.name,
                         num_rules, self.max_rules or "unlimited", rate, elapsed, extra)
+
+    def _draw_bar(self, num_rules, elapsed, loss):
+        """Rewrite the terminal's progress line."""
+        rate = num_rules / elapsed if elapsed > 0 else float("inf")
+        if self.max_rules:
+            done = min(BAR_WIDTH, BAR_WIDTH * num_rules // self.max_rules)
+            bar = "[" + "#" * done + "." * (BAR_WIDTH - done) + "] "
+        else:
+            bar = ""
+        extra = "" if loss is None else f", {loss[0]} {loss[1]():.6g}"
+        self._bar.write(f"\r{self.name} {bar}{num_rules}/{self.max_rules or 'unlimited'} "
+                        f"rules, {rate:.1f} rules/s, {elapsed:.1f} s{extra}")
+        self._bar.flush()
 
     def stop(self, num_rules, reason):
         """The fit ends with ``num_rules`` rules because of ``reason`` (``MAX_RULES``,
@@ -155,3 +187,11 @@ class FitProgress:
             reason = f"max_rules={self.max_rules} reached"
         logger.info("%s: fit done: %d rule(s) in %.1f s; stopped: %s", self.name,
                     self.num_rules, self.elapsed(), reason)
+
+
+def _is_terminal(stream):
+    """Whether ``stream`` is an interactive terminal."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False

@@ -230,3 +230,39 @@ def test_turs_logs_every_rule_and_the_mdl_stop(caplog):
                                                      for r in range(1, n + 1)]
     assert lines[-1].startswith(f"TursClassifier: fit done: {n} rule(s)")
     assert "MDL score" in lines[-1] or "shortens the code" in lines[-1]
+
+
+def test_in_a_terminal_verbose_1_draws_one_progress_bar(monkeypatch):
+    """stderr a terminal and no logging configured: one line rewritten in place (``\\r``)
+    with the bar, then the summary; never the periodic lines. ``verbose=2`` keeps its
+    per-rule lines."""
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    clock = Clock()
+    for verbose in (1, 2):
+        term = Terminal()
+        monkeypatch.setattr(sys, "stderr", term)
+        gp = logging.getLogger("gpurules")
+        saved = (list(gp.handlers), gp.level, gp.propagate)
+        gp.handlers, gp.propagate = [], False  # no logging configured for "gpurules"
+        try:
+            with FitProgress("Est", verbose=verbose, max_rules=4, clock=clock) as progress:
+                for r in range(1, 5):
+                    clock.now += 1.0
+                    progress.rule(r, 1, 3, 1, loss=("holdout loss", lambda: 0.25))
+                progress.stop(4, MAX_RULES)
+        finally:
+            gp.handlers, gp.level, gp.propagate = saved
+        out = term.getvalue()
+        if verbose == 1:
+            assert out.count("\r") == 4 and "rules, " in out
+            assert "\rEst [" + "#" * 30 + "] 4/4 rules" in out
+            assert "holdout loss 0.25" in out
+            assert out.rstrip().splitlines()[-1].startswith("Est: fit done: 4 rule(s)")
+            assert "Est: 2/4 rules" not in out
+        else:
+            assert "\r" not in out and out.count("rule 1:") == 1
