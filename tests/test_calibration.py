@@ -172,3 +172,26 @@ def test_old_file_without_calibration_loads(emotions):
     loaded = BoomerClassifier.from_dict(doc)
     assert loaded.marginal_calibration_ is None
     assert np.array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+
+
+def test_probabilities_for_a_loss_without_them_are_refused_before_learning(emotions):
+    """``based_on_probabilities=true`` with a squared-error loss: a ValueError from ``fit``
+    naming the problem, raised before any rule is learned (not at ``predict``)."""
+    from gpurules.learners import boosting
+
+    calls = []
+    original = boosting.BoostingLearner.fit
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    boosting.BoostingLearner.fit = counted
+    try:
+        with pytest.raises(ValueError, match="based_on_probabilities=true needs a loss with "
+                                             "probabilities"):
+            fit(emotions, loss="squared-error-decomposable",
+                binary_predictor="output-wise{based_on_probabilities=true}")
+    finally:
+        boosting.BoostingLearner.fit = original
+    assert calls == []

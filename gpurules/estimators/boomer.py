@@ -68,6 +68,7 @@ class BoomerClassifier(MultiLabelRuleClassifier):
     def _learn(self, config, data, progress):
         """Boosting (``learners.boosting``); sets the predictors."""
         config = with_label_ratio(config, data.Y)
+        chosen_predictors = resolve_predictors(self, config.loss.name)  # checked before learning
         # the representation first: it may move device='auto' to the CPU (exact search)
         features = self._feature_representation(data.info.X, data.nominal, data.sparse_value)
         backend = self._make_backend(self._threads)
@@ -77,8 +78,7 @@ class BoomerClassifier(MultiLabelRuleClassifier):
                               nominal_values=data.info.levels or None)
         self.marginal_calibration_ = self._fit_calibration(model, data, learner.holdout_)
         self._loss = config.loss
-        self.binary_predictor_, self.probability_predictor_ = resolve_predictors(
-            self, config.loss.name)
+        self.binary_predictor_, self.probability_predictor_ = chosen_predictors
         if "example-wise" == self.binary_predictor_ or \
                 "marginalized" == self.probability_predictor_:
             model.label_vectors, model.label_vector_counts = unique_label_vectors(data.Y)

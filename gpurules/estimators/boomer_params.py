@@ -235,9 +235,13 @@ def with_label_ratio(config, Y):
 def resolve_predictors(est, loss_name):
     """(binary predictor, probability predictor or None) after mlrl-boomer's ``auto``
     rules; the probability predictor is None for losses without probabilities."""
-    binary = predictors.resolve_binary_predictor(parse("binary_predictor",
-                                                       est.binary_predictor or "auto")[0],
-                                                 loss_name)
+    binary_name, binary_opts = parse("binary_predictor", est.binary_predictor or "auto")
+    if binary_opts.get("based_on_probabilities", False) and \
+            not predictors.has_probabilities(loss_name):
+        raise ValueError(f"binary_predictor={est.binary_predictor!r}: "
+                         f"based_on_probabilities=true needs a loss with probabilities; "
+                         f"loss={loss_name!r} has none (use based_on_probabilities=false)")
+    binary = predictors.resolve_binary_predictor(binary_name, loss_name)
     value = parse("probability_predictor", est.probability_predictor or "auto")[0]
     try:
         probability = predictors.resolve_probability_predictor(value, loss_name)
