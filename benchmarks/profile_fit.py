@@ -101,7 +101,8 @@ def _split_histogram_search(timer):
         start = time.perf_counter()
         histogram_search.build_histograms(
             features, fs.bin_index, fs.bin_offset, backend.mask, backend.indicator, weights,
-            backend.g, backend.h, backend.hist, backend.hist_count, threads)
+            backend.g, backend.h, backend.hist, backend.hist_count, threads,
+            gh=backend._searches.gh)
         middle = time.perf_counter()
         histogram_search.scan_histograms(
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, backend.hist,

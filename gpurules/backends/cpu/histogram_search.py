@@ -128,7 +128,7 @@ build = parallel_kernel(_build_py)
 
 
 def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist,
-                     hist_count, n_threads=1):
+                     hist_count, n_threads=1, gh=None):
     """Histograms of the covered examples' statistics for the sampled features.
 
     Zeroes and fills the rows of the sampled features only: for every example ``i`` with
@@ -144,11 +144,14 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
         g: int64 (n, K), h: int64 (n, W) fixed-point statistics.
         hist: int64 (B, K + W), hist_count: int64 (B,), written in place.
         n_threads: Numba threads; the sampled features are built in as many parts.
+        gh: int64 (n, K + W), ``[g | h]`` when the caller keeps it (``CpuBackend``); None
+            makes it from ``g`` and ``h`` (an O(n (K + W)) copy per call).
     """
     for f in features:
         hist[bin_offset[f]:bin_offset[f + 1]] = 0
     covered = np.flatnonzero(mask == indicator).astype(np.int32)
-    gh = np.concatenate((g, h), axis=1)
+    if gh is None:
+        gh = np.concatenate((g, h), axis=1)
     with thread_limit(n_threads):
         build(features, bin_index, bin_offset, covered, covered.shape[0], weights, gh, hist,
               hist_count, max(n_threads, 1))
