@@ -445,7 +445,7 @@ def test_marginalized_probabilities_match_reference():
     np.testing.assert_allclose(out, ref.marginalized(scores, vectors), rtol=1e-12, atol=1e-15)
     # with every label vector the marginals are the output-wise probabilities
     np.testing.assert_allclose(_marginalized(scores, ref.all_label_vectors(4)),
-                               predictors.sigmoid(scores), rtol=1e-12)
+                               predictors.marginal_probabilities(scores), rtol=1e-12)
     # no underflow for confident scores over many labels
     big = np.full((1, 300), 40.0)
     vec = np.vstack([np.ones(300, np.uint8), np.zeros(300, np.uint8)])

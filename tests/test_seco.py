@@ -11,7 +11,8 @@ from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse
-from gpurules.learners.covering import InstanceSampling, _output_wise_strata
+from gpurules.learners.covering import InstanceSampling
+from gpurules.learners.holdout import output_wise_strata
 from gpurules.objectives import heuristics as H
 from gpurules.objectives.lift_functions import lift_tables
 from tests.reference import seco_reference as ref
@@ -91,7 +92,7 @@ def test_output_wise_strata_follow_mlrl_order():
     # label 2 is rarest -> first; its example also holds label 1, whose count drops to 1,
     # so label 1 (1 left) goes before label 0 (2 left)
     Y = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 1], [0, 1, 0], [0, 0, 0]], np.uint8)
-    strata = _output_wise_strata(Y)
+    strata = output_wise_strata(Y)
     assert [s.tolist() for s in strata] == [[2], [3], [0, 1], [4]]
     sampling = InstanceSampling("stratified-output-wise", 0.66)
     w = sampling.sample(np.random.default_rng(0), 5, strata)

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from gpurules.backends.base import SearchSettings
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.exceptions import FitStoppedEarlyWarning
+from gpurules.learners.holdout import output_wise_strata
 from gpurules.learners.sampling import FeatureSampling, floyd_sample
 from gpurules.objectives.compiled import side_quality
 from gpurules.objectives.heuristics import (HEAD_SECO_SINGLE, LAPLACE, P_SELECT, label_value,
@@ -63,7 +64,7 @@ class InstanceSampling:
     def strata(self, Y):
         """The strata of a stratified kind (list of int64 arrays), else None."""
         if self.kind == "stratified-output-wise":
-            return _output_wise_strata(Y)
+            return output_wise_strata(Y)
         if self.kind == "stratified-example-wise":
             return _example_wise_strata(Y)
         return None
@@ -93,26 +94,6 @@ class InstanceSampling:
             if take > 0:
                 weights[members[floyd_sample(rng, size, take)]] = 1
         return weights
-
-
-def _output_wise_strata(Y):
-    """mlrl-common's output-wise strata: repeatedly the label with the fewest examples not
-    yet in a stratum (ties: smaller label index) forms a stratum of those examples; the
-    examples with no relevant label form the last stratum. Returns int64 arrays."""
-    Y = np.asarray(Y, dtype=bool)
-    remaining = Y.sum(axis=0).astype(np.int64)
-    assigned = np.zeros(Y.shape[0], bool)
-    strata = []
-    while (remaining > 0).any():
-        k = int(np.argmin(np.where(remaining > 0, remaining, np.iinfo(np.int64).max)))
-        members = np.flatnonzero(Y[:, k] & ~assigned)
-        assigned[members] = True
-        remaining -= Y[members].sum(axis=0)
-        strata.append(members)
-    rest = np.flatnonzero(~assigned)
-    if rest.size:
-        strata.append(rest)
-    return strata
 
 
 def _example_wise_strata(Y):

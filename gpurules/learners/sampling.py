@@ -8,6 +8,7 @@ import numpy as np
 
 from gpurules.backends.base import floyd_indices
 from gpurules.learners.holdout import example_wise_strata, output_wise_strata
+from gpurules.objectives.complete_head import bounded_fraction
 
 
 def floyd_sample(rng, n, m):
@@ -46,18 +47,6 @@ class FeatureSampling:
         if m >= num_features:
             return np.arange(num_features, dtype=np.int64)
         return floyd_sample(rng, num_features, m)
-
-
-def bounded_fraction(n, fraction, minimum, maximum):
-    """mlrl-boomer's ``calculateBoundedFraction``: ``ceil(float32(fraction) * n)`` (in
-    float32), at least ``min(minimum, n)``, at most ``maximum`` when ``maximum >= minimum``
-    (``maximum = 0``: no upper bound)."""
-    result = int(math.ceil(np.float32(fraction) * np.float32(n)))
-    if result < min(minimum, n):
-        return min(minimum, n)
-    if maximum >= minimum and result > maximum:
-        return maximum
-    return result
 
 
 INSTANCE_SAMPLING_KINDS = ("none", "with-replacement", "without-replacement",

@@ -26,6 +26,7 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.non_decomposable import (
     LOGISTIC, NON_DECOMPOSABLE_LOSSES, SQUARED_ERROR, SQUARED_HINGE, loss_value)
 
@@ -136,13 +137,6 @@ def unique_label_vectors(Y):
     return np.ascontiguousarray(rows[order]), counts[order].astype(np.int64)
 
 
-def sigmoid(scores):
-    """The logistic function of float64 scores (any shape), without overflow."""
-    scores = np.asarray(scores, dtype=np.float64)
-    e = np.exp(-np.abs(scores))
-    return np.where(scores >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
 # -- mlrl-boomer 0.15.6's ``auto`` rules ----------------------------------------------------
 def is_non_decomposable(loss_name):
     """Whether ``loss_name`` is one of the non-decomposable losses."""
@@ -183,13 +177,15 @@ def resolve_binary_predictor(binary_predictor, loss_name):
 
 def marginal_probabilities(scores):
     """The output-wise probability predictor: the logistic function of float64 scores
-    (n, K), as float64 (n, K)."""
+    (any shape, e.g. (n, K)), without overflow (tanh form), as float64 of the same shape."""
     return 0.5 * (1.0 + np.tanh(0.5 * scores))
 
 
 def has_probabilities(loss_name):
-    """Whether the loss defines probabilities (the logistic losses)."""
-    return loss_name in ("logistic-decomposable", "logistic-non-decomposable")
+    """Whether the loss ``loss_name`` defines probabilities (its spec's
+    ``has_probabilities``: the logistic losses); False for an unknown name."""
+    spec = DECOMPOSABLE_LOSSES.get(loss_name) or NON_DECOMPOSABLE_LOSSES.get(loss_name)
+    return spec is not None and spec.has_probabilities
 
 
 def resolve_probability_predictor(probability_predictor, loss_name):

@@ -52,9 +52,19 @@ class CpuBackend:
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W)
-        self.hist, self.hist_count = self._searches.hist, self._searches.hist_count
         self.indicator = 0
         self.set_scale(scale)
+
+    @property
+    def hist(self):
+        """int64 (B, K + W): the histograms of the histogram search (binned features), else
+        None (``representations.SearchState``)."""
+        return self._searches.hist
+
+    @property
+    def hist_count(self):
+        """int64 (B,): the histograms' example counts, or None."""
+        return self._searches.hist_count
 
     def set_scale(self, scale):
         self.scale = float(scale)
