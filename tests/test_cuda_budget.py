@@ -6,7 +6,8 @@ kernel launches, device->host copies (each a synchronisation), host->device copi
 allocations and the bytes the histogram kernels read. The backend runs under the Numba CUDA
 simulator with ``tests/reference/fake_cupy.py`` standing in for CuPy (one fresh interpreter,
 ``python -m tests.test_cuda_budget`` with ``NUMBA_ENABLE_CUDASIM=1``); the counts are the
-ones a GPU would see.
+ones a GPU would see. The same for a device-resident block of refinement steps
+(``refine_rule``, ``cuda/refine.py``): one copy each way per block.
 
 Budget checks not met yet are ``xfail(strict=True)``: they fail the suite once met, so the
 mark must then go.
@@ -82,6 +83,29 @@ def refinement_counts(steps=2):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def block_counts(rules=2, steps=8):
+    """[(counts, conditions)] of one ``refine_rule`` call of ``steps`` steps (one
+    device-resident block; complete head, all features) per rule, each rule followed by a
+    statistics update."""
+    from gpurules.backends.base import SearchSettings
+    from gpurules.objectives.heads import HEAD_COMPLETE
+
+    backend, counters = _counted_backend()
+    labels = np.arange(2, dtype=np.int32)
+    search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
+    out = []
+    for _ in range(rules):
+        backend.reset_coverage()
+        totals = backend.covered_totals(None)
+        before = counters.snapshot()
+        conditions, last, _, _ = backend.refine_rule(np.zeros((steps, 0)), labels, None,
+                                                     totals, search, 0)
+        out.append((counters.snapshot() - before, len(conditions)))
+        backend.update_statistics(labels, np.array([0.5, -0.5]))
+    return out
+
+
 # -- checks run in the fresh interpreter ---------------------------------------------------
 def _per_refinement():
     return refinement_counts()[1]
@@ -125,6 +149,47 @@ def statistics_read_once_per_refinement():
     first = refinement_counts()[0]
     assert first.histogram_bytes == histogram_read_bytes(N, 2, 2, 3, N, G=1), first
     assert first.histogram_bytes < histogram_read_bytes(N, 2, 2, 3, N) / 2, first
+
+
+def _blocks_run(conditions, last_rule_steps, steps=8):
+    """Device blocks a rule of ``conditions`` conditions runs (it ends at the step after its
+    last condition), by ``refine.block_sizes``."""
+    from gpurules.backends.cuda.refine import block_sizes
+
+    run, done = 0, 0
+    for size in block_sizes(steps, 0, last_rule_steps):
+        run, done = run + 1, done + size
+        if done > conditions:
+            break
+    return run
+
+
+@check
+def one_copy_each_way_per_block():
+    """A device-resident block of refinement steps: one host->device copy (the features,
+    parameters and state of every step) and one device->host copy (the record), however
+    many steps; the second rule, as long as the first, takes one block."""
+    previous = 0
+    for counts, conditions in block_counts():
+        blocks = _blocks_run(conditions, previous)
+        assert conditions >= 1 and counts.d2h == counts.h2d == blocks, (counts, conditions)
+        previous = conditions
+    assert blocks == 1
+
+
+@check
+def no_allocation_after_the_first_rule():
+    first, second = (counts for counts, _ in block_counts())
+    assert first.allocations > 0 and second.allocations == 0, (first, second)
+
+
+@check
+def block_launches_per_step():
+    """Per step of a block: zeroing, histograms, prefix sums, candidates, selection and
+    coverage (one histogram launch and one prefix launch at these sizes). The second rule
+    runs one step more than its conditions (the step that finds none)."""
+    (_, first), (counts, conditions) = block_counts()
+    assert conditions == first and counts.launches == 6 * (conditions + 1), counts
 
 
 @check

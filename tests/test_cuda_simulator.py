@@ -29,7 +29,8 @@ from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (
-    assert_same_refinements, compare_backends, cpu_backend, empty_outputs, exact_bins,
+    assert_same_refinements, assert_same_statistics, assert_same_totals, compare_backends,
+    cpu_backend, empty_outputs, exact_bins,
     histogram_per_feature, random_problem, reference_per_feature, slot_histograms,
     slot_layout, slot_refinements, uncovered_bin_problem)
 from tests.reference.cuda_support import require, run_checks, run_isolated
@@ -48,12 +49,15 @@ def check(fn):
 
 
 def covered_list(mask, indicator, slot=0):
-    """The compacted list of the covered examples (``kernels``' coverage section):
-    (covered int32 (n,), in descending order (any order must do), lens int32 (3,), slot)."""
+    """The compacted list of the covered examples (``coverage``'s module docstring):
+    (covered int32 (n,), in descending order (any order must do), lens int32 (RING,),
+    slot)."""
+    from gpurules.backends.cuda.coverage import RING
+
     listed = np.flatnonzero(mask == indicator)[::-1]
     covered = np.zeros(mask.shape[0], np.int32)
     covered[:listed.size] = listed
-    lens = np.zeros(3, np.int32)
+    lens = np.zeros(RING, np.int32)
     lens[slot] = listed.size
     return covered, lens, slot
 
@@ -83,11 +87,12 @@ def _simulate_scan(binned, features, mask, weights, g, h, labels, search, thread
         return buffers[name]
 
     histogram_search.search(
-        histogram_search, buffer, lambda a: a, lambda work: max(1, min(-(-work // threads), 4)), threads,
-        tuple(hists), (features, slot_offset, B),
+        histogram_search, buffer, lambda a: a, lambda work: max(1, min(-(-work // threads), 4)),
+        threads, tuple(hists), (features, slot_offset, B),
         (binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal), labels,
+        histogram_search.initial_state(labels.size),
         (search.head_mode, np.asarray(search.params, np.float64), INV_SCALE,
-         search.min_coverage, search.min_quality), out)
+         search.min_coverage, np.array([search.min_quality])), out)
     assert not buffers["tickets"].any(), "the tickets are back at 0"
     return slot_refinements(features, out)
 
@@ -232,7 +237,9 @@ def covered_totals_equal_cpu():
 def apply_binned_condition_equals_raw_values():
     """Every operator, on exact and coarse bins, with missing values: the covered examples
     that satisfy the condition on their raw value move to indicator + 1 and make up the new
-    covered list; the next step's length slot is cleared."""
+    covered list; the length slot before the current one is cleared, the others kept."""
+    from gpurules.backends.cuda.coverage import RING
+
     X, nominal, _, _, _, mask = random_problem(np.random.default_rng(5), 40, 2, 1,
                                                n_distinct=7, nan_frac=0.2)
     for binned in (exact_bins(X, nominal), bin_features(X, nominal, "equal-frequency",
@@ -242,20 +249,23 @@ def apply_binned_condition_equals_raw_values():
         cut = midpoint(binned.bin_max[lo[1]], binned.bin_min[lo[1] + 1])
         cases += [(1, op, cut) for op in (OP_LEQ, OP_GR)]
         for step, (f, op, threshold) in enumerate(cases):
+            step += 13 * (step % 2)  # the ring wraps around at 16
             want = np.where((mask == 1) & satisfied(X[:, f], op, threshold), 2, mask)
             got = mask.copy()
-            src, lens, slot = covered_list(mask, 1, slot=step % 3)
+            src, lens, slot = covered_list(mask, 1, slot=step % RING)
             dst = np.full_like(src, -1)
-            lens[(step + 2) % 3] = 5
+            before, ahead = (step - 1) % RING, (step + 2) % RING
+            lens[before], lens[ahead] = 5, 7
             _kernels().apply_binned_condition[GRID](f, op, np.float32(threshold),
                                                     binned.bin_index, binned.bin_offset,
                                                     binned.bin_min, got, 1, src, dst, lens,
                                                     step)
             np.testing.assert_array_equal(got, want, err_msg=f"feature {f}, op {op}")
             assert 0 < (want == 2).sum() < (mask == 1).sum()
-            out = lens[(step + 1) % 3]  # the new list: the examples now at indicator 2
+            out = lens[(step + 1) % RING]  # the new list: the examples now at indicator 2
             np.testing.assert_array_equal(np.sort(dst[:out]), np.flatnonzero(want == 2))
-            assert (dst[out:] == -1).all() and lens[(step + 2) % 3] == 0
+            assert (dst[out:] == -1).all() and lens[before] == 0 and lens[ahead] == 7
+            assert lens[slot] == (mask == 1).sum()
 
 
 # -- the backend's plumbing -----------------------------------------------------------------
@@ -329,6 +339,72 @@ def backend_with_statistics_set_by_the_learner():
     gpu.apply_refinement(got)
     np.testing.assert_array_equal(gpu.covered_mask(), cpu.covered_mask())
     assert 0 < cpu.covered_mask().sum() < n
+
+
+def _refine_cases(rng, n):
+    """(head mode, steps R, sampled features m (0 = all), fix_label_after, min_coverage,
+    weights) of ``refine_rule_equals_cpu_fused_loop``."""
+    drawn = rng.choice(np.array([0, 1, 2], np.int32), size=n)
+    return [(HEAD_COMPLETE, 8, 0, 0, 1, None), (HEAD_SINGLE, 8, 3, 1, 1, drawn),
+            (HEAD_SINGLE, 9, 2, 2, 1, None), (HEAD_COMPLETE, 8, 2, 0, 12, drawn),
+            (HEAD_SINGLE, 3, 0, 0, 1, None)]
+
+
+@check
+def refine_rule_equals_cpu_fused_loop():
+    """``CudaBackend.refine_rule`` (device-resident blocks, ``cuda/refine.py``) against the
+    CPU's fused loop: the same conditions, last refinement, labels and finished flag, then
+    the same coverage, totals and statistics; complete and single heads (label fixed after 1
+    or 2 steps), all and sampled features, unit and drawn weights, a ``min_coverage`` stop,
+    rules that end inside a block; blocks of 14 and of 2 steps (a call split into several
+    blocks); shared and global histograms."""
+    from gpurules.backends.cuda import refine
+
+    backend_class, _ = _simulated_backend_class()
+    rng = np.random.default_rng(11)
+    n, K = 48, 3
+    X, nominal, *_ = random_problem(rng, n, 5, 1)
+    # feature 1: 48 bins, too wide for shared memory, so its slot comes after feature 3's;
+    # feature 3 is its copy clipped at 30 (31 bins, shared): its conditions below 30 tie
+    # with feature 1's, and the first in the caller's order (feature 1) must win
+    X[:, 1] = rng.permutation(n).astype(np.float32)
+    X[:, 3] = np.minimum(X[:, 1], 30)
+    Y = (rng.random((n, K)) < 0.5).astype(np.uint8)
+    Y[:, 0] = (X[:, 1] < 20) ^ (rng.random(n) < 0.25)
+    loss = DECOMPOSABLE_LOSSES["squared-error-decomposable"]
+    binned, labels = exact_bins(X, nominal), np.arange(K, dtype=np.int32)
+    ended_inside, ties, saved = 0, 0, refine.MAX_STEPS
+    try:
+        for force_global, max_steps in ((False, saved), (True, 2)):
+            refine.MAX_STEPS = max_steps
+            cpu, gpu = CpuBackend(), backend_class(0, force_global_atomics=force_global,
+                                                   block_size=32)
+            for backend in (cpu, gpu):
+                backend.start_fit(binned, Y, loss, np.ones(n), SCALE)
+            for head, R, m, fix, min_cov, weights in _refine_cases(rng, n):
+                search = SearchSettings.boosting(head, 0.0, 1.0, min_cov, -np.inf)
+                uniforms = rng.random((R, m))
+                results = []
+                for backend in (cpu, gpu):
+                    backend.reset_coverage()
+                    totals = backend.covered_totals(weights)
+                    results.append(backend.refine_rule(uniforms, labels, weights, totals,
+                                                       search, fix))
+                (want_c, want, want_l, want_f), (got_c, got, got_l, got_f) = results
+                assert got_c == want_c and got_f == want_f, (got_c, want_c, got_f, want_f)
+                assert_same_refinements([got], [want])
+                np.testing.assert_array_equal(got_l, want_l)
+                np.testing.assert_array_equal(gpu.covered_mask(), cpu.covered_mask())
+                assert_same_totals(gpu.covered_totals(weights), cpu.covered_totals(weights))
+                ended_inside += want_f and len(want_c) < R
+                ties += sum(f == 1 and thr < 30 for f, _, thr in want_c)
+                scores = rng.normal(0.0, 0.5, size=want_l.size)
+                cpu.update_statistics(want_l, scores)
+                gpu.update_statistics(want_l, scores)
+                assert_same_statistics(cpu, gpu)
+    finally:
+        refine.MAX_STEPS = saved
+    assert ended_inside >= 3 and ties >= 2, (ended_inside, ties)
 
 
 @check

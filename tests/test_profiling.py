@@ -67,7 +67,7 @@ def test_histogram_bytes_rejects_bad_input(args, message):
 
 class _StandInBackend:
     """The phase structure of CudaBackend on NumPy arrays: build_histograms uploads the
-    weights and launches; _search downloads its result."""
+    weights and launches; _launch_search downloads its result."""
 
     device_index = 0
 
@@ -78,6 +78,10 @@ class _StandInBackend:
         self.h = np.zeros((6, W), np.int64)  # W = 3: packed Hessians of K = 2 labels
         self.mask = np.array([1, 1, 0, 1, 1, 1], np.int32)
         self.indicator = 1
+        self._step = 3  # the covered list of step 3: examples 0, 1, 3, 4, 5 (mask == 1)
+        self._covered = np.array([[0] * 6, [5, 4, 3, 1, 0, 2]], np.int32)
+        self._lens = np.zeros(16, np.int32)
+        self._lens[3] = 5
         self.features = types.SimpleNamespace(bin_offset=np.array([0, 3, 7, 8]))
         self.log = []
 
@@ -88,17 +92,20 @@ class _StandInBackend:
         weights_dev = self.cp.asarray(weights)
         time.sleep(0.002)
         self._launch_histogram(self.cp.asarray(features), len(features),
-                               np.array([0, len(features)]), weights_dev, 0)
+                               np.array([0, len(features)]), weights_dev, 0, self._step)
         return "built"
 
-    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes):
+    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes, step):
         time.sleep(0.003)
 
-    def _search(self):
+    def _launch_search(self):
         return self.cp.asnumpy(np.arange(4, dtype=np.int64))
 
     def apply_refinement(self, refinement):
         self.indicator += 1
+
+    def _apply_selected(self, record, r, indicator, step):
+        pass
 
     def update_statistics(self, labels, scores):
         pass
@@ -115,14 +122,14 @@ def test_profiler_counts_nests_and_detaches(W):
     with PhaseProfiler(b) as prof:
         assert b.build_histograms(np.array([2, 0]), weights) == "built"
         b.build_histograms(np.array([1]), weights)
-        np.testing.assert_array_equal(b._search(), np.arange(4))
+        np.testing.assert_array_equal(b._launch_search(), np.arange(4))
         b.apply_refinement(None)
         b.covered_totals(None)
     assert b.indicator == 2 and b.cp is original_cp
     assert not set(PHASES) & set(vars(b))  # the class's own methods are back
     s = prof.stats
     assert s["build_histograms"].calls == 2 and s["_launch_histogram"].calls == 2
-    assert s[H2D].calls == 4 and s[D2H].calls == 2 and s["_search"].calls == 1
+    assert s[H2D].calls == 4 and s[D2H].calls == 2 and s["_launch_search"].calls == 1
     # covered with weight != 0 at indicator 1: examples 0, 3, 4, 5
     want = sum(sum(histogram_bytes(6, 2, S, 4, bins, W)) for S, bins in ((2, 4), (1, 4)))
     assert want == 2 * (2 * 4 * 6 + 8 * (2 + W) * 4 + 8 * (2 + W + 1) * 4) + 4 * 2 * 4 + 4 * 4
@@ -133,7 +140,7 @@ def test_profiler_counts_nests_and_detaches(W):
     assert build.total_ms >= 2 * 5.0 * 0.9
     assert build.self_ms == pytest.approx(build.total_ms - nested, abs=1e-6)
     assert s["_launch_histogram"].self_ms == s["_launch_histogram"].total_ms >= 2 * 3.0 * 0.9
-    top = ("build_histograms", "_search", "apply_refinement", "covered_totals")
+    top = ("build_histograms", "_launch_search", "apply_refinement", "covered_totals")
     assert sum(r[2] for r in prof.rows()) == pytest.approx(sum(s[p].total_ms for p in top))
     assert prof.histogram_gbps() == pytest.approx(
         want / (s["_launch_histogram"].total_ms * 1e-3) / 1e9)
@@ -201,7 +208,7 @@ def profiled_backend_equals_unprofiled():
         assert (a.feature, a.op, a.threshold, a.count) == (b.feature, b.op, b.threshold, b.count)
     np.testing.assert_array_equal(results[0][2], results[1][2])
     s = prof.stats
-    assert s["_launch_histogram"].calls >= 2 and s["_search"].calls == 2
+    assert s["_launch_histogram"].calls >= 2 and s["_launch_search"].calls == 2
     assert s["update_statistics"].calls == s["apply_refinement"].calls == 1
     assert s[H2D].calls > 0 and s[D2H].calls > 0
     bins = int(exact_bins(X, nominal).total_bins)

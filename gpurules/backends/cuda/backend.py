@@ -1,17 +1,20 @@
 """CudaBackend: the backend protocol on one GPU (histogram search).
 
 Everything a fit needs stays on the device for the whole fit (CuPy arrays): the binned
-matrix, labels, scores, statistics, coverage mask and histograms. Per refinement the host
-sends one packed record (the sampled features, the head's labels and parameters: one
-host->device copy) and receives one packed record, the ``out_*`` arrays of the search (S
-entries and S*(K+W) sums: one device->host copy). The instance weights are uploaded once per
-rule. Every device array is allocated once per fit: the per-fit arrays in ``start_fit``, the
+matrix, labels, scores, statistics, coverage mask and histograms. ``refine_rule`` runs
+blocks of refinement steps on the device (``refine``): per block the host sends one packed
+record (every step's sampled features, the head's labels and parameters: one host->device
+copy) and receives one (the steps' conditions, the last one's sums and the state: one
+device->host copy). A single ``find_best_refinement`` (SeCo, tests) sends one record and
+receives the ``out_*`` arrays of the search (S entries and S*(K+W) sums). The instance
+weights are uploaded once per rule. Every device array is allocated once per fit: the per-fit arrays in ``start_fit``, the
 scratch of the searches (histograms, outputs, work arrays) on first use, as views of buffers
 that grow only when a larger sample needs it (``_buffer``); see :func:`fit_memory_bytes` for
 the estimate that is checked against the device's free memory. Histograms are built by the CUDA
 C kernels of ``kernels/histogram.cu`` (CuPy ``RawModule``); the threshold scan
-(``histogram_search``), the statistics (``statistics``) and the coverage (``coverage``) are
-Numba CUDA kernels, listed by name in ``kernels``.
+(``histogram_search``), a block's choice of each step's refinement (``refine``), the
+statistics (``statistics``) and the coverage (``coverage``) are Numba CUDA kernels, listed
+by name in ``kernels``.
 
 Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W), ``W = K`` for decomposable losses and
 count statistics, ``W = K (K + 1) / 2`` (packed Hessians) for a ``NonDecomposableLossSpec``,
@@ -32,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from gpurules.backends.base import refine_stepwise, select_refinement
+from gpurules.backends.base import select_refinement
 from gpurules.backends.cuda import sources
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
@@ -101,7 +104,7 @@ def _out_bytes(S, K, W):
     return S * (8 + 8 + 8 * K + 8 * W + 4 + 4 + 1)
 
 
-def _out_views(buffer, S, K, W):
+def out_views(buffer, S, K, W):
     """(q float64 (S,), op int8 (S,), thr float32 (S,), cnt int64 (S,), label int32 (S,),
     g int64 (S, K), h int64 (S, W)): views of the packed uint8 ``buffer`` (device or host,
     at least ``_out_bytes(S, K, W)`` bytes)."""
@@ -135,10 +138,10 @@ class CudaBackend:
         import cupy as cp
         from numba import cuda as nb_cuda
 
-        from gpurules.backends.cuda import histogram_search, kernels
+        from gpurules.backends.cuda import histogram_search, kernels, refine
 
         self.cp, self._nb_cuda, self._kernels = cp, nb_cuda, kernels
-        self._search_module = histogram_search
+        self._search_module, self._refine = histogram_search, refine
         self.device_index = int(device_index)
         self.force_global_atomics = bool(force_global_atomics)
         self.threads = int(block_size)
@@ -253,7 +256,7 @@ class CudaBackend:
             self.h = cp.zeros((n, W), np.int64)
             self.mask = cp.zeros(n, np.int32)
             self._covered = cp.empty((2, n), np.int32)  # the compacted lists, 2 steps
-            self._lens = cp.zeros(3, np.int32)
+            self._lens = cp.zeros(self._kernels.RING, np.int32)  # coverage's ring
             self._sums = cp.zeros(K + W + 1, np.int64)  # covered_totals: g | h | count
             self._ticket = cp.zeros(1, np.int32)  # covered_totals' last-block ticket
             self._partial = cp.empty(  # covered_totals' sums per block
@@ -295,10 +298,12 @@ class CudaBackend:
             return self.cp.asnumpy(self.mask == self.indicator)
 
     def reset_coverage(self):
-        """Every example covered: mask 0 at indicator 0, the covered list = all examples."""
+        """Every example covered: mask 0 at indicator 0, the covered list = all examples.
+        Remembers the refinement steps of the rule before (``last_rule_steps``)."""
         with self._on_device():
             self._kernels.reset_coverage[self._config(self._blocks(self.mask.size))](
                 self._v["mask"], self._nb(self._covered[0]), self._nb(self._lens))
+        self.last_rule_steps = getattr(self, "_step", 0)
         self.indicator = 0
         self._step = 0
 
@@ -307,16 +312,19 @@ class CudaBackend:
         listed = np.flatnonzero(np.asarray(mask) == indicator).astype(np.int32)
         covered = np.zeros(self.mask.size, np.int32)
         covered[:listed.size] = listed
+        lens = np.zeros(self._lens.size, np.int32)
+        lens[0] = listed.size
         with self._on_device():
             self._upload(np.ascontiguousarray(mask, np.int32), self.mask)
             self._upload(covered, self._covered[0])
-            self._upload(np.array([listed.size, 0, 0], np.int32), self._lens)
+            self._upload(lens, self._lens)
         self.indicator, self._step = int(indicator), 0
 
     def _covered_list(self):
         """(covered, lens, slot): the current compacted list of the covered examples,
-        ``covered[:lens[slot]]`` (Numba views; see the coverage section of ``kernels``)."""
-        return self._nb(self._covered[self._step % 2]), self._nb(self._lens), self._step % 3
+        ``covered[:lens[slot]]`` (Numba views; see ``coverage``)."""
+        return (self._nb(self._covered[self._step % 2]), self._nb(self._lens),
+                self._step % self._lens.size)
 
     def _weights(self, weights):
         """Device instance weights int32 (n,): all ones for ``None``; otherwise uploaded once
@@ -347,16 +355,9 @@ class CudaBackend:
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
         for features without missing values), so ``totals`` is not needed on the device.
-        One host->device copy (features, slot and group offsets, labels, parameters) and one
-        device->host copy (the ``out_*`` record) per call."""
-        modes = self._search_module.SYSTEM_HEAD_MODES
-        if not self.non_decomposable:
-            modes = modes + self._search_module.LABEL_HEAD_MODES
-        if search.head_mode not in modes:
-            raise ValueError(
-                f"the CUDA backend does not implement head_mode {search.head_mode} for "
-                f"{'non-' if self.non_decomposable else ''}decomposable statistics; known: "
-                f"{modes}")
+        One host->device copy (features, slot and group offsets, parameters, the search's
+        state, labels) and one device->host copy (the ``out_*`` record) per call."""
+        self._check_head_mode(search.head_mode)
         features = np.ascontiguousarray(features, np.int64)
         if features.size == 0:
             return None
@@ -365,14 +366,28 @@ class CudaBackend:
         order = self._slot_order(features)
         slotted = features[order]
         with self._on_device():
-            features_dev, slot_dev, groups_dev, params_dev, labels_dev = self._upload_record(
-                slotted, self._slot_offset(slotted), self._group_offsets(slotted), params,
-                labels)
+            features_dev, slot_dev, groups_dev, params_dev, quality_dev, state_dev, \
+                labels_dev = self._upload_record(
+                    slotted, self._slot_offset(slotted), self._group_offsets(slotted), params,
+                    np.array([search.min_quality], np.float64),
+                    self._search_module.initial_state(labels.size), labels)
             self.build_histograms(slotted, weights, (features_dev, slot_dev, groups_dev))
-            out = self._search(slotted, features_dev, slot_dev, labels_dev, params_dev,
-                               search)
+            out_dev = self._launch_search(slotted, features_dev, slot_dev, labels_dev,
+                                          state_dev, params_dev, quality_dev, search)
+            out = out_views(self.cp.asnumpy(out_dev), features.size, *self._widths())
         inverse = np.argsort(order)  # slot order -> the caller's order (first best wins)
         return select_refinement(features, tuple(a[inverse] for a in out))
+
+    def _check_head_mode(self, head_mode):
+        """Raise ValueError unless the scan implements ``head_mode`` for these statistics."""
+        modes = self._search_module.SYSTEM_HEAD_MODES
+        if not self.non_decomposable:
+            modes = modes + self._search_module.LABEL_HEAD_MODES
+        if head_mode not in modes:
+            raise ValueError(
+                f"the CUDA backend does not implement head_mode {head_mode} for "
+                f"{'non-' if self.non_decomposable else ''}decomposable statistics; known: "
+                f"{modes}")
 
     def _in_shared(self, features):
         """bool (S,): which of the sampled ``features`` (host int64) get the shared-memory
@@ -425,7 +440,11 @@ class CudaBackend:
         offsets += [0, features.shape[0] - shared]
         return np.asarray(offsets, np.int64)
 
-    def build_histograms(self, features, weights, uploaded=None):
+    def _widths(self):
+        """(K, W): the statistics' gradient and Hessian columns."""
+        return self.g.shape[1], self.h.shape[1]
+
+    def build_histograms(self, features, weights, uploaded=None, step=None):
         """Fill ``hist_g``, ``hist_h``, ``hist_count`` (device) for the sampled ``features``
         (host int64 (S,)) from the covered examples with ``weights`` (host int32 (n,) or
         ``None``), one slot of rows per feature (``slots``: the features in slot order and
@@ -433,13 +452,15 @@ class CudaBackend:
         ``histogram_shared`` in groups (:meth:`_group_offsets`), the others (or all, with
         ``force_global_atomics``) ``histogram_global``. ``uploaded``: (features, slot
         offsets, group offsets) on the device, the features already in slot order
-        (:meth:`_slot_order`)."""
-        K, W = self.g.shape[1], self.h.shape[1]
+        (:meth:`_slot_order`). ``step``: the refinement step whose covered list is read
+        (default: the current one)."""
+        K, W = self._widths()
         if uploaded is None:
             features = features[self._slot_order(features)]
             uploaded = self._upload_record(features, self._slot_offset(features),
                                            self._group_offsets(features))
         features_dev, self._slot_dev, groups_dev = uploaded
+        step = self._step if step is None else step
         S = features.shape[0]
         slot_offset = self._slot_offset(features)
         groups = self._group_offsets(features)
@@ -456,16 +477,16 @@ class CudaBackend:
             rows = np.diff(slot_offset[groups[:G + 1]])
             need = int(shared_histogram_bytes(rows, K, W).max())
             self._launch_histogram(features_dev[:shared], shared, groups_dev[:G + 1], weights_dev,
-                                   need)
+                                   need, step)
         if shared < S:
             self._launch_histogram(features_dev[shared:], S - shared, groups_dev[G + 1:],
-                                   weights_dev, 0)
+                                   weights_dev, 0, step)
 
-    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes):
+    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes, step):
         """One histogram launch over the ``S`` features ``slots_dev`` (device int64) in the
-        groups ``groups_dev`` (device int64 (G + 1,)): the first ``S`` slots of
-        ``build_histograms`` when ``shared_bytes`` > 0 (shared memory privatised), else its
-        last ``S`` slots (global atomics)."""
+        groups ``groups_dev`` (device int64 (G + 1,)) from the covered list of refinement
+        step ``step``: the first ``S`` slots of ``build_histograms`` when ``shared_bytes`` >
+        0 (shared memory privatised), else its last ``S`` slots (global atomics)."""
         n, K = self.g.shape
         W = self.h.shape[1]
         G = groups_dev.shape[0] - 1
@@ -476,19 +497,22 @@ class CudaBackend:
         if shared_bytes > _DEFAULT_SHARED_BYTES and \
                 kernel.max_dynamic_shared_size_bytes < shared_bytes:
             kernel.max_dynamic_shared_size_bytes = shared_bytes
-        slot = self._step % 3
+        slot = step % self._lens.size
         args = (slots_dev, np.int32(S), self._slot_dev[first:], groups_dev, np.int32(G),
-                self.bin_index, self._covered[self._step % 2], self._lens[slot:slot + 1],
+                self.bin_index, self._covered[step % 2], self._lens[slot:slot + 1],
                 weights_dev, self.g, self.h, np.int32(K), np.int32(W), np.int32(n),
                 np.int32(self.bin_index.shape[0]), self.hist_g, self.hist_h, self.hist_count)
         kernel((chunks, min(G, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
 
-    def _search(self, features, features_dev, slot_dev, labels_dev, params_dev, search):
-        """``histogram_search.search`` over the histograms of ``features`` (host int64 (S,),
-        and on the device, in slot order; ``slot_dev`` their slot offsets) for
-        ``labels_dev`` (device int32 (m,)) with the head's parameters ``params_dev`` (device
-        float64); returns the host ``out_*`` arrays (q, op, thr, cnt, label, g, h)."""
-        S, K, W = features.shape[0], self.g.shape[1], self.h.shape[1]
+    def _launch_search(self, features, features_dev, slot_dev, labels_dev, state_dev,
+                       params_dev, quality_dev, search):
+        """Launch ``histogram_search.search`` over the histograms of ``features`` (host int64
+        (S,), and on the device, in slot order; ``slot_dev`` their slot offsets) for
+        ``labels_dev`` (device int32 (m,)) and the search's ``state_dev`` (device int32)
+        with the head's parameters ``params_dev`` and ``quality_dev`` (the minimum quality;
+        device float64); returns the device uint8 buffer of the ``out_*`` record
+        (:func:`out_views`), filled asynchronously."""
+        S, (K, W) = features.shape[0], self._widths()
         B = max(int(self._num_bins[features].max(initial=0)), 1)
         out_dev = self._buffer("out", (_out_bytes(S, K, W),), np.uint8)
         v = self._v
@@ -496,15 +520,17 @@ class CudaBackend:
             self._search_module, self._buffer, self._nb, self._blocks, self.threads,
             (self.hist_g, self.hist_h, self.hist_count), (features_dev, slot_dev, B),
             (v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"]), labels_dev,
-            (search.head_mode, params_dev, self.inv_scale, search.min_coverage,
-             search.min_quality), _out_views(out_dev, S, K, W), self._nb_stream)
-        return _out_views(self.cp.asnumpy(out_dev), S, K, W)
+            state_dev, (search.head_mode, params_dev, self.inv_scale, search.min_coverage,
+                        quality_dev), out_views(out_dev, S, K, W), self._nb_stream)
+        return out_dev
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
-        """Refinement steps one by one (see ``Backend.refine_rule``); per step only the
-        best refinement crosses to the host."""
-        return refine_stepwise(self, uniforms, labels, weights, totals, search,
-                               fix_label_after)
+        """Refinement steps in device-resident blocks (``refine.py``; see
+        ``Backend.refine_rule``): per block one host->device and one device->host copy.
+        ``totals`` is not needed on the device."""
+        self._check_head_mode(search.head_mode)
+        return self._refine.refine_rule(self, uniforms, labels, weights, search,
+                                        fix_label_after)
 
     def apply_refinement(self, refinement):
         """Restrict the coverage to the examples that satisfy the refinement's condition."""
@@ -517,6 +543,17 @@ class CudaBackend:
                 self._nb(self._lens), step)
         self.indicator += 1
         self._step += 1
+
+    def _apply_selected(self, record, r, indicator, step):
+        """``coverage.apply_selected``: step ``r`` of a device-resident block, refinement
+        step ``step`` at ``indicator``; ``record``: the block's device arrays by name
+        (``refine._RESULT_FIELDS``)."""
+        v, nb = self._v, self._nb
+        self._kernels.apply_selected[self._config(self._blocks(self.mask.size))](
+            nb(record["feature"]), nb(record["op"]), nb(record["threshold"]), r,
+            nb(record["state"]), v["bin_index"], v["bin_offset"], v["bin_min"], v["mask"],
+            indicator, nb(self._covered[step % 2]), nb(self._covered[(step + 1) % 2]),
+            nb(self._lens), step)
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):

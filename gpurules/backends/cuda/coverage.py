@@ -2,13 +2,19 @@
 
 The covered examples are kept twice on the device: ``mask`` int32 (n,) (covered iff
 ``mask[i] == indicator``) and a compacted list: ``covered`` int32 holds their indices, in no
-particular order, ``lens[slot]`` (lens int32 (3,)) how many. Refinement step ``s`` of a rule
-reads the list ``s % 2`` of length ``lens[s % 3]`` and writes the list ``(s + 1) % 2`` of
-length ``lens[(s + 1) % 3]``; the histograms, totals and statistics iterate over the current
-list only, so their work follows the coverage.
+particular order, and a ring of ``RING`` length slots, ``lens`` int32 (RING,), how many.
+Refinement step ``s`` of a rule reads the list ``s % 2`` of length ``lens[s % RING]`` and
+writes the list ``(s + 1) % 2`` of length ``lens[(s + 1) % RING]``; the histograms, totals and
+statistics iterate over the current list only, so their work follows the coverage.
+
+The ring's invariant: between kernels, only the current slot and the one before it may be
+non-zero. A step's apply appends to the next slot (zero) and clears the slot before the
+current one (nobody reads it any more). So the slots ahead of the current one read zero: the
+steps of a device-resident block (``refine.py``) that follow the rule's last refinement see
+an empty list and do no work, for up to ``RING - 2`` steps.
 
 Shapes: bin_index int32 (A, n); bin_offset int64 (A + 1,); bin_min float32 (B,) (see
-``BinnedFeatures``); mask, covered, src, dst int32 (n,); lens int32 (3,).
+``BinnedFeatures``); mask, covered, src, dst int32 (n,); lens int32 (RING,).
 """
 
 from numba import cuda, types
@@ -17,46 +23,71 @@ from gpurules.backends.cuda.device_math import satisfies, signature_types
 
 
 def _reset_coverage(mask, covered, lens):
-    """Every example covered at indicator 0: mask 0, covered[i] = i, lens = [n, 0, 0]."""
+    """Every example covered at indicator 0: mask 0, covered[i] = i, lens = [n, 0, ...]."""
     n = mask.shape[0]
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         mask[i] = 0
         covered[i] = i
-    if cuda.grid(1) == 0:
-        lens[0] = n
-        lens[1] = 0
-        lens[2] = 0
+    for s in range(cuda.grid(1), lens.shape[0], cuda.gridsize(1)):
+        lens[s] = n if s == 0 else 0
 
 
-def _apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask,
-                            indicator, src, dst, lens, step):
-    """Of the covered examples ``src[:lens[step % 3]]``, those whose bin of feature ``f``
+RING = 16  # length slots of the compacted list (module docstring)
+
+
+@cuda.jit(device=True)
+def _append_satisfying(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator,
+                       src, dst, lens, step):
+    """Of the covered examples ``src[:lens[step % RING]]``, those whose bin of feature ``f``
     satisfies ``op threshold`` (judged by the bin's ``bin_min``; missing never does) get
     ``mask[i] = indicator + 1`` and are appended to ``dst`` (counted in
-    ``lens[(step + 1) % 3]``, which must be 0; their order is arbitrary). Sets
-    ``lens[(step + 2) % 3] = 0`` for the next step."""
+    ``lens[(step + 1) % RING]``, which must be 0; their order is arbitrary). Clears the slot
+    before ``step``'s."""
+    ring = lens.shape[0]
     lo = bin_offset[f]
-    out = (step + 1) % 3
-    for e in range(cuda.grid(1), lens[step % 3], cuda.gridsize(1)):
+    out = (step + 1) % ring
+    for e in range(cuda.grid(1), lens[step % ring], cuda.gridsize(1)):
         i = src[e]
         b = bin_index[f, i]
         if b >= 0 and satisfies(op, bin_min[lo + b], threshold):
             mask[i] = indicator + 1
             dst[cuda.atomic.add(lens, out, 1)] = i
     if cuda.grid(1) == 0:
-        lens[(step + 2) % 3] = 0
+        lens[(step + ring - 1) % ring] = 0
+
+
+def _apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mask,
+                            indicator, src, dst, lens, step):
+    """Refinement step ``step``: restrict the coverage to the condition (f, op, threshold)
+    (:func:`_append_satisfying`)."""
+    _append_satisfying(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator,
+                       src, dst, lens, step)
+
+
+def _apply_selected(res_f, res_op, res_thr, r, state, bin_index, bin_offset, bin_min, mask,
+                    indicator, src, dst, lens, step):
+    """Step ``r`` of a device-resident block (``refine.py``), refinement step ``step`` of the
+    rule: restrict the coverage to the condition the block recorded at ``r`` (``res_f``
+    int64, ``res_op`` int8, ``res_thr`` float32 (R,)), if step ``r`` recorded one
+    (``state[0] == r + 1``); else do nothing."""
+    if state[0] != r + 1:
+        return
+    _append_satisfying(res_f[r], res_op[r], res_thr[r], bin_index, bin_offset, bin_min,
+                       mask, indicator, src, dst, lens, step)
 
 
 reset_coverage = cuda.jit(_reset_coverage)
 apply_binned_condition = cuda.jit(_apply_binned_condition)
+apply_selected = cuda.jit(_apply_selected)
 
 
 def _signatures():
-    i32, i64, f32 = types.int32, types.int64, types.float32
+    i8, i32, i64, f32 = types.int8, types.int32, types.int64, types.float32
     vec, mat = signature_types()
+    tail = (mat[i32], vec[i64], vec[f32], vec[i32], i64, vec[i32], vec[i32], vec[i32], i64)
     return {
-        "apply_binned_condition": (i64, i64, f32, mat[i32], vec[i64], vec[f32], vec[i32], i64,
-                                   vec[i32], vec[i32], vec[i32], i64),
+        "apply_binned_condition": (i64, i64, f32) + tail,
+        "apply_selected": (vec[i64], vec[i8], vec[f32], i64, vec[i32]) + tail,
         "reset_coverage": (vec[i32], vec[i32], vec[i32]),
     }
 
@@ -64,5 +95,6 @@ def _signatures():
 SIGNATURES = _signatures()
 KERNELS = {
     "apply_binned_condition": apply_binned_condition,
+    "apply_selected": apply_selected,
     "reset_coverage": reset_coverage,
 }

@@ -65,6 +65,12 @@ MAX_GRID_Y = 65535
 # heads scored label by label (statistics of width W = K) and those solved as systems
 LABEL_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
 SYSTEM_HEAD_MODES = (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE)
+# the search's state record, int32 (STATE_SIZE,), on the device: steps a device-resident
+# block recorded, whether the rule is finished (the kernels then do nothing), how many of
+# the labels are searched, whether a single-label head's label was fixed; read by the search
+# kernels, written by a block's selection (``refine.py``)
+STEPS, FINISHED, NUM_LABELS, LABEL_FIXED = range(4)
+STATE_SIZE = 4
 
 seco_value = _device(heuristics.value_from_sums)
 seco_prefix_quality = _device(heuristics.prefix_quality)
@@ -105,8 +111,11 @@ def _tile_item(e, slot_offset, tiles, tile, C):
     return j, t, c, lo, min(lo + tile, slot_offset[j + 1])
 
 
-def _tile_sums(slot_offset, tile, hist_g, hist_h, hist_count, sums):
-    """``sums[j, t, c]`` = the sum of column ``c`` over tile ``t`` of slot ``j``'s rows."""
+def _tile_sums(state, slot_offset, tile, hist_g, hist_h, hist_count, sums):
+    """``sums[j, t, c]`` = the sum of column ``c`` over tile ``t`` of slot ``j``'s rows
+    (nothing once ``state`` says the rule is finished)."""
+    if state[FINISHED] != 0:
+        return
     S, tiles, C = sums.shape
     for e in range(cuda.grid(1), S * tiles * C, cuda.gridsize(1)):
         j, t, c, lo, hi = _tile_item(e, slot_offset, tiles, tile, C)
@@ -116,10 +125,13 @@ def _tile_sums(slot_offset, tile, hist_g, hist_h, hist_count, sums):
         sums[j, t, c] = total
 
 
-def _prefix_sums(slot_offset, tile, sums, hist_g, hist_h, hist_count):
+def _prefix_sums(state, slot_offset, tile, sums, hist_g, hist_h, hist_count):
     """Every column of every slot becomes its inclusive prefix over the slot's rows: the
     tile's offset from ``sums`` (the tiles before it; not read when there is one tile per
-    slot), then a running sum over the tile."""
+    slot), then a running sum over the tile (nothing once ``state`` says the rule is
+    finished)."""
+    if state[FINISHED] != 0:
+        return
     S, tiles, C = sums.shape
     for e in range(cuda.grid(1), S * tiles * C, cuda.gridsize(1)):
         j, t, c, lo, hi = _tile_item(e, slot_offset, tiles, tile, C)
@@ -315,14 +327,20 @@ def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_
             out_h[j, k - K] = hist_h[last, k - K] - run if side == 1 else run
 
 
-def _search_candidates(tile0, num_tiles, features, slot_offset, bin_offset, bin_min, bin_max,
-                       nominal, hist_g, hist_h, hist_count, labels, head_mode, params,
-                       inv_scale, min_coverage, min_quality, work_f, work_i, run_i, part_q,
-                       part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
+def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
+                       bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode,
+                       params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
+                       part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
                        out_label, out_g, out_h):
     """Score the candidates of tiles ``tile0 + blockIdx.x`` (of ``num_tiles`` per slot, over
     all launches) of slots ``blockIdx.y, blockIdx.y + gridDim.y, ...``; the last block of a
-    slot writes its record (module docstring)."""
+    slot writes its record (module docstring). The head's labels: the first
+    ``state[NUM_LABELS]`` of ``all_labels``; ``min_quality`` float64 (1,); nothing once
+    ``state[FINISHED]`` is set."""
+    if state[FINISHED] != 0:
+        return
+    labels = all_labels[:state[NUM_LABELS]]
+    min_quality = min_quality[0]
     t = cuda.threadIdx.x
     tile = tile0 + cuda.blockIdx.x
     row = (cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x) * cuda.blockDim.x + t
@@ -374,11 +392,11 @@ def _signatures():
     cube = i64[:, :, ::1]
     hists = (mat[i64], mat[i64], vec[i64])
     return {
-        "tile_sums": (vec[i64], i64) + hists + (cube,),
-        "prefix_sums": (vec[i64], i64, cube) + hists,
-        "search_candidates": (i64, i64, vec[i64], vec[i64], vec[i64], vec[f32], vec[f32],
-                              vec[types.boolean]) + hists
-        + (vec[i32], i64, vec[f64], f64, i64, f64, mat[f64], mat[i64], mat[i64], mat[f64],
+        "tile_sums": (vec[i32], vec[i64], i64) + hists + (cube,),
+        "prefix_sums": (vec[i32], vec[i64], i64, cube) + hists,
+        "search_candidates": (i64, i64, vec[i32], vec[i64], vec[i64], vec[i64], vec[f32],
+                              vec[f32], vec[types.boolean]) + hists
+        + (vec[i32], i64, vec[f64], f64, i64, vec[f64], mat[f64], mat[i64], mat[i64], mat[f64],
            mat[i64], mat[i32], vec[i32], vec[f64], vec[i8], vec[f32], vec[i64], vec[i32],
            mat[i64], mat[i64]),
     }
@@ -417,8 +435,16 @@ def _scratch_columns(head_mode, m, K, W):
     return 1, 1, 1, False
 
 
-def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, labels, head, out,
-           stream=0, scratch_bytes=None):
+def initial_state(num_labels):
+    """The host state record of a search over ``num_labels`` labels: no step recorded, not
+    finished, every label a candidate (int32 (STATE_SIZE,))."""
+    state = np.zeros(STATE_SIZE, np.int32)
+    state[NUM_LABELS] = num_labels
+    return state
+
+
+def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, labels, state, head,
+           out, stream=0, scratch_bytes=None):
     """Launch the search over histograms that ``kernels/histogram.cu`` built: on return
     (asynchronously, in launch order) ``out`` holds each slot's best condition.
 
@@ -435,9 +461,12 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
         slots: (features, slot_offset) device int64 (S,), (S + 1,), and B, the largest bin
             count of the sampled features (host int).
         bins: (bin_offset, bin_min, bin_max, nominal) device arrays.
-        labels: device int32 (m,), the head's labels.
+        labels: device int32 (m,), the head's labels; the first ``state[NUM_LABELS]`` of
+            them are searched.
+        state: device int32 (STATE_SIZE,) (:func:`initial_state`); the kernels do nothing
+            once ``state[FINISHED]`` is set.
         head: (head_mode, params device float64 (P,), inv_scale, min_coverage,
-            min_quality).
+            min_quality device float64 (1,)).
         out: the ``out_*`` device arrays (q, op, thr, cnt, label, g, h) of S slots.
         stream: the Numba stream of every launch (0: Numba's default stream).
         scratch_bytes: the most bytes of per-thread scratch rows of one launch (default
@@ -452,8 +481,10 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
     sums = buffer("prefix_sums", (S, tiles, K + W + 1), np.int64, False)
     grid = blocks(S * tiles * (K + W + 1))
     if tiles > 1:
-        kernels.tile_sums[grid, max_threads, stream](view(slot_offset), tile, *h, view(sums))
-    kernels.prefix_sums[grid, max_threads, stream](view(slot_offset), tile, view(sums), *h)
+        kernels.tile_sums[grid, max_threads, stream](view(state), view(slot_offset), tile, *h,
+                                                     view(sums))
+    kernels.prefix_sums[grid, max_threads, stream](view(state), view(slot_offset), tile,
+                                                   view(sums), *h)
 
     head_mode, params, inv_scale, min_coverage, min_quality = head
     T, num_tiles = candidate_layout(B, max_threads)
@@ -473,8 +504,9 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
             buffer("tickets", (S,), np.int32, True))
     args = (view(features), view(slot_offset), *(view(a) for a in bins), *h, view(labels),
             int(head_mode), view(params), float(inv_scale), int(min_coverage),
-            float(min_quality), *(view(a) for a in scratch), *(view(a) for a in part),
+            view(min_quality), *(view(a) for a in scratch), *(view(a) for a in part),
             *(view(a) for a in out))
     for tile0 in range(0, num_tiles, step):
         x = min(step, num_tiles - tile0)
-        kernels.search_candidates[(x, grid_y), T, stream](tile0, num_tiles, *args)
+        kernels.search_candidates[(x, grid_y), T, stream](tile0, num_tiles, view(state),
+                                                          *args)

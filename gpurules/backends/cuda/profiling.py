@@ -1,8 +1,9 @@
 """Per-phase timings of a CudaBackend fit, for benchmarks (never used by a normal fit).
 
 :class:`PhaseProfiler` wraps the phase methods of one :class:`CudaBackend` *instance*
-(``build_histograms``, ``_launch_histogram``, ``_search``, ``apply_refinement``,
-``update_statistics``, ``covered_totals``, ``start_fit``) and its host<->device copies
+(``build_histograms``, ``_launch_histogram``, ``_launch_search``, ``_apply_selected``,
+``apply_refinement``, ``update_statistics``, ``covered_totals``, ``start_fit``) and its
+host<->device copies
 (``cp.asarray`` of a host array, ``cp.asnumpy``) with CUDA-event timers. Each timed call
 records an event before and after and synchronises on the second one, so profiling slows a
 fit down: time fits without it. Phases nest (``_launch_histogram`` runs inside
@@ -19,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-PHASES = ("start_fit", "build_histograms", "_launch_histogram", "_search", "apply_refinement",
-          "update_statistics", "covered_totals")
+PHASES = ("start_fit", "build_histograms", "_launch_histogram", "_launch_search",
+          "_apply_selected", "apply_refinement", "update_statistics", "covered_totals")
 H2D, D2H = "copy host->device", "copy device->host"
 
 
@@ -144,11 +145,14 @@ class PhaseProfiler:
             self._stack[-1].children_ms += ms
         return result, ms
 
-    def _launch_bytes(self, slots_dev, S, groups_dev, weights_dev, shared_bytes):
-        """histogram_bytes of one ``_launch_histogram`` call (counted after its timing)."""
+    def _launch_bytes(self, slots_dev, S, groups_dev, weights_dev, shared_bytes, step):
+        """histogram_bytes of one ``_launch_histogram`` call over the covered list of
+        refinement step ``step`` (counted after its timing)."""
         b, cp = self.backend, self._cp
         n, K = b.g.shape
-        covered = int(cp.count_nonzero((b.mask == b.indicator) & (weights_dev != 0)))
+        lens = cp.asnumpy(b._lens)
+        listed = cp.asnumpy(b._covered[step % 2])[:lens[step % lens.size]]
+        covered = int(np.count_nonzero(cp.asnumpy(weights_dev)[listed]))
         features = cp.asnumpy(slots_dev)[:S]
         bins = int(np.sum(np.diff(np.asarray(b.features.bin_offset))[features]))
         return histogram_bytes(n, K, S, covered, bins, W=b.h.shape[1])
