@@ -17,6 +17,8 @@ from gpurules.learners.boosting import BoostingLearner
 from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, IREP_COVERAGE_RULE, cover,
                                             irep_keep)
 from gpurules.model import OP_GR, OP_LEQ
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from tests.reference.cuda_support import require, run_checks, run_isolated
 
 
 @pytest.fixture(scope="module")
@@ -255,3 +257,50 @@ def test_irep_without_instance_sampling_raises(data):
         BoomerClassifier(rule_pruning="irep").fit(X, Y)
     with pytest.raises(ValueError, match="rule_pruning"):
         BoomerClassifier(rule_pruning="reduced-error").fit(X, Y)
+
+
+def _cuda_prefixes_equal_cpu():
+    """Under the CUDA simulator (fresh interpreter, see ``tests/test_cuda_simulator.py``):
+    the prefix qualities IREP computes through the protocol, and the coverage it leaves,
+    are the same on the CudaBackend (fake CuPy) as on the CpuBackend, same bins."""
+    from gpurules.learners.rule_pruning import fixed_head_quality, prefix_qualities
+    from gpurules.objectives.heads import HEAD_COMPLETE
+    from gpurules.objectives.quality import boosting_params
+    from tests.reference.cuda_reference import exact_bins, random_problem
+    from tests.test_cuda_simulator import SCALE, _simulated_backend_class
+
+    backend_class, _ = _simulated_backend_class()
+    rng = np.random.default_rng(7)
+    n, K = 40, 3
+    X, nominal, *_ = random_problem(rng, n, 4, 1)
+    Y = (rng.random((n, K)) < 0.5).astype(np.uint8)
+    backends = (CpuBackend(), backend_class(0, block_size=32))
+    for backend in backends:
+        backend.start_fit(exact_bins(X, nominal), Y,
+                          DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), SCALE)
+    labels = np.arange(K, dtype=np.int32)
+    for _ in range(3):
+        conditions = [_random_condition(np.nan_to_num(X, nan=0.0), rng) for _ in range(4)]
+        scores = rng.normal(0.0, 1.0, K)
+        prune = (rng.random(n) < 0.4).astype(np.int32)
+        results = []
+        for backend in backends:
+            cover(backend, conditions[:1])
+            backend.update_statistics(labels, scores)
+            cover(backend, conditions)
+            qualities = prefix_qualities(backend, conditions, prune, lambda g, h: (
+                fixed_head_quality(g, h, labels, HEAD_COMPLETE, boosting_params(0.0, 1.0),
+                                   backend.inv_scale)))
+            results.append((qualities, backend.covered_mask().copy()))
+        for want, got in zip(results[0], results[1]):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_irep_on_the_cuda_backend_equals_the_cpu_backend():
+    require("numba_cuda")
+    results = run_isolated("tests.test_rule_pruning", {"NUMBA_ENABLE_CUDASIM": "1"})
+    assert results.get("cuda_prefixes", "did not run") is None, results["cuda_prefixes"]
+
+
+if __name__ == "__main__":
+    run_checks({"cuda_prefixes": _cuda_prefixes_equal_cpu})
