@@ -113,7 +113,6 @@ NOT_YET_SUPPORTED = {
     ("post_optimization", "sequential"),
     ("joint_probability_calibration", "isotonic"),
     ("binary_predictor", "gfm"),
-    ("rule_pruning", "irep"),
 }
 
 

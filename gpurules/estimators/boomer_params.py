@@ -79,7 +79,7 @@ SUPPORTED = {
         "equal-frequency": {"bin_ratio": 0.33, "min_bins": 2, "max_bins": 0}},
     "label_binning": {"auto": {}, "none": {},
                       "equal-width": {"bin_ratio": 0.04, "min_bins": 1, "max_bins": 0}},
-    "rule_pruning": {"none": {}},
+    "rule_pruning": {"none": {}, "irep": {}},
 }
 
 PARALLEL = {"auto": {}, "true": {"num_preferred_threads": 0}, "false": {}}
@@ -202,6 +202,20 @@ def resolve_calibration(est):
     return MarginalCalibration(bool(opts["use_holdout_set"]))
 
 
+def resolve_irep(est, instance_sampling):
+    """Whether ``rule_pruning`` is ``irep``. IREP prunes on the training examples that the
+    instance sample leaves out, so it needs ``instance_sampling`` (mlrl-boomer accepts
+    'none': without a holdout set it then never prunes, with one it cuts every rule to its
+    first condition, scored on an empty prune set)."""
+    name, _ = parse("rule_pruning", est.rule_pruning or "none")
+    if name == "irep" and instance_sampling.kind == "none":
+        raise ValueError("rule_pruning='irep' prunes each rule on the training examples its "
+                         "instance sample leaves out, and instance_sampling='none' leaves "
+                         "none out; set instance_sampling (e.g. 'without-replacement') or "
+                         "use rule_pruning='none'")
+    return name == "irep"
+
+
 def resolve_holdout(est, pruning, calibration=None):
     """``holdout`` as a ``learners.holdout.Holdout``. 'auto' (mlrl-boomer's default):
     ``stratified-output-wise`` if global pruning or the calibration asks for a holdout set,
@@ -274,6 +288,7 @@ def resolve_config(est):
     check_number("feature_sampling sample_size", fs.get("sample_size", 0.0), low=0, high=1)
     head_mode, head_params = _head(est, loss_name, l1, l2)
     pruning = resolve_pruning(est)
+    instance_sampling = resolve_sampling(est, "instance_sampling", InstanceSampling)
     config = BoostingConfig(
         loss=LOSSES[loss_name],
         head_mode=head_mode,
@@ -287,7 +302,7 @@ def resolve_config(est):
         feature_sampling=FeatureSampling(
             enabled=fs_name != "none", sample_size=fs.get("sample_size", 0.0),
             min_samples=fs.get("min_samples", 1), max_samples=fs.get("max_samples", 0)),
-        instance_sampling=resolve_sampling(est, "instance_sampling", InstanceSampling),
+        instance_sampling=instance_sampling,
         output_sampling=resolve_sampling(est, "output_sampling", OutputSampling),
         max_conditions=induction["max_conditions"],
         min_coverage=induction["min_coverage"],
@@ -295,6 +310,7 @@ def resolve_config(est):
         recalculate_predictions=induction["recalculate_predictions"],
         holdout=resolve_holdout(est, pruning, resolve_calibration(est)),
         pruning=pruning,
+        irep=resolve_irep(est, instance_sampling),
     )
     threads = {
         "search": num_threads("parallel_rule_refinement", est.parallel_rule_refinement),

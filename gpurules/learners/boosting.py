@@ -22,6 +22,8 @@ from gpurules.backends.base import SearchSettings
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.pruning import LossTracker
+from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, IREP_COVERAGES, cover,
+                                            fixed_head_quality, prune_conditions)
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling, OutputSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point, heads
@@ -67,6 +69,15 @@ class BoostingConfig:
     # whether the default rule's head uses the label bins of GBLB (mlrl-boomer 0.15.6)
     binned_default_rule: bool = True
     pruning: object = None  # pruning.PrePruning, pruning.PostPruning or None
+    # rule_pruning="irep": prune each rule on the training examples its instance sample
+    # left out (learners.rule_pruning); irep_coverage: which examples its head updates
+    irep: bool = False
+    irep_coverage: str = IREP_COVERAGE_MLRL
+
+    def __post_init__(self):
+        if self.irep_coverage not in IREP_COVERAGES:
+            raise ValueError(f"irep_coverage={self.irep_coverage!r}; supported: "
+                             f"{', '.join(map(repr, IREP_COVERAGES))}")
 
     @property
     def non_decomposable(self):
@@ -343,12 +354,48 @@ class BoostingLearner:
                 search = dataclasses.replace(search, params=params)
         if best is None:
             return None
-        g_sum, h_sum = best.g_sum, best.h_sum
-        if cfg.recalculate_predictions and self._sampled_out(weights):
+        return self._finish_rule(conditions, best, labels, search.params, weights)
+
+    def _finish_rule(self, conditions, best, labels, params, weights):
+        """IREP (``cfg.irep``) and the head of a grown rule, as mlrl-boomer's
+        ``AbstractRuleInduction::induceRule``: when the instance ``weights`` (int32 (n,) or
+        None) have zeros, the rule is pruned on the training examples they leave out and
+        (``recalculate_predictions``) its head recomputed from all training examples the
+        pruned rule covers; else the head is the grown rule's (``best``: its last
+        refinement). Returns (conditions, head labels int32, scores float64, covered count)
+        and leaves the backend covering the examples the head is to be applied to."""
+        cfg, backend = self.config, self.backend
+        g_sum, h_sum, count = best.g_sum, best.h_sum, best.count
+        grown = conditions
+        pruned = cfg.irep and len(conditions) > 1 and weights is not None and \
+            bool((weights == 0).any())
+        if pruned:
+            head_labels = self._head(g_sum, h_sum, labels, params, best.label)[0]
+            conditions = conditions[:self._irep(conditions, weights, head_labels, params)]
+            cover(backend, conditions)
+            count = backend.covered_totals(weights)[2]
+        if cfg.recalculate_predictions and (pruned or self._sampled_out(weights)):
             # held-out examples have no statistics: the sums are the training examples'
             g_sum, h_sum, _ = backend.covered_totals(None)
-        head_labels, scores = self._head(g_sum, h_sum, labels, search.params, best.label)
-        return conditions, head_labels, scores, best.count
+        head_labels, scores = self._head(g_sum, h_sum, labels, params, best.label)
+        if pruned and cfg.irep_coverage == IREP_COVERAGE_MLRL:
+            cover(backend, grown[:-1])
+        return conditions, head_labels, scores, count
+
+    def _irep(self, conditions, weights, head_labels, params):
+        """Number of ``conditions`` IREP keeps (``rule_pruning.irep_keep``), scored by the
+        head's gain over ``head_labels`` (int32) on the prune set: the training examples of
+        zero instance weight (``weights`` int32 (n,)). The backend covers the whole rule on
+        entry and its first n - 1 conditions on return."""
+        prune = weights == 0
+        if self._train is not None:
+            prune &= self._train
+        cfg, inv_scale = self.config, self.backend.inv_scale
+
+        def quality(g, h):
+            return fixed_head_quality(g, h, head_labels, cfg.head_mode, params, inv_scale)
+
+        return prune_conditions(self.backend, conditions, prune.astype(np.int32), quality)
 
     def _sampled_out(self, weights):
         """Whether the instance sample ``weights`` left out training examples."""

@@ -25,17 +25,13 @@ from gpurules.backends.base import SearchSettings
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.holdout import output_wise_strata
+from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL, irep_keep
 from gpurules.learners.sampling import FeatureSampling, floyd_sample
 from gpurules.objectives.compiled import side_quality
 from gpurules.objectives.heuristics import (HEAD_SECO_SINGLE, LAPLACE, P_SELECT, label_value,
                                             seco_params)
 from gpurules.objectives.lift_functions import lift_tables
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
-
-# how IREP's pruned rule updates the coverage (see CoveringConfig.irep_coverage)
-IREP_COVERAGE_RULE = "rule"
-IREP_COVERAGE_MLRL = "mlrl"
-
 
 @dataclass(frozen=True)
 class InstanceSampling:
@@ -344,8 +340,9 @@ class CoveringLearner:
         return partial_head_labels(ref.g_sum, ref.h_sum, labels, params, ref.label)
 
     def _irep(self, masks, head, prune_set):
-        """Number of conditions to keep (IREP as mlrl-seco: the first prefix that is not
-        worse than the whole rule on the prune set, or a later one that is better)."""
+        """Number of conditions to keep (IREP as mlrl-seco, ``rule_pruning.irep_keep``: the
+        first prefix that is not worse than the whole rule on the prune set, or a later one
+        that is better)."""
         cfg = self.config
         g, h = self.g, self.h
         tot_g, tot_h = g[prune_set].sum(axis=0), h[prune_set].sum(axis=0)
@@ -356,13 +353,7 @@ class CoveringLearner:
             return side_quality(g[rows].sum(axis=0), h[rows].sum(axis=0), tot_g, tot_h, False,
                                 head, cfg.head_mode, 1.0, params)[0]
 
-        n = len(masks)
-        best, keep = quality(masks[-1]), n
-        for j in range(1, n):
-            q = quality(masks[j - 1])
-            if q > best or (keep == n and not best > q):
-                best, keep = q, j
-        return keep
+        return irep_keep([quality(mask) for mask in masks])
 
 
 def partial_head_labels(g_sum, h_sum, labels, params, num_labels):
