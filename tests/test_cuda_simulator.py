@@ -341,6 +341,44 @@ def backend_with_statistics_set_by_the_learner():
     assert 0 < cpu.covered_mask().sum() < n
 
 
+@check
+def select_best_contract():
+    """``refine.select_best`` on hand-made slots: the first best in the caller's order
+    (slot 2, caller index 0, ties slot 1), its record and sums, ``min_quality`` raised, a
+    single-label head's label fixed (labels[0], one label searched), not finished; then
+    nothing once finished; no candidate: finished, no step recorded."""
+    from gpurules.backends.cuda import refine
+    from gpurules.backends.cuda.histogram_search import (BLOCK, FINISHED, LABEL_FIXED,
+                                                         NUM_LABELS, STEPS, initial_state)
+
+    def launch(state, op, r=1, fix=2):
+        q = np.array([1.0, 3.0, 3.0])
+        out = (q, np.asarray(op, np.int8), np.array([0.5, 1.5, 2.5], np.float32),
+               np.array([9, 8, 5]), np.array([5, 6, 7], np.int32),
+               np.arange(6).reshape(3, 2), np.arange(6, 12).reshape(3, 2))
+        labels, quality = np.arange(3, dtype=np.int32), np.array([0.5])
+        res = (np.zeros(2, np.int64), np.full(2, -1, np.int8), np.zeros(2, np.float32),
+               np.zeros(2), np.zeros(2, np.int64), np.zeros(2, np.int32),
+               np.zeros(2, np.int64), np.zeros(2, np.int64))
+        refine.select_best[1, BLOCK](r, state, np.array([2, 1, 0]), np.array([40, 41, 42]),
+                                     *out, labels, quality, fix, 4, *res)
+        return labels, quality, res
+
+    state = initial_state(3)
+    labels, quality, res = launch(state, [0, 1, 0])
+    f, op, thr, q, cnt, label, g, h = res
+    assert (f[1], op[1], thr[1], q[1], cnt[1], label[1]) == (42, 0, np.float32(2.5), 3.0, 5, 7)
+    assert g.tolist() == [4, 5] and h.tolist() == [10, 11] and quality[0] == 3.0
+    assert labels[0] == 7 and state[NUM_LABELS] == 1 and state[LABEL_FIXED] == 1
+    assert state[STEPS] == 2 and state[FINISHED] == 0
+    state[FINISHED] = 1
+    _, quality, res = launch(state, [0, 1, 0])
+    assert quality[0] == 0.5 and res[0][1] == 0 and state[STEPS] == 2
+    state = initial_state(3)
+    labels, quality, _ = launch(state, [-1, -1, -1], r=0)
+    assert state[FINISHED] == 1 and state[STEPS] == 0 and labels[0] == 0
+
+
 def _refine_cases(rng, n):
     """(head mode, steps R, sampled features m (0 = all), fix_label_after, min_coverage,
     weights) of ``refine_rule_equals_cpu_fused_loop``."""

@@ -54,17 +54,17 @@ class SearchState:
         return self.module, self.data
 
 
-def _presorted(fs, n, width):
+def _presorted(fs, n, width, threads):
     return SearchState(exact_search, (fs.sorted_index, fs.sorted_value, fs.n_present,
                                       fs.nominal))
 
 
-def _sparse(fs, n, width):
+def _sparse(fs, n, width, threads):
     return SearchState(sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
                                        fs.nominal, fs.sparse_value))
 
 
-def _binned(fs, n, width):
+def _binned(fs, n, width, threads):
     B = fs.total_bins
     hist = np.zeros((B, width), np.int64)  # gradient sums, then Hessian sums
     hist_count = np.zeros(B, np.int64)
@@ -72,21 +72,24 @@ def _binned(fs, n, width):
     covered = np.empty(n, np.int32)  # the covered examples of the current rule
     state = np.full(2, -1, np.int64)
     parts = np.ones(1, np.int64)
+    private = histogram_search.private_buffers(
+        threads, histogram_search.private_rows(B, width), width)
     data = (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
-            covered, state, parts, gh)
+            covered, state, parts, gh, *private)
     return SearchState(histogram_search, data, hist, hist_count, gh, state, parts)
 
 
-# feature representation type -> builder (features, n examples, K + W statistic columns)
+# feature representation type -> builder (features, n examples, K + W statistic columns,
+# the most threads of a search)
 BUILDERS = {PresortedFeatures: _presorted, SparseSortedFeatures: _sparse,
             BinnedFeatures: _binned}
 
 
-def search_state(features, n, width):
-    """The :class:`SearchState` of a fit over ``features`` with ``n`` examples and
-    statistics of ``width = K + W`` columns."""
+def search_state(features, n, width, threads=1):
+    """The :class:`SearchState` of a fit over ``features`` with ``n`` examples,
+    statistics of ``width = K + W`` columns and searches on at most ``threads`` threads."""
     builder = BUILDERS.get(type(features))
     if builder is None:
         raise TypeError(f"the CPU backend cannot search {type(features).__name__}; "
                         f"expected one of {', '.join(t.__name__ for t in BUILDERS)}")
-    return builder(features, n, width)
+    return builder(features, n, width, threads)
