@@ -37,6 +37,7 @@ import numpy as np
 
 from gpurules.backends.base import select_refinement
 from gpurules.backends.cuda import sources
+from gpurules.backends.cuda.records import out_bytes, out_views, pack, views
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
 _SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statistics
@@ -90,31 +91,6 @@ def shared_histogram_bytes(num_bins, K, W=None):
     gradients of width ``K`` and Hessians of width ``W`` (default ``K``)."""
     W = K if W is None else W
     return num_bins * (K + W + 1) * 8
-
-
-# the ``out_*`` record of a search, packed in one byte buffer in this order (8-byte fields
-# first, so that every field is aligned): name, dtype, whether it has a column per label
-_OUT_FIELDS = (("q", np.float64, 0), ("cnt", np.int64, 0), ("g", np.int64, 1),
-               ("h", np.int64, 2), ("thr", np.float32, 0), ("label", np.int32, 0),
-               ("op", np.int8, 0))
-
-
-def _out_bytes(S, K, W):
-    """Bytes of the ``out_*`` record of ``S`` slots, ``K`` gradients and ``W`` Hessians."""
-    return S * (8 + 8 + 8 * K + 8 * W + 4 + 4 + 1)
-
-
-def out_views(buffer, S, K, W):
-    """(q float64 (S,), op int8 (S,), thr float32 (S,), cnt int64 (S,), label int32 (S,),
-    g int64 (S, K), h int64 (S, W)): views of the packed uint8 ``buffer`` (device or host,
-    at least ``_out_bytes(S, K, W)`` bytes)."""
-    views, lo = {}, 0
-    for name, dtype, columns in _OUT_FIELDS:
-        shape = (S,) if columns == 0 else (S, K if columns == 1 else W)
-        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        views[name] = buffer[lo:lo + size].view(dtype).reshape(shape)
-        lo += size
-    return tuple(views[name] for name in ("q", "op", "thr", "cnt", "label", "g", "h"))
 
 
 class CudaBackend:
@@ -216,16 +192,11 @@ class CudaBackend:
 
     def _upload_record(self, *arrays):
         """Upload host arrays as one packed record (one host->device copy); returns their
-        device views, same dtypes and shapes. Each array's size in bytes must be a multiple
-        of 8 or the array must come last."""
-        offsets = np.cumsum([0] + [a.nbytes for a in arrays])
-        host = np.empty(int(offsets[-1]), np.uint8)
-        for a, lo in zip(arrays, offsets):
-            host[lo:lo + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).reshape(-1)
+        device views, same dtypes and shapes (``records.pack``)."""
+        host, offsets = pack(arrays)
         device = self._buffer("upload", host.shape, np.uint8)
         self._upload(host, device)
-        return tuple(device[lo:lo + a.nbytes].view(a.dtype).reshape(a.shape)
-                     for a, lo in zip(arrays, offsets))
+        return tuple(views(device, arrays, offsets))
 
     # -- per-fit state ---------------------------------------------------------------
     def start_fit(self, features, Y, loss, base_weight, scale):
@@ -514,7 +485,7 @@ class CudaBackend:
         (:func:`out_views`), filled asynchronously."""
         S, (K, W) = features.shape[0], self._widths()
         B = max(int(self._num_bins[features].max(initial=0)), 1)
-        out_dev = self._buffer("out", (_out_bytes(S, K, W),), np.uint8)
+        out_dev = self._buffer("out", (out_bytes(S, K, W),), np.uint8)
         v = self._v
         self._search_module.search(
             self._search_module, self._buffer, self._nb, self._blocks, self.threads,

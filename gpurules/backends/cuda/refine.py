@@ -49,7 +49,7 @@ import numpy as np
 from numba import cuda, types
 
 from gpurules.backends.base import Refinement, floyd_indices
-from gpurules.backends.cuda.backend import out_views
+from gpurules.backends.cuda.records import out_views, pack, views
 from gpurules.backends.cuda.coverage import RING
 from gpurules.backends.cuda.device_math import signature_types
 from gpurules.backends.cuda.histogram_search import (BLOCK, FINISHED, LABEL_FIXED, NUM_LABELS,
@@ -192,22 +192,6 @@ def _result_arrays(R, K, W, labels, search):
     return out
 
 
-def _pack(arrays):
-    """(uint8 host record, byte offsets (len + 1,)) of the arrays, back to back."""
-    offsets = np.cumsum([0] + [a.nbytes for a in arrays])
-    host = np.empty(int(offsets[-1]), np.uint8)
-    for a, lo in zip(arrays, offsets):
-        host[lo:lo + a.nbytes] = np.ascontiguousarray(a).view(np.uint8).reshape(-1)
-    return host, offsets
-
-
-def _views(buffer, arrays, offsets):
-    """Views of ``buffer`` (uint8) laid out as ``arrays`` at ``offsets`` (same dtypes and
-    shapes)."""
-    return [buffer[lo:lo + a.nbytes].view(a.dtype).reshape(a.shape)
-            for a, lo in zip(arrays, offsets)]
-
-
 def _block(backend, uniforms, labels, weights, search, fix_label_after):
     """One block of ``uniforms.shape[0]`` steps: one upload, the steps' launches, one
     download. Returns (conditions, last Refinement or None, labels, finished)."""
@@ -219,12 +203,12 @@ def _block(backend, uniforms, labels, weights, search, fix_label_after):
     inputs = [features, order, slot_offset, groups, np.ascontiguousarray(search.params,
                                                                           np.float64)]
     arrays = inputs + [results[name] for name, _, _ in _RESULT_FIELDS]
-    host, offsets = _pack(arrays)
+    host, offsets = pack(arrays)
     first, step0, indicator0 = int(offsets[len(inputs)]), backend._step, backend.indicator
     with backend._on_device():
         device = backend._buffer("block", host.shape, np.uint8)
         backend._upload(host, device)
-        dev = _views(device, arrays, offsets)
+        dev = views(device, arrays, offsets)
         res = dict(zip((name for name, _, _ in _RESULT_FIELDS), dev[len(inputs):]))
         for r in range(R):
             slots = (dev[0][r], dev[2][r], dev[3][r, :num_groups[r]])
@@ -236,7 +220,7 @@ def _block(backend, uniforms, labels, weights, search, fix_label_after):
                            fix_label_after)
             backend._apply_selected(res, r, indicator0 + r, step0 + r)
         back = backend.cp.asnumpy(device[first:])
-    got = dict(zip(results, _views(back, [results[n] for n in results],
+    got = dict(zip(results, views(back, [results[n] for n in results],
                                    offsets[len(inputs):] - first)))
     return _outcome(backend, got, labels)
 
