@@ -174,6 +174,27 @@ class RuleModelBuilder:
     def __len__(self):
         return len(self._heads) + (1 if self.has_default_rule else 0)
 
+    @property
+    def num_rules(self):
+        """Rules added so far, the default rule not counted."""
+        return len(self._heads)
+
+    def rule(self, i):
+        """Rule ``i`` (0-based, the default rule not counted) as (conditions: list of
+        (feature, op, threshold), labels int32 (m,), scores float64 (m,)); copies."""
+        labels, scores = self._heads[i]
+        return list(self._conditions[i]), labels.copy(), scores.copy()
+
+    def replace_rule(self, i, conditions, labels, scores):
+        """Replace rule ``i`` (0-based, the default rule not counted) in place, keeping the
+        order of the others; arguments as :meth:`add_rule`. Raises IndexError if there is
+        no rule ``i``."""
+        if not 0 <= i < len(self._heads):
+            raise IndexError(f"rule {i} of {len(self._heads)}")
+        self._conditions[i] = list(conditions)
+        self._heads[i] = (np.asarray(labels, np.int32).copy(),
+                          np.asarray(scores, np.float64).copy())
+
     def truncate(self, num_rules):
         """Keep the first ``num_rules`` rules (the default rule counted, as by ``len``)."""
         keep = max(num_rules - (1 if self.has_default_rule else 0), 0)

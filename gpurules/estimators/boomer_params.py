@@ -10,6 +10,7 @@ import os
 from gpurules.estimators.options import check_number, parse_option_value
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.holdout import Holdout
+from gpurules.learners.post_optimization import SequentialPostOptimization
 from gpurules.learners.pruning import AGGREGATIONS, PostPruning, PrePruning
 from gpurules.learners.sampling import (INSTANCE_SAMPLING_KINDS, FeatureSampling,
                                         InstanceSampling, OutputSampling)
@@ -56,7 +57,9 @@ SUPPORTED = {
                         "aggregation": "avg"},
         "post-pruning": {"use_holdout_set": True, "remove_unused_rules": True,
                          "min_rules": 100, "interval": 1}},
-    "post_optimization": {"none": {}},
+    "post_optimization": {"none": {},
+                          "sequential": {"num_iterations": 2, "refine_heads": False,
+                                         "resample_features": True}},
     "marginal_probability_calibration": {"none": {}, "isotonic": {"use_holdout_set": True}},
     "joint_probability_calibration": {"none": {}},
     "binary_predictor": {"auto": {},
@@ -202,6 +205,18 @@ def resolve_calibration(est):
     return MarginalCalibration(bool(opts["use_holdout_set"]))
 
 
+def resolve_post_optimization(est):
+    """``post_optimization`` as a ``learners.post_optimization.SequentialPostOptimization``
+    or None; ``num_iterations`` must be an int >= 1 (mlrl-boomer's check)."""
+    name, opts = parse("post_optimization", est.post_optimization)
+    if name == "none":
+        return None
+    check_number("post_optimization num_iterations", opts["num_iterations"], low=1,
+                 integer=True)
+    return SequentialPostOptimization(opts["num_iterations"], opts["refine_heads"],
+                                      opts["resample_features"])
+
+
 def resolve_irep(est, instance_sampling):
     """Whether ``rule_pruning`` is ``irep``. IREP prunes on the training examples that the
     instance sample leaves out, so it needs ``instance_sampling`` (mlrl-boomer accepts
@@ -311,6 +326,7 @@ def resolve_config(est):
         holdout=resolve_holdout(est, pruning, resolve_calibration(est)),
         pruning=pruning,
         irep=resolve_irep(est, instance_sampling),
+        post_optimization=resolve_post_optimization(est),
     )
     threads = {
         "search": num_threads("parallel_rule_refinement", est.parallel_rule_refinement),

@@ -21,6 +21,7 @@ import numpy as np
 from gpurules.backends.base import SearchSettings
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.holdout import Holdout
+from gpurules.learners.post_optimization import FeatureSubset, rule_features
 from gpurules.learners.pruning import LossTracker
 from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, IREP_COVERAGES, cover,
                                             fixed_head_quality, prune_conditions)
@@ -73,6 +74,8 @@ class BoostingConfig:
     # left out (learners.rule_pruning); irep_coverage: which examples its head updates
     irep: bool = False
     irep_coverage: str = IREP_COVERAGE_MLRL
+    # post_optimization="sequential{...}": a post_optimization.SequentialPostOptimization
+    post_optimization: object = None
 
     def __post_init__(self):
         if self.irep_coverage not in IREP_COVERAGES:
@@ -203,6 +206,8 @@ class BoostingLearner:
                 reason = f"{cfg.pruning.name} kept the best {num_used} of {len(builder)} " \
                          f"rules" + ("" if reason == MAX_RULES else f" ({reason})")
             builder.truncate(num_used)
+        if cfg.post_optimization is not None:
+            self._post_optimize(builder, features.num_features, n, K)
         progress.stop(len(builder), reason)
         if cfg.max_rules == 0 and not cfg.time_limit and len(builder) >= limit:
             warnings.warn(f"max_rules=0 without a time_limit: stopped at the safety ceiling "
@@ -306,10 +311,45 @@ class BoostingLearner:
             return multi_output_head(g, h, all_labels, inv_scale, params)[1]
         return head_scores(g, h, all_labels, inv_scale, cfg.l1, cfg.l2)
 
-    def _induce_rule(self, num_features, n, num_outputs):
+    def _post_optimize(self, builder, num_features, n, num_outputs):
+        """Sequential post-optimization (``cfg.post_optimization``, see
+        ``learners.post_optimization``): ``num_iterations`` times, each rule of ``builder``
+        in order has its scores taken out of the statistics and is replaced in place by a
+        rule grown anew (kept if none can be grown); the new rule's scores are applied."""
+        cfg, start = self.config, time.perf_counter()
+        post = cfg.post_optimization
+        replaced = 0
+        for _ in range(post.num_iterations):
+            for i in range(builder.num_rules):
+                conditions, labels, scores = builder.rule(i)
+                self._revert_rule(conditions, labels, scores)
+                rule = self._induce_rule(
+                    num_features, n, num_outputs, None if post.refine_heads else labels,
+                    None if post.resample_features else rule_features(conditions))
+                if rule is None:
+                    continue
+                conditions, labels, scores, _ = rule
+                scores = scores * cfg.shrinkage
+                self._apply(labels, scores)
+                builder.replace_rule(i, conditions, labels, scores)
+                replaced += 1
+        if self.progress.verbose:
+            logger.info("%s: post-optimization: %d iteration(s) over %d rule(s), %d "
+                        "replaced, %.1f s", self.progress.name, post.num_iterations,
+                        builder.num_rules, replaced, time.perf_counter() - start)
+
+    def _revert_rule(self, conditions, labels, scores):
+        """Take a rule's head (``labels`` int32 (m,), its applied ``scores`` float64 (m,))
+        back out of the statistics of every example its ``conditions`` cover."""
+        cover(self.backend, conditions)
+        self._apply(labels, -scores)
+
+    def _induce_rule(self, num_features, n, num_outputs, labels=None, subset=None):
         """Greedy top-down refinement of a rule whose head may predict the outputs
-        ``output_sampling`` draws (of ``num_outputs``). Returns (conditions, labels,
-        scores, the number of (sampled) examples covered) or None.
+        ``labels`` (int32; None: those ``output_sampling`` draws, of ``num_outputs``), each
+        step on the features ``feature_sampling`` draws, or on every feature of ``subset``
+        (int64 (f,) sorted; None: sampled). Returns (conditions, labels, scores, the number
+        of (sampled) examples covered) or None.
 
         The backend refines in blocks of up to ``_BLOCK`` steps per call; the feature
         draws of a block come from ``self.rng`` up front, so every backend sees the same
@@ -318,11 +358,15 @@ class BoostingLearner:
         weights = self._sample_weights(n)
         backend.reset_coverage()
         totals = backend.covered_totals(weights)
-        labels = cfg.output_sampling.sample(self.rng, num_outputs, self._num_induced)
-        self._num_induced += 1
+        if labels is None:
+            labels = cfg.output_sampling.sample(self.rng, num_outputs, self._num_induced)
+            self._num_induced += 1
         conditions, best = [], None
         m = cfg.feature_sampling.num_samples(num_features)
         m = m if m < num_features else 0  # 0: every step searches all features
+        grower = backend
+        if subset is not None:  # every step searches all of the subset's features
+            grower, m = FeatureSubset(backend, subset), 0
         search = SearchSettings(cfg.head_mode, cfg.search_params, cfg.min_coverage, -np.inf)
         finished = False
         while not finished:
@@ -336,7 +380,7 @@ class BoostingLearner:
                 fix_label_after = cfg.max_head_refinements - len(conditions)
                 if cfg.partial_head:  # the learner fixes a partial head's outputs itself
                     block = min(block, fix_label_after)
-            new, last, labels, finished = backend.refine_rule(
+            new, last, labels, finished = grower.refine_rule(
                 self.rng.random((block, m)), labels, weights, totals, search, fix_label_after)
             if last is None:
                 break
