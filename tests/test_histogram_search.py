@@ -142,43 +142,6 @@ def test_two_threads_equal_one_bit_for_bit(method):
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("parallel", [False, True], ids=["serial-form", "parallel-form"])
-@pytest.mark.parametrize("n_distinct", [20, 400], ids=["examples-split", "features-split"])
-def test_build_split_equals_reference(parallel, n_distinct):
-    """The build in 3 parts: with few rows per covered example the covered examples are
-    split (parts 1 and 2 build private rows, then merged), with many the sampled features;
-    either way the counts and the sums of every non-empty row equal the reference (the
-    serial form runs the same split on one thread)."""
-    from gpurules.backends.cpu import histogram_search
-
-    rng = np.random.default_rng(5)
-    n, A, K = 600, 8, 3
-    X, nominal, g, h = random_problem(rng, n, A, K, n_distinct, nan_frac=0.05,
-                                      nominal_frac=0.25)
-    binned = bin_features(X, nominal, "equal-frequency", bin_ratio=1.0)
-    weights = rng.integers(0, 3, size=n).astype(np.int32)
-    covered = np.flatnonzero(rng.random(n) < 0.8).astype(np.int32)
-    in_list = np.zeros(n, bool)
-    in_list[covered] = True
-    features = np.array([6, 1, 3, 4], np.int64)
-    rows = int(sum(np.diff(binned.bin_offset)[features]))
-    hist = np.full((binned.total_bins, 2 * K), -7, np.int64)
-    count = np.full(binned.total_bins, -7, np.int64)
-    private = histogram_search.private_buffers(3, rows, 2 * K)
-    histogram_search.build.form(parallel)(
-        features, binned.bin_index, binned.bin_offset, covered, covered.size, weights,
-        np.concatenate((g, h), axis=1), hist, count, 3, *private)
-    want_g, want_h, want_count = ref.histograms(binned, features, in_list, weights, g, h)
-    sampled = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
-                              for f in features])
-    np.testing.assert_array_equal(count[sampled], want_count[sampled])
-    filled = sampled[want_count[sampled] > 0]
-    np.testing.assert_array_equal(hist[filled, :K], want_g[filled])
-    np.testing.assert_array_equal(hist[filled, K:], want_h[filled])
-    split = covered.size * features.size >= histogram_search.SPLIT_EXAMPLES_PER_ROW * 3 * rows
-    assert split == (n_distinct == 20) and (private[1] > 0).any() == split
-
-
 @settings(max_examples=50, deadline=None)
 @given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 25), n_distinct=st.integers(1, 6),
        nan_frac=st.sampled_from([0.0, 0.3]), single=st.booleans(),

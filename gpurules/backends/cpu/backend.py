@@ -51,7 +51,7 @@ class CpuBackend:
         self._buffers = None
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
-        self._searches = search_state(features, n, K + W, self.n_threads_search)
+        self._searches = search_state(features, n, K + W)
         self.indicator = 0
         self.set_scale(scale)
 

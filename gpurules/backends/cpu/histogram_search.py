@@ -42,122 +42,45 @@ from gpurules.jit.variants import parallel_kernel
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 
-# the build splits the covered examples between its threads (private histogram rows summed
-# afterwards) when each thread's (example, feature) visits are at least this many times the
-# rows it must merge; else it splits the sampled features (each thread reads every example)
-SPLIT_EXAMPLES_PER_ROW = 4
-# the most bytes of one thread's private histogram rows (``private_rows``)
-PRIVATE_BYTES = 64 << 20
-
-
-def private_rows(total_bins, width):
-    """Rows of each extra thread's private histogram: every bin of the data set
-    (``total_bins``) if that fits in ``PRIVATE_BYTES`` at ``width`` int64 columns, else as
-    many as fit (samples of more rows split the features instead)."""
-    return int(min(total_bins, PRIVATE_BYTES // (8 * width)))
-
-
-def private_buffers(threads, rows, width):
-    """(private int64 (threads - 1, rows, width), private_count int64 (threads - 1, rows)):
-    the private histogram rows of the build's extra threads (none for one thread)."""
-    extra = max(threads - 1, 0)
-    return (np.zeros((extra, rows if extra else 0, width), np.int64),
-            np.zeros((extra, rows if extra else 0), np.int64))
-
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-              hist_count, chunks, private, private_count):
-    # ``chunks`` threads (an argument: a call of nb.get_num_threads() in a kernel would keep
-    # it, and every kernel calling it, out of the disk cache). Many covered examples per
-    # histogram row: the examples are split (:func:`_split_examples`); else the sampled
-    # features, each part built in one pass over the statistics.
-    S = features.shape[0]
-    rows = 0
-    for j in range(S):
-        rows += bin_offset[features[j] + 1] - bin_offset[features[j]]
-    parts = min(chunks, private.shape[0] + 1)
-    if parts > 1 and rows <= private.shape[1] and \
-            n_covered * S >= SPLIT_EXAMPLES_PER_ROW * parts * rows:
-        _split_examples(features, bin_index, bin_offset, covered, n_covered, weights, gh,
-                        hist, hist_count, parts, private, private_count)
-        return
-    chunks = min(chunks, S)
-    starts = bin_offset[features]
+              hist_count, chunks):
+    # the sampled features in ``chunks`` parts (one per thread), each built in one pass over
+    # the statistics; the count is an argument: a call of nb.get_num_threads() in a kernel
+    # would keep it (and every kernel calling it) out of the disk cache
+    chunks = min(chunks, features.shape[0])
     for t in nb.prange(chunks):
-        lo, hi = t * S // chunks, (t + 1) * S // chunks
-        _build_features(features[lo:hi], starts[lo:hi], bin_index, bin_offset, covered[:n_covered],
-                        weights, gh, hist, hist_count)
-
-
-def _split_examples_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-                       hist_count, parts, private, private_count):
-    """The covered examples in ``parts`` parts, one per thread: part 0 builds into ``hist``,
-    part ``t > 0`` into its private rows ``private[t - 1]`` (int64 (R, C)) with counts
-    ``private_count[t - 1]`` (int64 (R,)), the sampled features' bins one after the other
-    (feature ``j`` from row ``local[j]``); then each feature's private rows are added to
-    ``hist`` (integers: the same sums as one pass, bit for bit)."""
-    S = features.shape[0]
-    local = np.zeros(S + 1, np.int64)
-    for j in range(S):
-        local[j + 1] = local[j] + bin_offset[features[j] + 1] - bin_offset[features[j]]
-    starts = bin_offset[features]
-    for t in nb.prange(parts):
-        part = covered[t * n_covered // parts:(t + 1) * n_covered // parts]
-        if t == 0:
-            _build_features(features, starts, bin_index, bin_offset, part, weights, gh, hist,
-                            hist_count)
-        else:
-            _build_features(features, local[:S], bin_index, bin_offset, part, weights, gh,
-                            private[t - 1], private_count[t - 1])
-    for j in nb.prange(S):
-        for t in range(1, parts):
-            _merge_rows(private[t - 1], private_count[t - 1], local[j], hist, hist_count,
-                        starts[j], local[j + 1] - local[j])
+        _build_features(features[t * features.shape[0] // chunks:
+                                 (t + 1) * features.shape[0] // chunks],
+                        bin_index, bin_offset, covered, n_covered, weights, gh, hist,
+                        hist_count)
 
 
 @nb.njit
-def _merge_rows(src, src_count, lo, hist, hist_count, start, bins):
-    """Add the rows ``src[lo + b]`` with a non-zero count to ``hist[start + b]`` (copied where
-    ``hist``'s count is 0: its stale sums are not read), for ``b < bins``."""
-    for b in range(bins):
-        c = src_count[lo + b]
-        if c == 0:
-            continue
-        r = start + b
-        if hist_count[r] == 0:
-            for k in range(src.shape[1]):
-                hist[r, k] = src[lo + b, k]
-        else:
-            for k in range(src.shape[1]):
-                hist[r, k] += src[lo + b, k]
-        hist_count[r] += c
-
-
-@nb.njit
-def _build_features(features, starts, bin_index, bin_offset, covered, weights, gh, hist,
+def _build_features(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
                     hist_count):
-    """Fill the histogram rows of ``features`` (int64, distinct; feature ``j``'s bins from row
-    ``starts[j]`` of ``hist``) from the ``covered`` examples (int32), in one pass over them:
-    each example's statistics row is read once and added to the row of its bin in every
-    feature (the integer sums do not depend on the order, so the histograms equal those of
-    one pass per feature, bit for bit).
+    """Fill the histogram rows of ``features`` (int64, distinct) from the covered examples
+    ``covered[:n_covered]``, in one pass over them: each example's statistics row is read
+    once and added to the row of its bin in every feature (the integer sums do not depend on
+    the order, so the histograms equal those of one pass per feature, bit for bit).
 
     Counts are zeroed for all of the features' rows; the sums of a row only when its first
     example arrives, so rows with count 0 keep stale sums (the scan never reads them) and the
     cost follows the covered examples rather than the bins. ``gh`` int64 (n, C) and ``hist``
-    int64 (rows, C): the interleaved statistics and histogram rows."""
+    int64 (B, C): the interleaved statistics and histogram rows."""
     for j in range(features.shape[0]):
         f = features[j]
-        hist_count[starts[j]:starts[j] + bin_offset[f + 1] - bin_offset[f]] = 0
-    for c in range(covered.shape[0]):
+        hist_count[bin_offset[f]:bin_offset[f + 1]] = 0
+    for c in range(n_covered):
         i = covered[c]
         w = weights[i]
         if w == 0:
             continue
         for j in range(features.shape[0]):
-            b = bin_index[features[j], i]
+            f = features[j]
+            b = bin_index[f, i]
             if b < 0:
                 continue
-            r = starts[j] + b
+            r = bin_offset[f] + b
             _add_row(hist, r, gh, i, w, hist_count[r] == 0)
             hist_count[r] += 1
 
@@ -201,8 +124,7 @@ def interleave(g, h, rows, gh):
             gh[i, K + k] = h[i, k]
 
 
-_split_examples = parallel_kernel(_split_examples_py)
-build = parallel_kernel(_build_py, _split_examples=_split_examples)
+build = parallel_kernel(_build_py)
 
 
 def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist,
@@ -230,11 +152,9 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
     covered = np.flatnonzero(mask == indicator).astype(np.int32)
     if gh is None:
         gh = np.concatenate((g, h), axis=1)
-    rows = int(sum(bin_offset[f + 1] - bin_offset[f] for f in features))
-    private = private_buffers(n_threads, rows, gh.shape[1])
     with thread_limit(n_threads):
         build(features, bin_index, bin_offset, covered, covered.shape[0], weights, gh, hist,
-              hist_count, max(n_threads, 1), *private)
+              hist_count, max(n_threads, 1))
 
 
 @nb.njit
@@ -341,19 +261,17 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_
 
 
 def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
-               covered, state, chunks, gh, private, private_count, mask, indicator, weights,
-               g, h, tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale,
-               min_coverage, min_quality, scratch, *out):
+               covered, state, chunks, gh, mask, indicator, weights, g, h, tot_g, tot_h,
+               tot_count, labels, head_mode, params, inv_scale, min_coverage,
+               min_quality, scratch, *out):
     """The histogram search with the signature of the exact and sparse ``search_*`` kernels,
     so that the fused refinement (``refine.py``) drives all three alike; ``g``, ``h``, ``tot_*``
     and the sums of ``scratch`` are unused (the build reads ``gh``, the interleaved copy of
     ``g`` and ``h``, and the totals come from the histograms), its work rows are used;
-    ``chunks`` int64 (1,): the number of parts of the histogram build (its threads);
-    ``private``, ``private_count``: the private rows of its extra threads
-    (:func:`private_buffers`)."""
+    ``chunks`` int64 (1,): the number of parts of the histogram build (its threads)."""
     n_covered = covered_list(mask, indicator, covered, state)
     build(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist, hist_count,
-          chunks[0], private, private_count)
+          chunks[0])
     scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
          head_mode, params, inv_scale, min_coverage, min_quality, scratch[0], scratch[1],
          scratch[2], scratch[3], *out)
@@ -366,8 +284,7 @@ search = parallel_kernel(_search_py, build=build, scan=scan)
 @njit
 def apply_step(f, op, threshold, data, mask, indicator):
     """:func:`apply_binned_condition` on ``data = (bin_index, bin_offset, bin_min, bin_max,
-    nominal, hist, hist_count, covered, state, chunks, gh, private, private_count)`` over its
-    covered list; returns
+    nominal, hist, hist_count, covered, state, chunks, gh)`` over its covered list; returns
     the new indicator."""
     _apply_listed(f, op, threshold, data[0], data[1], data[2], mask, indicator, data[7],
                   data[8])

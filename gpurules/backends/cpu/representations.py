@@ -54,17 +54,17 @@ class SearchState:
         return self.module, self.data
 
 
-def _presorted(fs, n, width, threads):
+def _presorted(fs, n, width):
     return SearchState(exact_search, (fs.sorted_index, fs.sorted_value, fs.n_present,
                                       fs.nominal))
 
 
-def _sparse(fs, n, width, threads):
+def _sparse(fs, n, width):
     return SearchState(sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
                                        fs.nominal, fs.sparse_value))
 
 
-def _binned(fs, n, width, threads):
+def _binned(fs, n, width):
     B = fs.total_bins
     hist = np.zeros((B, width), np.int64)  # gradient sums, then Hessian sums
     hist_count = np.zeros(B, np.int64)
@@ -72,24 +72,21 @@ def _binned(fs, n, width, threads):
     covered = np.empty(n, np.int32)  # the covered examples of the current rule
     state = np.full(2, -1, np.int64)
     parts = np.ones(1, np.int64)
-    private = histogram_search.private_buffers(
-        threads, histogram_search.private_rows(B, width), width)
     data = (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
-            covered, state, parts, gh, *private)
+            covered, state, parts, gh)
     return SearchState(histogram_search, data, hist, hist_count, gh, state, parts)
 
 
-# feature representation type -> builder (features, n examples, K + W statistic columns,
-# the most threads of a search)
+# feature representation type -> builder (features, n examples, K + W statistic columns)
 BUILDERS = {PresortedFeatures: _presorted, SparseSortedFeatures: _sparse,
             BinnedFeatures: _binned}
 
 
-def search_state(features, n, width, threads=1):
-    """The :class:`SearchState` of a fit over ``features`` with ``n`` examples,
-    statistics of ``width = K + W`` columns and searches on at most ``threads`` threads."""
+def search_state(features, n, width):
+    """The :class:`SearchState` of a fit over ``features`` with ``n`` examples and
+    statistics of ``width = K + W`` columns."""
     builder = BUILDERS.get(type(features))
     if builder is None:
         raise TypeError(f"the CPU backend cannot search {type(features).__name__}; "
                         f"expected one of {', '.join(t.__name__ for t in BUILDERS)}")
-    return builder(features, n, width, threads)
+    return builder(features, n, width)
