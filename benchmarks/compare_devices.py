@@ -5,12 +5,14 @@ Systems (``--systems``, default all):
 - ``cpu-exact``: gpurules ``device="cpu"``, ``feature_binning="none"`` (pre-sorted search);
 - ``cpu-hist``: gpurules ``device="cpu"``, ``feature_binning="equal-width"``;
 - ``cuda-hist``: gpurules ``device="cuda"``, ``feature_binning="equal-width"``;
+- ``cuda-stepwise``: the same, refining one step per call (a device->host copy each) instead
+  of in device-resident blocks, to measure what the blocks are worth;
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
   ``"equal-width"``.
 
 Every CPU system uses ``--threads`` (``all``: ``parallel_*="true"``, all host cores; ``1``:
 ``"false"``), mlrl-boomer included.
-When CUDA is not usable the ``cuda-hist`` rows say "not available (reason)".
+When CUDA is not usable the CUDA rows say "not available (reason)".
 
 Data: synthetic dense multi-label data from ``sklearn.datasets.make_multilabel_classification``
 (100 features, 20 labels, ``random_state=--seed``) with ``n`` training examples for each of
@@ -52,6 +54,7 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # before mlrl's OpenMP runtime loads
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -69,6 +72,9 @@ SYSTEMS = {
     "cpu-exact": ("gpurules", "cpu", "none"),
     "cpu-hist": ("gpurules", "cpu", "equal-width"),
     "cuda-hist": ("gpurules", "cuda", "equal-width"),
+    # the same, refining step by step (one device->host copy per step) instead of in
+    # device-resident blocks: the measured worth of the blocks (issue 14)
+    "cuda-stepwise": ("gpurules", "cuda", "equal-width"),
     "boomer-exact": ("mlrl-boomer", None, "none"),
     "boomer-ew": ("mlrl-boomer", None, "equal-width"),
 }
@@ -145,7 +151,24 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
         return Reference(**params, **C.parallel_params(threads))
     from gpurules import BoomerClassifier
 
-    return BoomerClassifier(device=device, **params, **C.parallel_params(threads))
+    clf = BoomerClassifier(device=device, **params, **C.parallel_params(threads))
+    if system == "cuda-stepwise":
+        _refine_stepwise(clf)
+    return clf
+
+
+def _refine_stepwise(clf) -> None:
+    """Make ``clf``'s CUDA backend refine one step per call (``base.refine_stepwise``)."""
+    from gpurules.backends.base import refine_stepwise
+
+    make_backend = clf._make_backend
+
+    def stepwise_backend(threads):
+        backend = make_backend(threads)
+        backend.refine_rule = functools.partial(refine_stepwise, backend)
+        return backend
+
+    clf._make_backend = stepwise_backend  # instance attribute: this estimator only
 
 
 def count_rules(system: str, clf) -> int:
@@ -194,8 +217,9 @@ def profiled_fit(split: C.Split, args: argparse.Namespace) -> dict:
 
 
 def counted_fit(split: C.Split, args: argparse.Namespace) -> dict:
-    """One cuda-hist fit with DeviceCounters on its backend: the counts per refinement
-    (``find_best_refinement`` call) and the number of refinements."""
+    """One cuda-hist fit with DeviceCounters on its backend: the counts per refinement (a
+    condition found by ``refine_rule``, whose device-resident blocks run several) and the
+    number of refinements."""
     from gpurules.backends.cuda.counters import DeviceCounters
 
     clf = make_estimator("cuda-hist", args.max_rules, args.threads)
@@ -205,12 +229,13 @@ def counted_fit(split: C.Split, args: argparse.Namespace) -> dict:
     def counted_backend(threads):
         backend = make_backend(threads)
         holder["counters"] = DeviceCounters(backend).attach()
-        find = backend.find_best_refinement
+        refine = backend.refine_rule
 
         def counting(*a, **kw):
-            holder["refinements"] += 1
-            return find(*a, **kw)
-        backend.find_best_refinement = counting  # instance attribute: this fit only
+            result = refine(*a, **kw)
+            holder["refinements"] += len(result[0])
+            return result
+        backend.refine_rule = counting  # instance attribute: this fit only
         return backend
 
     clf._make_backend = counted_backend
@@ -361,7 +386,7 @@ def run_all(args: argparse.Namespace, reason: str | None):
     too_slow: dict[str, str] = {}
     ours = [s for s in args.systems if SYSTEMS[s][0] == "gpurules"]
     for system in ours:
-        if system == "cuda-hist" and reason:
+        if SYSTEMS[system][1] == "cuda" and reason:
             continue
         if not args.skip_cold:
             C.log(f"{system}: cold fit on {specs[0]} in a fresh process")
@@ -374,7 +399,7 @@ def run_all(args: argparse.Namespace, reason: str | None):
         split = load_data(spec, args.data_dir, args.seed, args.noise)
         for system in args.systems:
             key = (split.name, system)
-            if system == "cuda-hist" and reason:
+            if SYSTEMS[system][1] == "cuda" and reason:
                 results[key] = {"note": f"not available ({reason})"}
                 continue
             if system in too_slow and spec.startswith("synthetic:"):

@@ -11,8 +11,10 @@
 # 3. runs the gpu-marked tests (pytest -m gpu tests): $OUT/pytest.txt, $OUT/junit-gpu.xml;
 # 4. benchmarks/compare_devices.py at n = 1e5 (1000 rules) and 1e6 (200 rules), gpurules
 #    cuda-hist against mlrl-boomer equal-width: $OUT/devices-1e5.md, devices-1e6.md, and
-#    their logs in $OUT/bench.txt.
-# $OUT/steps.txt logs every step with its time and exit status. 7 files in all. Each step
+#    their logs in $OUT/bench.txt;
+# 5. the same at n = 1e5 with 200 rules, cuda-hist (device-resident refinement blocks)
+#    against cuda-stepwise (one device->host copy per step): $OUT/devices-blocks.md.
+# $OUT/steps.txt logs every step with its time and exit status. 8 files in all. Each step
 # has its own time limit within BUDGET (570 s), so a slow step still leaves the results of
 # the earlier ones. The exit status is the number of steps that failed.
 #
@@ -104,5 +106,12 @@ for i in 0 1; do
         --output "$OUT/devices-$n.md" >> "$OUT/bench.txt" 2>&1
     step "compare_devices n=$n" $?
 done
+# the device-resident refinement blocks against one step per call (issue 14), same run
+n=${SIZES[0]}
+log "compare_devices blocks vs stepwise n=$n, 200 rules ($(left) s left)"
+timeout -k 10 "$(lim 5)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
+    --systems cuda-hist cuda-stepwise --repeats 1 --skip-cold --skip-profile --max-rules 200 \
+    --output "$OUT/devices-blocks.md" >> "$OUT/bench.txt" 2>&1
+step "compare_devices blocks vs stepwise" $?
 log "done: $FAILED step(s) failed; files: $(ls "$OUT" | tr '\n' ' ')"
 exit "$FAILED"
