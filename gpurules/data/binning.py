@@ -11,6 +11,7 @@ import numba as nb
 import numpy as np
 
 from gpurules.jit.cache import njit
+from gpurules.jit.rows import copy_row
 
 
 
@@ -280,8 +281,8 @@ def _radix_argsort(keys, order):
         src_o, dst_o = dst_o, src_o
         swapped = not swapped
     if swapped:
-        keys[:] = src_k
-        order[:] = src_o
+        copy_row(keys, src_k)  # not keys[:] = src_k: jit/rows.py
+        copy_row(order, src_o)
 
 
 @njit(parallel=True)

@@ -21,6 +21,7 @@ import numpy as np
 
 from gpurules.backends.base import _first_best, floyd_indices
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
+from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import Kernel
 
 
@@ -73,12 +74,12 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
             return r, indicator, labels, True
         res_f[r], res_op[r], res_thr[r] = features[j], out_op[j], out_thr[j]
         res_q[r], res_cnt[r], res_label[r] = out_q[j], out_cnt[j], out_label[j]
-        res_g[r] = out_g[j]
-        res_h[r] = out_h[j]
+        copy_row(res_g[r], out_g[j])
+        copy_row(res_h[r], out_h[j])
         indicator = _APPLY(features[j], out_op[j], out_thr[j], data, mask, indicator)
         min_quality = out_q[j]
-        tot_g[:] = out_g[j]
-        tot_h[:] = out_h[j]
+        copy_row(tot_g, out_g[j])
+        copy_row(tot_h, out_h[j])
         tot_count = out_cnt[j]
         if fix_label_after > 0 and r + 1 >= fix_label_after and out_label[j] >= 0:
             labels = np.full(1, out_label[j], np.int32)

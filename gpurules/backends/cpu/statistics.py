@@ -12,6 +12,7 @@ import numba as nb
 import numpy as np
 
 from gpurules.jit.cache import njit
+from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import parallel_kernel
 from gpurules.objectives.compiled import loss_gradient_hessian, quantize
 from gpurules.objectives.non_decomposable import gradient_hessian, largest_statistic
@@ -55,9 +56,8 @@ def _update_covered_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, la
                     sum_h[k] += new_h - h[i, k]
                     g[i, k] = new_g
                     h[i, k] = new_h
-        for k in range(sum_g.shape[0]):  # element by element: a row assignment compiles
-            delta_g[c, k] = sum_g[k]       # its shape-mismatch error path (~1.3 CPU-s cold)
-            delta_h[c, k] = sum_h[k]
+        copy_row(delta_g[c], sum_g)  # not delta_g[c] = sum_g: jit/rows.py
+        copy_row(delta_h[c], sum_h)
 
 
 update_covered = parallel_kernel(_update_covered_py)
@@ -113,8 +113,8 @@ def _update_covered_nd_py(loss, Y, P, base_weight, scale, g, h, mask, indicator,
             big = max(big, largest_statistic(loss, g_tmp, h_tmp))
             _replace(g_tmp, base_weight[i], scale, g[i], sum_g)
             _replace(h_tmp, base_weight[i], scale, h[i], sum_h)
-        delta_g[c] = sum_g
-        delta_h[c] = sum_h
+        copy_row(delta_g[c], sum_g)
+        copy_row(delta_h[c], sum_h)
         largest[c] = big
 
 
