@@ -20,7 +20,7 @@ OUTSIDE_BACKENDS = MODELS + ("gpurules.objectives", "gpurules.learners", "gpurul
                              "gpurules.data", "gpurules.datasets", "gpurules.jit",
                              "gpurules.device", "gpurules.progress", "gpurules.compile_log",
                              "gpurules.demo", "gpurules.exceptions", "gpurules.cli",
-                             "gpurules.plot")
+                             "gpurules.plot", "gpurules.dask")
 
 # (layer of the importing module, layer it must not import): module names or prefixes
 FORBIDDEN = [

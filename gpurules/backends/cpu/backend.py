@@ -123,6 +123,39 @@ class CpuBackend:
                          threads)
         return select_refinement(features, outs)
 
+    def partial_histograms(self, features, weights):
+        """The histogram rows of the sampled ``features`` over this backend's covered
+        examples, for a caller that sums them with other backends' rows (a distributed fit,
+        ``backends/dask``). Binned features only.
+
+        Args:
+            features: int64 (S,) distinct sampled features.
+            weights: int32 (n,) instance weights, or None (unit weights).
+
+        Returns:
+            int64 (R, K + W + 1): the rows ``bin_offset[f] .. bin_offset[f + 1] - 1`` of each
+            sampled feature in the order of ``features`` (``R`` = their bins), the gradient
+            sums in columns ``:K``, the Hessian sums in ``K:K + W``, the count last; rows
+            with count 0 are all zero (the build leaves stale sums there).
+        """
+        binned = self.features
+        if self.hist is None:
+            raise TypeError(f"partial_histograms needs binned features, got "
+                            f"{type(binned).__name__}")
+        threads = self._search_threads(self.g.shape[0], features.shape[0])
+        histogram_search.build_histograms(
+            features, binned.bin_index, binned.bin_offset, self.mask, self.indicator,
+            self._weights(weights), self.g, self.h, self.hist, self.hist_count, threads,
+            gh=self._searches.gh)
+        rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
+                               for f in features]) if features.shape[0] else \
+            np.empty(0, np.int64)
+        out = np.zeros((rows.shape[0], self.hist.shape[1] + 1), np.int64)
+        filled = self.hist_count[rows] > 0
+        out[filled, :-1] = self.hist[rows[filled]]
+        out[:, -1] = self.hist_count[rows]
+        return out
+
     def _search(self, features, weights, totals, settings, scratch, outs, threads=1):
         """Run the search kernel of the feature representation on ``threads`` threads;
         results land in ``outs``."""

@@ -1,0 +1,182 @@
+"""DaskBackend: the backend protocol over row partitions held by Dask workers.
+
+Each partition's binned features, labels, statistics, scores and coverage stay on its
+worker, in a :class:`~gpurules.backends.dask.partition.PartitionState` actor (a
+``CpuBackend`` over the partition). The client side runs what needs the whole data:
+
+- ``find_best_refinement``: every partition builds the histogram rows of the sampled
+  features over its covered examples (``CpuBackend.partial_histograms``); the client sums
+  them (int64 fixed point: exact, in any order), scans them with the CPU backend's
+  ``histogram_search.scan_histograms`` and picks the refinement with
+  ``base.select_refinement``, so the result equals ``CpuBackend``'s on the concatenated
+  data bit for bit. Per refinement, only those rows travel (``received_bytes``).
+- ``apply_refinement`` and ``update_statistics`` are broadcast and run locally.
+- sums (``covered_totals``) are summed exactly; per rule the instance weights travel once
+  (sliced per partition), and ``covered_mask`` gathers one bool per example.
+
+``start_fit`` sends each partition its slice of the labels and base weights once per fit.
+"""
+
+import numpy as np
+
+from gpurules.backends.base import refine_stepwise, select_refinement
+from gpurules.backends.cpu import histogram_search
+from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
+
+_UNSENT = object()  # no instance weights sent yet in this rule
+
+
+class DaskBackend:
+    """The backend protocol fanned out to one actor per row partition.
+
+    Args:
+        actors: ``distributed`` actor handles of ``PartitionState``, in row order, binned
+            (``PartitionState.bin``).
+        sizes: int (P,), the rows of each partition.
+        layout: BinnedFeatures without examples (``bin_index`` (A, 0)), the global layout
+            before empty bins are dropped (``data.partitioned_binning.merge_layout``).
+        threads: the ``resolve_config`` thread counts each partition's CpuBackend gets.
+
+    Attributes:
+        max_statistic: float, the largest over the partitions' ``CpuBackend.max_statistic``
+            (what the learner's fixed-point scale reads for non-decomposable losses).
+        received_bytes: list of int, the bytes of the arrays the partitions returned to
+            each ``find_best_refinement`` call (tests check that only histogram rows
+            travel).
+    """
+
+    name = "dask"
+    requires_binned_features = True
+    narrow_head_search = False
+
+    def __init__(self, actors, sizes, layout, threads=None):
+        self.actors = list(actors)
+        self.bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        if len(self.actors) != len(sizes):
+            raise ValueError(f"{len(self.actors)} actors for {len(sizes)} partitions")
+        self.layout = layout
+        self.threads = threads or {}
+        self.received_bytes = []
+        self.max_statistic = 0.0
+
+    # -- fan-out helpers -------------------------------------------------------------
+    def _call(self, method, *args):
+        """Call ``method`` with the same arguments on every partition; their results."""
+        futures = [getattr(actor, method)(*args) for actor in self.actors]
+        return [f.result() for f in futures]
+
+    def _call_sliced(self, method, *arrays):
+        """Call ``method`` on every partition with its rows of each of ``arrays`` ((n, ...)
+        or None); their results."""
+        futures = []
+        for p, actor in enumerate(self.actors):
+            lo, hi = self.bounds[p], self.bounds[p + 1]
+            futures.append(getattr(actor, method)(
+                *(None if a is None else a[lo:hi] for a in arrays)))
+        return [f.result() for f in futures]
+
+    # -- per-fit state ---------------------------------------------------------------
+    def start_fit(self, features, Y, loss, base_weight, scale):
+        """As ``Backend.start_fit``; ``features`` is the compact global layout (no
+        examples): the partitions hold their own rows of it."""
+        n, K = Y.shape
+        if n != self.bounds[-1]:
+            raise ValueError(f"Y has {n} rows, the partitions {self.bounds[-1]}")
+        self.features = features
+        self.K = K
+        self.W = packed_size(K) if isinstance(loss, NonDecomposableLossSpec) else K
+        self._hist = np.zeros((features.total_bins, K + self.W), np.int64)
+        self._hist_count = np.zeros(features.total_bins, np.int64)
+        futures = []
+        for p, actor in enumerate(self.actors):
+            lo, hi = self.bounds[p], self.bounds[p + 1]
+            futures.append(actor.start_fit(self.layout, Y[lo:hi], loss, base_weight[lo:hi],
+                                           scale, self.threads))
+        self.max_statistic = max(f.result() for f in futures)
+        self._set_scale_attributes(scale)
+        self._sent = _UNSENT
+
+    def _set_scale_attributes(self, scale):
+        self.scale = float(scale)
+        self.inv_scale = 1.0 / self.scale
+
+    def set_scale(self, scale):
+        self.max_statistic = max(self._call("set_scale", scale))
+        self._set_scale_attributes(scale)
+
+    def reset_coverage(self):
+        self._call("reset_coverage")
+
+    def _send_weights(self, weights):
+        """Give every partition its slice of the instance ``weights`` (int32 (n,) or None)
+        unless this very array was sent last (the learner passes one array per rule and
+        never changes it)."""
+        if weights is not self._sent:
+            self._call_sliced("set_weights", weights)
+            self._sent = weights
+
+    def covered_totals(self, weights):
+        """(g int64 (K,), h int64 (W,), count) summed over the partitions."""
+        self._send_weights(weights)
+        parts = self._call("covered_totals")
+        return (np.sum([p[0] for p in parts], axis=0, dtype=np.int64),
+                np.sum([p[1] for p in parts], axis=0, dtype=np.int64),
+                int(sum(p[2] for p in parts)))
+
+    def covered_mask(self):
+        """bool (n,), gathered from the partitions (one bool per example)."""
+        return np.concatenate(self._call("covered_mask"))
+
+    def training_scores(self):
+        """float64 (n, K), gathered from the partitions."""
+        return np.concatenate(self._call("training_scores"))
+
+    # -- search ----------------------------------------------------------------------
+    def find_best_refinement(self, features, labels, weights, totals, search):
+        """As ``CpuBackend.find_best_refinement`` on binned features: the partitions'
+        histogram rows of ``features`` (int64 (S,)), summed, scanned on the client."""
+        features = np.ascontiguousarray(features, np.int64)
+        self._send_weights(weights)
+        parts = self._call("histograms", features)
+        self.received_bytes.append(int(sum(p.nbytes for p in parts)))
+        hist, hist_count = self._summed(features, parts)
+        S, K, W = features.shape[0], self.K, self.W
+        outs = (np.empty(S), np.empty(S, np.int8), np.empty(S, np.float32),
+                np.empty(S, np.int64), np.empty(S, np.int32), np.empty((S, K), np.int64),
+                np.empty((S, W), np.int64))
+        fs = self.features
+        histogram_search.scan_histograms(
+            features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
+            np.ascontiguousarray(labels, np.int32), search.head_mode, search.params,
+            self.inv_scale, search.min_coverage, search.min_quality, *outs,
+            n_threads=self.threads.get("search", 1))
+        return select_refinement(features, outs)
+
+    def _summed(self, features, parts):
+        """The global histograms (int64 (B, K + W), (B,)) with the rows of ``features``
+        set to the sums of the partitions' rows ``parts`` (each int64 (R, K + W + 1))."""
+        total = np.sum(parts, axis=0, dtype=np.int64)
+        offsets = self.features.bin_offset
+        rows = np.concatenate([np.arange(offsets[f], offsets[f + 1]) for f in features]) \
+            if features.shape[0] else np.empty(0, np.int64)
+        self._hist[rows] = total[:, :-1]
+        self._hist_count[rows] = total[:, -1]
+        return self._hist, self._hist_count
+
+    def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
+        """``base.refine_stepwise``: one round trip to the partitions per step."""
+        return refine_stepwise(self, uniforms, labels, weights, totals, search,
+                               fix_label_after)
+
+    def apply_refinement(self, refinement):
+        self._call("apply_refinement", refinement)
+
+    # -- statistics ------------------------------------------------------------------
+    def update_statistics(self, labels, scores):
+        labels = np.asarray(labels, np.int32)
+        scores = np.asarray(scores, np.float64)
+        self.max_statistic = max(self._call("update_statistics", labels, scores))
+
+    def close(self):
+        """Let go of the partitions' actors (their worker memory is freed)."""
+        self.actors = []

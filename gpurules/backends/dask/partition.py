@@ -1,0 +1,106 @@
+"""The worker side of a distributed fit: one actor per row partition (``DaskBackend``).
+
+A :class:`PartitionState` lives on the worker that holds its partition for the whole fit
+(a ``distributed`` actor). It keeps the partition's raw features until they are binned,
+then its binned features, statistics and coverage inside a ``CpuBackend``; its methods
+answer with small arrays only (per-bin sums, totals, histogram rows).
+
+Nothing here imports dask: the actor is a plain class that ``distributed`` hosts.
+"""
+
+import numpy as np
+
+from gpurules.backends.factory import get_backend
+from gpurules.data.binning import BinnedFeatures, drop_empty_bins
+from gpurules.data.partitioned_binning import assign_bins, partition_summary
+
+
+class PartitionState:
+    """The state of one row partition of a distributed fit.
+
+    Args:
+        X: float32-convertible (n_p, A), the partition's rows; NaN = missing.
+    """
+
+    def __init__(self, X):
+        X = np.asarray(X, dtype=np.float32)
+        if X.ndim != 2:
+            raise ValueError(f"a partition must be 2-D, got shape {X.shape}")
+        self.X = np.ascontiguousarray(X) + np.float32(0.0)  # -0.0 -> +0.0, as bin_features
+        self.backend = None
+        self.weights = None
+
+    # -- binning ---------------------------------------------------------------------
+    def summary(self, distinct):
+        """Per-feature facts of the global binning pass (``data.partitioned_binning``).
+
+        Args:
+            distinct: bool (A,), the features whose distinct values (with counts) are asked.
+
+        Returns:
+            (n_p int, n_present int64 (A,), lo float32 (A,), hi float32 (A,), values: list of
+            A entries, each (sorted distinct float32 (d,), int64 (d,) counts) or None).
+        """
+        return partition_summary(self.X, distinct)
+
+    def bin(self, plan):
+        """Bin the partition with the global ``plan`` (``data.partitioned_binning.BinPlan``);
+        keeps the int32 (A, n_p) bin indices and drops the raw features.
+
+        Returns:
+            (bin_min, bin_max) float32 (B,) of the partition's values per bin (NaN: empty).
+        """
+        self.bin_index, bin_min, bin_max = assign_bins(self.X, plan)
+        self.X = None
+        return bin_min, bin_max
+
+    # -- the backend protocol --------------------------------------------------------
+    def start_fit(self, layout, Y, loss, base_weight, scale, threads):
+        """Start a fit over the partition: ``layout`` is the global BinnedFeatures before
+        empty bins are dropped (its ``bin_index`` unused), ``Y`` uint8 (n_p, K),
+        ``base_weight`` float64 (n_p,). Returns the partition's ``max_statistic``."""
+        binned = drop_empty_bins(BinnedFeatures(
+            self.bin_index, layout.num_bins, layout.bin_offset, layout.bin_min,
+            layout.bin_max, layout.nominal))
+        self.backend = get_backend("cpu", threads)
+        self.backend.start_fit(binned, Y, loss, base_weight, scale)
+        self.weights = None
+        return self._max_statistic()
+
+    def _max_statistic(self):
+        return float(getattr(self.backend, "max_statistic", 0.0))
+
+    def set_scale(self, scale):
+        """``CpuBackend.set_scale``; returns the partition's ``max_statistic``."""
+        self.backend.set_scale(scale)
+        return self._max_statistic()
+
+    def reset_coverage(self):
+        self.backend.reset_coverage()
+
+    def set_weights(self, weights):
+        """Keep the instance weights (int32 (n_p,) or None) of the searches that follow."""
+        self.weights = None if weights is None else np.ascontiguousarray(weights, np.int32)
+
+    def covered_totals(self):
+        """``CpuBackend.covered_totals`` with the kept weights: (g int64 (K,), h int64 (W,),
+        count)."""
+        return self.backend.covered_totals(self.weights)
+
+    def histograms(self, features):
+        """``CpuBackend.partial_histograms`` of ``features`` with the kept weights."""
+        return self.backend.partial_histograms(features, self.weights)
+
+    def apply_refinement(self, refinement):
+        self.backend.apply_refinement(refinement)
+
+    def update_statistics(self, labels, scores):
+        """``CpuBackend.update_statistics``; returns the partition's ``max_statistic``."""
+        self.backend.update_statistics(labels, scores)
+        return self._max_statistic()
+
+    def covered_mask(self):
+        return self.backend.covered_mask()
+
+    def training_scores(self):
+        return self.backend.training_scores()

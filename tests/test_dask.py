@@ -1,0 +1,145 @@
+"""DaskBoomerClassifier (gpurules.dask): a distributed fit equals the in-memory one."""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array", reason="dask is not installed (pip install gpurules[dask])")
+distributed = pytest.importorskip("distributed", reason="distributed is not installed")
+
+from gpurules import BoomerClassifier  # noqa: E402
+from gpurules.dask import DaskBoomerClassifier  # noqa: E402
+
+CHUNKS = (100, 80, 120)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
+                            dashboard_address=None) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    n, A = sum(CHUNKS), 6
+    X = rng.normal(size=(n, A)).astype(np.float32)
+    X[:, 2] = rng.integers(0, 4, n)  # nominal
+    X[:, 3] = np.round(X[:, 3], 1)
+    X[rng.random((n, A)) < 0.05] = np.nan
+    Y = np.stack([(X[:, 0] > 0.2) | (X[:, 2] == 1), X[:, 1] + X[:, 3] > 0,
+                  rng.random(n) < 0.3], axis=1).astype(np.uint8)
+    return X, Y
+
+
+def _fits(client, data, **params):
+    X, Y = data
+    nominal = [2]
+    local = BoomerClassifier(device="cpu", **params).fit(X, Y, nominal_feature_indices=nominal)
+    dist = DaskBoomerClassifier(client=client, **params)
+    dist.fit(da.from_array(X, chunks=(CHUNKS, -1)), da.from_array(Y, chunks=(CHUNKS, -1)),
+             nominal_feature_indices=nominal)
+    return local, dist
+
+
+def _same_model(a, b):
+    assert str(a.model_) == str(b.model_)
+    ma, mb = a.model_, b.model_
+    for name, value in vars(ma).items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(value, getattr(mb, name), err_msg=name)
+
+
+@pytest.mark.parametrize("params", [
+    dict(feature_binning="equal-width"),
+    dict(feature_binning="equal-frequency"),
+    dict(feature_binning="equal-width", instance_sampling="with-replacement",
+         feature_sampling="without-replacement"),
+    dict(feature_binning="equal-frequency{bin_ratio=0.1}", head_type="complete",
+         instance_sampling="without-replacement"),
+])
+def test_same_model_as_in_memory(client, data, params):
+    local, dist = _fits(client, data, max_rules=10, random_state=1, **params)
+    assert len(dist.model_) == 10
+    _same_model(local, dist)
+    assert dist.device_ == "cpu"
+    np.testing.assert_array_equal(local.feature_importances_, dist.feature_importances_)
+
+
+def test_predict_on_dask_and_numpy(client, data):
+    X, _ = data
+    local, dist = _fits(client, data, max_rules=10, random_state=1,
+                        feature_binning="equal-width")
+    Xd = da.from_array(X, chunks=(CHUNKS, -1))
+    for method in ("predict", "predict_proba", "decision_function"):
+        lazy = getattr(dist, method)(Xd)
+        assert isinstance(lazy, da.Array)
+        expected = getattr(local, method)(X)
+        np.testing.assert_array_equal(lazy.compute(), expected)
+        np.testing.assert_array_equal(getattr(dist, method)(X), expected)
+
+
+def test_one_d_labels(client, data):
+    X, Y = data
+    local = BoomerClassifier(device="cpu", max_rules=5, feature_binning="equal-width")
+    local.fit(X, Y[:, 0])
+    dist = DaskBoomerClassifier(client=client, max_rules=5, feature_binning="equal-width")
+    dist.fit(da.from_array(X, chunks=(CHUNKS, -1)), Y[:, 0])
+    _same_model(local, dist)
+    Xd = da.from_array(X, chunks=(CHUNKS, -1))
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), local.predict(X))
+    np.testing.assert_array_equal(dist.predict_proba(Xd).compute(), local.predict_proba(X))
+
+
+def test_histogram_rows_are_the_only_per_refinement_traffic(client, data):
+    X, Y = data
+    dist = DaskBoomerClassifier(client=client, max_rules=4, feature_binning="equal-width")
+    seen = {}
+    original = DaskBoomerClassifier._make_backend
+
+    def keep(self, threads):
+        seen["backend"] = backend = original(self, threads)
+        calls = seen["calls"] = []
+        find = backend.find_best_refinement
+
+        def counted(features, *args):
+            calls.append(features.copy())
+            return find(features, *args)
+
+        backend.find_best_refinement = counted
+        return backend
+
+    dist._make_backend = keep.__get__(dist)
+    dist.fit(da.from_array(X, chunks=(CHUNKS, -1)), da.from_array(Y, chunks=(CHUNKS, -1)))
+    backend, calls = seen["backend"], seen["calls"]
+    assert calls and len(backend.received_bytes) == len(calls)
+    K = Y.shape[1]
+    offsets = backend.features.bin_offset
+    for features, received in zip(calls, backend.received_bytes):
+        rows = int(sum(offsets[f + 1] - offsets[f] for f in features))
+        assert received == len(CHUNKS) * rows * (K + K + 1) * 8
+
+
+@pytest.mark.parametrize("params, error, match", [
+    (dict(feature_binning="none"), ValueError, "histogram search"),
+    (dict(feature_binning="equal-width", device="cuda"), ValueError, "CPU workers"),
+    (dict(feature_binning="equal-width", marginal_probability_calibration="isotonic"),
+     ValueError, "not supported"),
+])
+def test_unsupported_parameters(client, data, params, error, match):
+    X, Y = data
+    with pytest.raises(error, match=match):
+        DaskBoomerClassifier(client=client, **params).fit(
+            da.from_array(X, chunks=(CHUNKS, -1)), Y)
+
+
+def test_unsupported_inputs(client, data):
+    X, Y = data
+    clf = DaskBoomerClassifier(client=client, feature_binning="equal-width")
+    with pytest.raises(TypeError, match="dask.array X"):
+        clf.fit(X, Y)
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=3)
+    with pytest.raises(TypeError, match="DataFrames"):
+        clf.fit(frame, Y)
