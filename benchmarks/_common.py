@@ -228,6 +228,13 @@ def count_mlrl_rules(model: Any) -> int:
     return empty + rules
 
 
+def conditions_per_rule(model: Any) -> float:
+    """Mean number of conditions of the rules of a fitted gpurules model (``clf.model_``),
+    the default rule excluded."""
+    starts = np.asarray(model.rule_cond_start)
+    return float(np.diff(starts).mean()) if starts.size > 1 else 0.0
+
+
 def mlrl_conditions_per_rule(model: Any) -> float:
     """Mean number of conditions of the rules of a fitted mlrl model (``clf.model_``), the
     default rule (an empty body) excluded."""

@@ -24,7 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -33,13 +32,6 @@ import _common as C  # noqa: E402
 C.use_repo_checkout()
 
 from compare_devices import parse_size, synthetic_split  # noqa: E402
-
-
-def conditions_per_rule(clf) -> float:
-    """Mean number of conditions of a gpurules model's rules (default rule excluded)."""
-    model = clf.model_
-    starts = np.asarray(model.rule_cond_start)
-    return float(np.diff(starts).mean()) if starts.size > 1 else 0.0
 
 
 def fit_gpurules(split: C.Split, binning: str, max_rules: int) -> dict:
@@ -53,7 +45,7 @@ def fit_gpurules(split: C.Split, binning: str, max_rules: int) -> dict:
     start = time.process_time()
     clf.fit(split.X_train, split.Y_train)
     seconds = time.process_time() - start
-    return {"cpu_s": seconds, "conditions": conditions_per_rule(clf),
+    return {"cpu_s": seconds, "conditions": C.conditions_per_rule(clf.model_),
             **C.quality(split.Y_test, clf.predict(split.X_test))}
 
 

@@ -19,22 +19,14 @@ import argparse  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 C.use_repo_checkout()
 
-SERIAL = dict(parallel_rule_refinement="false", parallel_statistic_update="false",
-              parallel_prediction="false")
+SERIAL = C.parallel_params("1")  # one thread, as mlrl-boomer is timed
 SAMPLINGS = ["without-replacement", "stratified-output-wise"]
-
-
-def ours_conditions(model):
-    """Mean number of conditions of a gpurules model's rules (default rule excluded)."""
-    starts = np.asarray(model.rule_cond_start)
-    return float(np.diff(starts).mean()) if starts.size > 1 else 0.0
 
 
 def run(cls, split, seed, conditions, **params):
@@ -65,7 +57,7 @@ def main():
                 params = dict(instance_sampling=sampling, rule_pruning=pruning)
                 for seed in args.seeds:
                     ref = run(Reference, split, seed, C.mlrl_conditions_per_rule, **params)
-                    ours = run(Ours, split, seed, ours_conditions, device="cpu", **params)
+                    ours = run(Ours, split, seed, C.conditions_per_rule, device="cpu", **params)
                     rows.append([name, sampling, pruning, seed, f"{ref[0]:.2f} / {ours[0]:.2f}",
                                  f"{100 * ref[1]:.2f} / {100 * ours[1]:.2f}",
                                  f"{100 * ref[2]:.2f} / {100 * ours[2]:.2f}"])

@@ -20,22 +20,19 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 C.use_repo_checkout()
 
-SERIAL = dict(parallel_rule_refinement="false", parallel_statistic_update="false",
-              parallel_prediction="false")
+SERIAL = C.parallel_params("1")  # one thread, as mlrl-boomer is timed
 OPTIONS = ["none", "sequential"]
 
 
 def ours_shape(model):
     """(rules incl. the default rule, mean conditions per rule) of a gpurules model."""
-    starts = np.asarray(model.rule_cond_start)
-    return len(model), float(np.diff(starts).mean()) if starts.size > 1 else 0.0
+    return len(model), C.conditions_per_rule(model)
 
 
 def mlrl_shape(model):

@@ -25,8 +25,7 @@ import _common as C  # noqa: E402
 
 C.use_repo_checkout()
 
-SERIAL = dict(parallel_rule_refinement="false", parallel_statistic_update="false",
-              parallel_prediction="false")
+SERIAL = C.parallel_params("1")  # one thread, as mlrl-boomer is timed
 SETTINGS = ["instance_sampling=stratified-output-wise",
             "instance_sampling=stratified-example-wise",
             "instance_sampling=with-replacement{max_samples=500}",
