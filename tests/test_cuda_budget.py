@@ -193,6 +193,37 @@ def block_launches_per_step():
 
 
 @check
+def seco_copies_the_coverage_once_per_rule():
+    """A SeCo fit on the CUDA backend (no splittable filter; IREP on, mlrl-seco's default,
+    but without an instance sample it prunes nothing) copies the coverage to the host once
+    per rule, not once per condition, and learns the CPU's model. (With an instance sample,
+    mlrl-seco's default, IREP reads the coverage after every condition.)"""
+    from gpurules import SeCoClassifier
+    from gpurules.backends.cpu import CpuBackend
+    from gpurules.estimators.seco_params import resolve_config
+    from gpurules.learners.covering import CoveringLearner
+    from tests.test_cuda_simulator import _simulated_backend_class
+
+    backend_class, _ = _simulated_backend_class()
+    binned, Y = _problem()
+    config, _ = resolve_config(SeCoClassifier(head_type="single", max_rules=4,
+                                              instance_sampling="none"))
+    gpu = backend_class(0, block_size=32)
+    masks = {"calls": 0}
+    covered_mask = gpu.covered_mask
+
+    def counted():
+        masks["calls"] += 1
+        return covered_mask()
+    gpu.covered_mask = counted
+    models = [str(CoveringLearner(config, backend, np.random.default_rng(2)).fit(
+        binned, Y).build()) for backend in (CpuBackend(), gpu)]
+    assert models[0] == models[1], models
+    rules = models[0].count("<-") - 1  # the default rule is not induced
+    assert rules >= 2 and masks["calls"] == rules, (masks, models[0])
+
+
+@check
 def covered_totals_one_launch_one_copy():
     counts = refinement_counts(steps=0)["covered_totals"]
     assert counts.launches == 1 and counts.d2h == 1 and counts.allocations == 0, counts

@@ -74,6 +74,8 @@ class Backend(Protocol):
         name: str, ``"cpu"`` or ``"cuda"``.
         requires_binned_features: bool, only ``BinnedFeatures`` (the histogram search) can
             be searched, not pre-sorted dense or sparse features.
+        host_coverage: bool, ``covered_mask()`` costs no copy (the coverage lives in host
+            memory); where it does not, a learner should ask for it only when it needs it.
         narrow_head_search: bool, a covering learner should refine a rule whose head is
             fixed on a second backend over the head's labels alone (it pays off where a
             search's cost grows with the number of labels scanned).
@@ -81,6 +83,7 @@ class Backend(Protocol):
 
     name: str
     requires_binned_features: bool
+    host_coverage: bool
     narrow_head_search: bool
 
     # Set by start_fit (and set_scale), read by the learners and by refine_stepwise:

@@ -92,7 +92,10 @@ class SeCoClassifier(MultiLabelRuleClassifier):
             # a backend that prefers it refines a rule with a fixed head on its labels alone
             narrow = self._make_backend(threads) if \
                 backend_class(self._device).narrow_head_search else None
-            learner = CoveringLearner(config, backend, data.rng, narrow, X, progress)
+            # the splittable filter reads the coverage after every condition: only where
+            # that costs no copy from a device (the same model either way)
+            values = X if backend_class(self._device).host_coverage else None
+            learner = CoveringLearner(config, backend, data.rng, narrow, values, progress)
             builder = learner.fit(features, Y, weight)
             ordered, threshold = True, -np.inf
         return builder.build(ordered, threshold, feature_names=data.info.names,

@@ -249,6 +249,10 @@ class CoveringLearner:
         if labels.size == 0:
             return None
         conditions, masks, best = [], [], None
+        # the coverage after every condition only where it is read (the splittable filter,
+        # IREP): on a device backend each copy is a synchronisation
+        prunes = cfg.irep and weights is not None and bool((weights == 0).any())
+        every_mask = self.X is not None or prunes
         min_quality = 0.0
         while cfg.max_conditions == 0 or len(conditions) < cfg.max_conditions:
             feats = cfg.feature_sampling.sample(self.rng, num_features)
@@ -262,7 +266,8 @@ class CoveringLearner:
                 break
             backend.apply_refinement(ref)
             conditions.append((ref.feature, ref.op, ref.threshold))
-            masks.append(backend.covered_mask())
+            if every_mask:
+                masks.append(backend.covered_mask())
             best, min_quality = ref, ref.quality
             totals = (ref.g_sum, ref.h_sum, ref.count)
             if not fixed and cfg.max_head_refinements > 0 and \
@@ -274,10 +279,12 @@ class CoveringLearner:
                 break
         if best is None:
             return None
+        if not every_mask:
+            masks.append(backend.covered_mask())  # the last condition's coverage
         if not fixed:
             head = self._head(best, labels, params)
         covered = decides = masks[-1]
-        if cfg.irep and len(conditions) > 1 and weights is not None and (weights == 0).any():
+        if prunes and len(conditions) > 1:
             keep = self._irep(masks, head, weights == 0)
             conditions = conditions[:keep]
             decides = masks[keep - 1]

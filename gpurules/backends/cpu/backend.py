@@ -27,6 +27,7 @@ class CpuBackend:
 
     name = "cpu"
     requires_binned_features = False  # exact (dense, sparse) and histogram search
+    host_coverage = True  # the mask is a host array
     narrow_head_search = True  # its searches cost O(K) per feature
 
     def __init__(self, n_threads_search=1, n_threads_update=1):

@@ -105,6 +105,7 @@ class CudaBackend:
 
     name = "cuda"
     requires_binned_features = True  # the histogram search only
+    host_coverage = False  # covered_mask copies from the device
     narrow_head_search = False  # a fixed head is refined on this same backend
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256):

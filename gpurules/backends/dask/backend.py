@@ -47,6 +47,7 @@ class DaskBackend:
 
     name = "dask"
     requires_binned_features = True
+    host_coverage = False  # covered_mask gathers from the workers
     narrow_head_search = False
 
     def __init__(self, actors, sizes, layout, threads=None):
