@@ -67,7 +67,8 @@ def _select_best(r, state, order, features, out_q, out_op, out_thr, out_cnt, out
     (S,) the features) becomes the step's record (``res_*[r]``, the sums in ``last_g`` (K,),
     ``last_h`` (W,)); then ``min_quality[0]`` is its quality, a single-label head's label is
     fixed after ``fix_label_after`` steps (0 = never), and ``state`` says whether the rule is
-    finished (module docstring). One block of ``BLOCK`` threads; nothing once finished."""
+    finished (module docstring). One block of at most ``BLOCK`` threads, a power of two;
+    nothing once finished."""
     if state[FINISHED] != 0:
         return
     t = cuda.threadIdx.x
@@ -226,10 +227,12 @@ def _block(backend, uniforms, labels, weights, search, fix_label_after):
 
 
 def _launch_select(backend, r, order, features, out, res, search, fix_label_after):
-    """``select_best`` of step ``r`` (one block) on the backend's stream."""
+    """``select_best`` of step ``r`` (one block of the largest power of two of threads up
+    to ``BLOCK`` and the backend's block size) on the backend's stream."""
     nb = backend._nb
     q, op, thr, cnt, label, g, h = out
-    backend._kernels.select_best[1, BLOCK, backend._nb_stream](
+    threads = 1 << (min(BLOCK, backend.threads).bit_length() - 1)
+    backend._kernels.select_best[1, threads, backend._nb_stream](
         r, nb(res["state"]), nb(order), nb(features), nb(q), nb(op), nb(thr), nb(cnt),
         nb(label), nb(g), nb(h), nb(res["labels"]), nb(res["min_quality"]),
         int(fix_label_after), int(search.min_coverage), nb(res["feature"]), nb(res["op"]),
