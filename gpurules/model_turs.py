@@ -184,3 +184,55 @@ class TursModel(ModelMethods):
 
 def _fmt(p):
     return "(" + ", ".join(f"{v:.3f}" for v in p) + ")"
+
+
+class TursBinaryRelevanceModel:
+    """The multi-label TURS model of binary relevance: one :class:`TursModel` per label,
+    each fitted on that label's 0/1 column (classes ``[0, 1]``).
+
+    Attributes:
+        models: list of K TursModel (label order).
+
+    Inspect a label's rules through ``models[k]`` (``print``, ``to_records``, ``explain``,
+    ``save``). The combined model cannot be saved or explained as one
+    (NotImplementedError): the model file holds one rule set.
+    """
+
+    def __init__(self, models):
+        self.models = list(models)
+
+    @property
+    def n_labels(self):
+        return len(self.models)
+
+    def __len__(self):
+        """The number of rules of all labels (else-rules not counted)."""
+        return sum(len(m) for m in self.models)
+
+    @property
+    def n_literals(self):
+        return sum(m.n_literals for m in self.models)
+
+    def predict_proba(self, X):
+        """float64 (n, K): the probability of each label being 1 under its rule set."""
+        X = np.asarray(X)
+        out = np.empty((X.shape[0], self.n_labels))
+        for k, model in enumerate(self.models):
+            out[:, k] = model.predict_proba(X)[:, 1]
+        return out
+
+    def _one_rule_set_only(self, *args, **kwargs):
+        raise NotImplementedError(
+            "a binary-relevance TURS model is K rule sets (one per label); save, export or "
+            "explain each label's TursModel, model.models[k], instead")
+
+    save = to_dict = to_records = to_frame = explain = feature_importances = \
+        _one_rule_set_only
+
+    def __str__(self):
+        parts = [f"TURS binary relevance: {self.n_labels} labels, {len(self)} rules"]
+        for k, model in enumerate(self.models):
+            parts.append(f"label {k}: " + str(model))
+        return "\n".join(parts)
+
+    __repr__ = __str__
