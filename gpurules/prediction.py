@@ -1,5 +1,7 @@
-"""CPU prediction: summed heads of the rules that cover each example, and the example-wise
-and marginalized predictors of ``objectives.predictors`` compiled with Numba."""
+"""CPU prediction: summed heads of the rules that cover each example, the example-wise
+predictor of ``objectives.predictors`` compiled with Numba, and the joint probabilities of
+the known label vectors (used by the marginalized and GFM predictors and the joint
+calibration)."""
 
 import numba as nb
 import numpy as np
@@ -11,7 +13,28 @@ from gpurules.model import satisfies
 from gpurules.objectives import predictors
 
 predict_example_wise = njit(predictors.predict_example_wise)
-predict_marginalized = njit(predictors.predict_marginalized)
+_log_joint_probabilities = njit(predictors.log_joint_probabilities)
+
+
+def log_joint_probabilities(scores, vectors, marginal_calibration=None):
+    """Logs float64 (n, U) of the chain-rule joint probabilities of the label vectors
+    ``vectors`` (uint8 (U, K)) for ``scores`` (float64 (n, K)): the product over the labels
+    of the (``marginal_calibration``-calibrated) marginal probability or its complement
+    (mlrl-boomer's ``ChainRule``)."""
+    log_p, log_q = predictors.log_marginals(np.asarray(scores, np.float64),
+                                            marginal_calibration)
+    out = np.empty((log_p.shape[0], vectors.shape[0]))
+    _log_joint_probabilities(np.ascontiguousarray(log_p), np.ascontiguousarray(log_q),
+                             np.ascontiguousarray(vectors, np.uint8), out)
+    return out
+
+
+def joint_probabilities(scores, vectors, marginal_calibration=None, joint_calibration=None):
+    """Normalised joint probabilities float64 (n, U) of ``vectors`` (uint8 (U, K)) for
+    ``scores`` (float64 (n, K)), calibrated by the given ``IsotonicCalibration`` models
+    (mlrl-boomer's ``transformScoresIntoJointProbabilities``)."""
+    log_joint = log_joint_probabilities(scores, vectors, marginal_calibration)
+    return predictors.normalize_joint(log_joint, joint_calibration)
 
 
 def _predict_py(X, default_scores, cond_feature, cond_op, cond_threshold, rule_cond_start,

@@ -150,7 +150,7 @@ def test_sparse_and_binned_features(data, feature_binning):
     ("label_binning", "equal-width{bin_ratio=0}", "bin_ratio"),
     ("head_type", "partial-fixed{min_outputs=0}", "min_outputs"),
     ("head_type", "partial-dynamic{threshold=2}", "threshold"),
-    ("binary_predictor", "gfm", "supported values"),
+    ("binary_predictor", "gfm{based_on_probabilities=true}", "based_on_probabilities"),
     ("probability_predictor", "isotonic", "supported values"),
 ])
 def test_bad_parameters(data, param, value, match):

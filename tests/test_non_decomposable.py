@@ -125,11 +125,10 @@ def _example_wise(scores, vectors, counts, loss):
     return out
 
 
-@nb.njit
 def _marginalized(scores, vectors):
-    out = np.empty(scores.shape)
-    predictors.predict_marginalized(scores, vectors, np.empty(vectors.shape[0]), out)
-    return out
+    from gpurules.prediction import joint_probabilities
+
+    return predictors.marginalized(joint_probabilities(scores, vectors), vectors)
 
 
 def _random_case(rng, K, scale=2.0):
@@ -529,9 +528,9 @@ def _kernels():
                                            p_bin, scores)
         out[0] = gain + nbins + zero
 
-    def predict(scores, vectors, counts, log_joint, out_labels, out_prob):
+    def predict(scores, vectors, counts, log_q, out_labels, out_log_joint):
         predictors.predict_example_wise(scores, vectors, counts, nd.LOGISTIC, out_labels)
-        predictors.predict_marginalized(scores, vectors, log_joint, out_prob)
+        predictors.log_joint_probabilities(scores, log_q, vectors, out_log_joint)
 
     f82, u12 = types.float64[:, ::1], types.uint8[:, ::1]
     return cuda, {
@@ -539,7 +538,7 @@ def _kernels():
         "solve": (solve, (f8, types.int64, f8, i8, f8, f8)),
         "heads": (heads_, (i8, i8, i8, i8, i8, f8, f8, f8, i8, f8, i8, f8)),
         "binning": (binning, (f8, f8, f8, i8, f8, i8, f8, f8, f8, i8, f8, f8, f8)),
-        "predict": (predict, (f82, u12, i8, f8, u12, f82)),
+        "predict": (predict, (f82, u12, i8, f82, u12, f82)),
     }
 
 

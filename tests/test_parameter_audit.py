@@ -110,8 +110,6 @@ MLRL_BOOMER_PARAMETERS = {'random_state': None,
 NOT_YET_SUPPORTED = {
     ("statistic_format", "sparse"),
     ("rule_induction", "top-down-beam-search"),
-    ("joint_probability_calibration", "isotonic"),
-    ("binary_predictor", "gfm"),
 }
 
 

@@ -18,7 +18,7 @@ from gpurules.device import CPU, parse_device
 from gpurules.estimators._base import (FitData, multi_label_classes, nominal_mask,
                                        store_params)
 from gpurules.estimators.boomer import BoomerClassifier
-from gpurules.estimators.boomer_params import resolve_calibration
+from gpurules.estimators.boomer_params import resolve_calibration, resolve_joint_calibration
 from gpurules.estimators.validation import (FeatureInput, check_label_names, check_labels,
                                             check_sample_weight, check_seed, is_dataframe,
                                             with_display_names)
@@ -121,6 +121,10 @@ class DaskBoomerClassifier(BoomerClassifier):
         if resolve_calibration(self) is not None:
             raise ValueError(f"marginal_probability_calibration="
                              f"{self.marginal_probability_calibration!r} is not supported by "
+                             f"DaskBoomerClassifier yet; use 'none'")
+        if resolve_joint_calibration(self) is not None:
+            raise ValueError(f"joint_probability_calibration="
+                             f"{self.joint_probability_calibration!r} is not supported by "
                              f"DaskBoomerClassifier yet; use 'none'")
 
     def _client(self):

@@ -7,11 +7,12 @@ from sklearn.utils.validation import check_is_fitted
 from gpurules.backends.factory import backend_class
 from gpurules.estimators._base import MultiLabelRuleClassifier, store_params, take_rows
 from gpurules.estimators.boomer_params import (LOSSES, SUPPORTED, resolve_calibration,
-                                               resolve_config, resolve_predictors,
-                                               with_label_ratio)
+                                               resolve_config, resolve_joint_calibration,
+                                               resolve_predictors, with_label_ratio)
 from gpurules.learners.boosting import BoostingLearner
-from gpurules.objectives.calibration import IsotonicCalibration
-from gpurules.objectives.predictors import marginal_probabilities, unique_label_vectors
+from gpurules.objectives.calibration import IsotonicCalibration, JointCalibration
+from gpurules.objectives.predictors import (marginal_probabilities, marginalized,
+                                            predict_gfm, unique_label_vectors)
 
 
 class BoomerClassifier(MultiLabelRuleClassifier):
@@ -29,8 +30,8 @@ class BoomerClassifier(MultiLabelRuleClassifier):
 
     Fitted attributes:
         model_: RuleModel (NumPy arrays only; ``len`` counts the default rule; with the
-            training label vectors when the example-wise or marginalized predictor needs
-            them).
+            training label vectors when the example-wise, GFM or marginalized predictor or
+            the joint calibration needs them).
         binary_predictor_, probability_predictor_: the predictors after mlrl-boomer's
             ``auto`` rules (probability: None for losses without probabilities).
         marginal_calibration_: ``objectives.calibration.IsotonicCalibration`` fitted by
@@ -38,6 +39,11 @@ class BoomerClassifier(MultiLabelRuleClassifier):
             probability predictor, and the output-wise binary predictor with
             ``based_on_probabilities=true``, apply it unless their
             ``use_probability_calibration=false``.
+        joint_calibration_: ``IsotonicCalibration`` with one list per label vector of
+            ``model_.label_vectors``, fitted by ``joint_probability_calibration=
+            "isotonic"`` (to the joint probabilities of the marginal-calibrated chain rule),
+            else None. The GFM binary and the marginalized probability predictor apply both
+            calibrations unless their ``use_probability_calibration=false``.
         device_: str, the device used ("cpu" or "cuda:N").
         n_features_in_, n_outputs_: ints; feature_names_in_: str ndarray (a DataFrame
             with string column names only).
@@ -76,61 +82,89 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         builder = learner.fit(features, data.Y, data.weight)
         model = builder.build(feature_names=data.info.names, label_names=data.label_names,
                               nominal_values=data.info.levels or None)
-        self.marginal_calibration_ = self._fit_calibration(model, data, learner.holdout_)
         self._loss = config.loss
         self.binary_predictor_, self.probability_predictor_ = chosen_predictors
-        if "example-wise" == self.binary_predictor_ or \
-                "marginalized" == self.probability_predictor_:
+        joint = resolve_joint_calibration(self)
+        if joint is not None or self._needs_label_vectors():
             model.label_vectors, model.label_vector_counts = unique_label_vectors(data.Y)
+        self.marginal_calibration_ = self._fit_calibration(
+            resolve_calibration(self), model, data, learner.holdout_)
+        self.joint_calibration_ = self._fit_calibration(joint, model, data, learner.holdout_)
         return model
 
-    def _fit_calibration(self, model, data, holdout):
-        """The ``marginal_calibration_`` of ``model``: fitted on the marginal probabilities
-        of the model's scores for the calibration examples (holdout: bool (n,) or None)."""
-        calibration = resolve_calibration(self)
+    def _needs_label_vectors(self):
+        """Whether the chosen predictors need the training label vectors."""
+        return self.binary_predictor_ in ("example-wise", "gfm") or \
+            self.probability_predictor_ == "marginalized"
+
+    def _fit_calibration(self, calibration, model, data, holdout):
+        """``calibration`` (an ``objectives.calibration`` calibrator or None) fitted to the
+        model's probabilities for its calibration examples (holdout: bool (n,) or None):
+        the marginal ones, or (``JointCalibration``) the unnormalised joint probabilities of
+        ``model.label_vectors`` with ``marginal_calibration_`` applied."""
         if calibration is None:
             return None
         examples = calibration.examples(holdout, data.Y.shape[0])
         X = take_rows(data.info.X, examples)
         X = np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, np.float32)
         scores = model.predict_scores(X, self._threads["predict"])
+        if isinstance(calibration, JointCalibration):
+            from gpurules.prediction import log_joint_probabilities
+
+            vectors = model.label_vectors
+            joint = np.exp(log_joint_probabilities(scores, vectors, self.marginal_calibration_))
+            return calibration.fit(joint, data.Y[examples], vectors)
         return calibration.fit(marginal_probabilities(scores), data.Y[examples])
 
     def _calibrated(self, param):
         """The marginal calibration model that predictor ``param`` (``binary_predictor`` /
         ``probability_predictor``) uses, or None."""
-        if getattr(self, "marginal_calibration_", None) is None:
-            return None
+        return self._calibrations(param)[0]
+
+    def _calibrations(self, param):
+        """(marginal, joint) calibration models (each None if absent) that predictor
+        ``param`` uses: both, unless its ``use_probability_calibration=false``."""
         use = self._option(param)[1].get("use_probability_calibration", True)
-        return self.marginal_calibration_ if use else None
+        if not use:
+            return None, None
+        return (getattr(self, "marginal_calibration_", None),
+                getattr(self, "joint_calibration_", None))
+
+    def _joint(self, scores, param):
+        """Normalised joint probabilities float64 (n, U) of ``model_.label_vectors`` for
+        ``scores`` (n, K), with the calibrations predictor ``param`` uses."""
+        from gpurules.prediction import joint_probabilities
+
+        return joint_probabilities(scores, self.model_.label_vectors, *self._calibrations(param))
 
     def _prediction_state(self):
         """Adds the loss (its decision threshold and example-wise code) and the
         predictors to :meth:`MultiLabelRuleClassifier._prediction_state`."""
-        calibration = self.marginal_calibration_
+        marginal, joint = self.marginal_calibration_, self.joint_calibration_
         return {**super()._prediction_state(), "loss": self._loss.name,
                 "binary_predictor": self.binary_predictor_,
                 "probability_predictor": self.probability_predictor_,
-                "marginal_calibration": None if calibration is None else
-                calibration.to_dict()}
+                "marginal_calibration": None if marginal is None else marginal.to_dict(),
+                "joint_calibration": None if joint is None else joint.to_dict()}
 
     def _restore_prediction_state(self, node):
         super()._restore_prediction_state(node)
         self._loss = LOSSES[node.get("loss").str(tuple(LOSSES))]
         self.binary_predictor_ = node.get("binary_predictor").str(
-            ("output-wise", "example-wise"))
+            ("output-wise", "example-wise", "gfm"))
         probability = node.optional("probability_predictor")
         self.probability_predictor_ = None if probability is None else probability.str(
             ("output-wise", "marginalized"))
         calibration = node.optional("marginal_calibration")
         self.marginal_calibration_ = None if calibration is None else \
             IsotonicCalibration.from_node(calibration, self.n_outputs_)
-        model = self.model_
-        if "example-wise" == self.binary_predictor_ or \
-                "marginalized" == self.probability_predictor_:
-            if model.label_vectors is None:
-                node.fail("an estimator whose model holds the label vectors its "
-                          "example-wise or marginalized predictor needs")
+        joint = node.optional("joint_calibration")
+        vectors = self.model_.label_vectors
+        if (joint is not None or self._needs_label_vectors()) and vectors is None:
+            node.fail("an estimator whose model holds the label vectors its example-wise, "
+                      "GFM or marginalized predictor or joint calibration needs")
+        self.joint_calibration_ = None if joint is None else \
+            IsotonicCalibration.from_node(joint, vectors.shape[0])
 
     def _feature_binning(self, X):
         """``feature_binning``, with 'auto' resolved as mlrl-boomer does: equal-width for
@@ -162,6 +196,9 @@ class BoomerClassifier(MultiLabelRuleClassifier):
             relevant = np.empty(scores.shape, np.uint8)
             predict_example_wise(scores, self.model_.label_vectors,
                                  self.model_.label_vector_counts, self._loss.code, relevant)
+        elif self.binary_predictor_ == "gfm":
+            joint = self._joint(np.ascontiguousarray(scores, np.float64), "binary_predictor")
+            relevant = predict_gfm(joint, self.model_.label_vectors)
         elif self._based_on_probabilities():
             relevant = self._marginal(scores, "binary_predictor") > 0.5
         else:
@@ -198,13 +235,9 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         # (n, K) scores; a 1-D y gives (n,) ones (reshape(n, -1) fails on zero rows)
         scores2d = scores[:, None] if scores.ndim == 1 else scores
         if self.probability_predictor_ == "marginalized":
-            from gpurules.prediction import predict_marginalized
-
-            vectors = self.model_.label_vectors
-            scores2d = np.ascontiguousarray(scores2d, np.float64)
-            proba = np.empty(scores2d.shape)
-            predict_marginalized(scores2d, vectors, np.empty(vectors.shape[0]), proba)
-            proba = proba.reshape(scores.shape)
+            joint = self._joint(np.ascontiguousarray(scores2d, np.float64),
+                                "probability_predictor")
+            proba = marginalized(joint, self.model_.label_vectors).reshape(scores.shape)
         else:
             proba = self._marginal(scores2d, "probability_predictor").reshape(scores.shape)
         if self._one_d:

@@ -15,7 +15,7 @@ from gpurules.learners.pruning import AGGREGATIONS, PostPruning, PrePruning
 from gpurules.learners.sampling import (INSTANCE_SAMPLING_KINDS, FeatureSampling,
                                         InstanceSampling, OutputSampling)
 from gpurules.objectives import predictors
-from gpurules.objectives.calibration import MarginalCalibration
+from gpurules.objectives.calibration import JointCalibration, MarginalCalibration
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
@@ -61,12 +61,13 @@ SUPPORTED = {
                           "sequential": {"num_iterations": 2, "refine_heads": False,
                                          "resample_features": True}},
     "marginal_probability_calibration": {"none": {}, "isotonic": {"use_holdout_set": True}},
-    "joint_probability_calibration": {"none": {}},
+    "joint_probability_calibration": {"none": {}, "isotonic": {"use_holdout_set": True}},
     "binary_predictor": {"auto": {},
                          "output-wise": {"based_on_probabilities": False,
                                          "use_probability_calibration": True},
                          "example-wise": {"based_on_probabilities": False,
-                                          "use_probability_calibration": True}},
+                                          "use_probability_calibration": True},
+                         "gfm": {"use_probability_calibration": True}},
     "probability_predictor": {"auto": {}, "output-wise": {"use_probability_calibration": True},
                               "marginalized": {"use_probability_calibration": True}},
     "output_sampling": {
@@ -191,18 +192,31 @@ def resolve_pruning(est):
                       opts["min_improvement"], opts["aggregation"])
 
 
-def resolve_calibration(est):
-    """``marginal_probability_calibration`` as an ``objectives.calibration.
-    MarginalCalibration`` or None; isotonic calibration needs a loss with probabilities."""
-    name, opts = parse("marginal_probability_calibration", est.marginal_probability_calibration)
+def _isotonic_calibration(est, param, kind):
+    """``param`` (``marginal_probability_calibration`` / ``joint_probability_calibration``)
+    as a ``kind`` (``objectives.calibration`` calibrator) or None; isotonic calibration
+    needs a loss with probabilities (mlrl-boomer silently skips it for the others)."""
+    name, opts = parse(param, getattr(est, param))
     if name == "none":
         return None
     loss_name, _ = parse("loss", est.loss or "logistic-decomposable")
     if not predictors.has_probabilities(loss_name):
-        raise ValueError(f"marginal_probability_calibration={name!r} needs a loss with "
-                         f"probabilities; loss={loss_name!r} has none; supported values "
-                         f"for this loss: 'none'")
-    return MarginalCalibration(bool(opts["use_holdout_set"]))
+        raise ValueError(f"{param}={name!r} needs a loss with probabilities; "
+                         f"loss={loss_name!r} has none; supported values for this loss: "
+                         f"'none'")
+    return kind(bool(opts["use_holdout_set"]))
+
+
+def resolve_calibration(est):
+    """``marginal_probability_calibration`` as an ``objectives.calibration.
+    MarginalCalibration`` or None."""
+    return _isotonic_calibration(est, "marginal_probability_calibration", MarginalCalibration)
+
+
+def resolve_joint_calibration(est):
+    """``joint_probability_calibration`` as an ``objectives.calibration.JointCalibration``
+    or None."""
+    return _isotonic_calibration(est, "joint_probability_calibration", JointCalibration)
 
 
 def resolve_post_optimization(est):
@@ -231,14 +245,14 @@ def resolve_irep(est, instance_sampling):
     return name == "irep"
 
 
-def resolve_holdout(est, pruning, calibration=None):
+def resolve_holdout(est, pruning, calibrations=()):
     """``holdout`` as a ``learners.holdout.Holdout``. 'auto' (mlrl-boomer's default):
-    ``stratified-output-wise`` if global pruning or the calibration asks for a holdout set,
-    else none."""
+    ``stratified-output-wise`` if global pruning or one of the ``calibrations`` (calibrators
+    or None) asks for a holdout set, else none."""
     name, opts = parse("holdout", est.holdout)
     if name == "auto":
         use = (pruning is not None and pruning.use_holdout_set) or \
-            (calibration is not None and calibration.use_holdout_set)
+            any(c is not None and c.use_holdout_set for c in calibrations)
         name = "stratified-output-wise" if use else "none"
         opts = SUPPORTED["holdout"].get(name, {})
     if name == "none":
@@ -270,6 +284,11 @@ def resolve_predictors(est, loss_name):
         raise ValueError(f"binary_predictor={est.binary_predictor!r}: "
                          f"based_on_probabilities=true needs a loss with probabilities; "
                          f"loss={loss_name!r} has none (use based_on_probabilities=false)")
+    if binary_name == "gfm" and not predictors.has_probabilities(loss_name):
+        raise ValueError(f"binary_predictor={est.binary_predictor!r} needs the joint "
+                         f"probabilities of a loss with probabilities; loss={loss_name!r} "
+                         f"has none (use 'logistic-decomposable' or "
+                         f"'logistic-non-decomposable')")
     binary = predictors.resolve_binary_predictor(binary_name, loss_name)
     value = parse("probability_predictor", est.probability_predictor or "auto")[0]
     try:
@@ -323,7 +342,8 @@ def resolve_config(est):
         min_coverage=induction["min_coverage"],
         max_head_refinements=induction["max_head_refinements"],
         recalculate_predictions=induction["recalculate_predictions"],
-        holdout=resolve_holdout(est, pruning, resolve_calibration(est)),
+        holdout=resolve_holdout(est, pruning, (resolve_calibration(est),
+                                               resolve_joint_calibration(est))),
         pruning=pruning,
         irep=resolve_irep(est, instance_sampling),
         post_optimization=resolve_post_optimization(est),

@@ -1,8 +1,9 @@
-"""Isotonic calibration of marginal probabilities, as mlrl-boomer 0.15.6 fits and applies it.
+"""Isotonic calibration of marginal and joint probabilities, as mlrl-boomer 0.15.6 fits and
+applies it (the same fit: per output, or per known label vector for the joint ones).
 
-mlrl-boomer (``IsotonicProbabilityCalibrationModel``) keeps, per output, a list of bins
-``(threshold, probability)`` fitted to the predicted probabilities ``p_i`` and the true
-labels ``y_i`` (0 or 1) of the calibration examples:
+mlrl-boomer (``IsotonicProbabilityCalibrationModel``) keeps, per output (per label vector),
+a list of bins ``(threshold, probability)`` fitted to the predicted probabilities ``p_i``
+and the true labels ``y_i`` (0 or 1) of the calibration examples:
 
 1. **Sort and merge ties.** One bin ``(p_i, y_i)`` per example, sorted by threshold; bins
    with equal thresholds are merged into one holding the (unweighted, running) mean of
@@ -134,10 +135,9 @@ def interpolate(thresholds, values, probabilities):
 
 
 @dataclass(frozen=True)
-class MarginalCalibration:
-    """``marginal_probability_calibration="isotonic{use_holdout_set=...}"``: fit on the
-    holdout examples when ``use_holdout_set`` and the fit has a holdout set, else on the
-    training examples (mlrl-boomer's ``IsotonicMarginalProbabilityCalibrator``)."""
+class _Calibrator:
+    """An isotonic calibrator's choice of examples: the holdout examples when
+    ``use_holdout_set`` and the fit has a holdout set, else the training examples."""
 
     use_holdout_set: bool = True
 
@@ -147,11 +147,34 @@ class MarginalCalibration:
             return np.arange(num_examples, dtype=np.int64)
         return np.flatnonzero(holdout if self.use_holdout_set else ~holdout)
 
+
+class MarginalCalibration(_Calibrator):
+    """``marginal_probability_calibration="isotonic{use_holdout_set=...}"``
+    (mlrl-boomer's ``IsotonicMarginalProbabilityCalibrator``)."""
+
     @staticmethod
     def fit(probabilities, Y):
         """The :class:`IsotonicCalibration` of marginal ``probabilities`` float64 (m, K)
-        against the labels ``Y`` (uint8 (m, K))."""
+        against the labels ``Y`` (uint8 (m, K)): one list per output."""
         return IsotonicCalibration.fit(probabilities, Y)
+
+
+class JointCalibration(_Calibrator):
+    """``joint_probability_calibration="isotonic{use_holdout_set=...}"`` (mlrl-boomer's
+    ``IsotonicJointProbabilityCalibrator``): one list of bins per known label vector, fitted
+    to its (unnormalised, chain-rule) joint probability for each calibration example against
+    whether it is that example's label vector."""
+
+    @staticmethod
+    def fit(joint, Y, vectors):
+        """The :class:`IsotonicCalibration` of the joint probabilities ``joint`` float64
+        (m, U) of the label vectors ``vectors`` (uint8 (U, K), distinct, holding every row
+        of ``Y``) against the labels ``Y`` (uint8 (m, K)): one list per label vector."""
+        index = {row.tobytes(): u for u, row in enumerate(np.asarray(vectors, np.uint8))}
+        rows = np.ascontiguousarray(Y, np.uint8)
+        truths = np.zeros(joint.shape, np.float64)
+        truths[np.arange(rows.shape[0]), [index[row.tobytes()] for row in rows]] = 1.0
+        return IsotonicCalibration.fit(joint, truths)
 
 
 @dataclass(frozen=True)

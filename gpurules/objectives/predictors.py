@@ -93,37 +93,106 @@ def predict_example_wise(scores, vectors, counts, loss, out):
 
 
 @register_jitable
-def _log_sigmoid(x):
-    return -_log1p_exp(-x)
-
-
-@register_jitable
-def predict_marginalized(scores, vectors, log_joint, out):
-    """Marginal probabilities (float64 (n, K)) from joint probabilities of ``vectors``.
-
-    ``log_joint``: float64 (U,) scratch.
-    """
-    U = vectors.shape[0]
-    for i in range(scores.shape[0]):
-        top = -np.inf
-        for u in range(U):
+def log_joint_probabilities(log_p, log_q, vectors, out):
+    """out[i, u] = log of the chain-rule joint probability of label vector ``vectors[u]``
+    (uint8 (U, K)): ``sum_k log_p[i, k]`` over its relevant labels plus ``log_q[i, k]`` over
+    the others; ``log_p``, ``log_q``: float64 (n, K), the logs of the marginal probabilities
+    and of their complements (-inf allowed); ``out``: float64 (n, U)."""
+    for i in range(log_p.shape[0]):
+        for u in range(vectors.shape[0]):
             s = 0.0
-            for k in range(scores.shape[1]):
-                x = scores[i, k]
-                s += _log_sigmoid(x) if vectors[u, k] else _log_sigmoid(-x)
-            log_joint[u] = s
-            top = max(top, s)
-        total = 0.0
-        for u in range(U):
-            log_joint[u] = math.exp(log_joint[u] - top) if top > -np.inf else 0.0
-            total += log_joint[u]
-        for k in range(scores.shape[1]):
-            out[i, k] = 0.0
-        for u in range(U):
-            w = log_joint[u] / total if total > 0.0 else 0.0
-            for k in range(scores.shape[1]):
-                if vectors[u, k]:
-                    out[i, k] += w
+            for k in range(log_p.shape[1]):
+                s += log_p[i, k] if vectors[u, k] else log_q[i, k]
+            out[i, u] = s
+
+
+def log_marginals(scores, calibration=None):
+    """(log p, log (1 - p)): float64 (n, K) each, of the marginal probabilities p of
+    ``scores`` (float64 (n, K)): the logistic function, then ``calibration`` (an
+    ``objectives.calibration.IsotonicCalibration`` over the K outputs) if given. Without
+    calibration both come from the scores (no rounding of p near 0 or 1)."""
+    if calibration is None:
+        return -np.logaddexp(0.0, -scores), -np.logaddexp(0.0, scores)
+    p = calibration.apply(marginal_probabilities(scores))
+    with np.errstate(divide="ignore"):
+        return np.log(p), np.log1p(-p)
+
+
+def normalize_joint(log_joint, calibration=None):
+    """Joint probabilities float64 (n, U) of the known label vectors from their logs
+    ``log_joint`` (n, U), normalised to sum to one per example (zeros where all are zero).
+
+    Without ``calibration`` (an ``IsotonicCalibration`` with one list per label vector) the
+    normalisation is done in log space, so it survives where every product underflows
+    (mlrl-boomer returns zeros there). With it, each joint probability is calibrated by its
+    label vector's list before the normalisation, as mlrl-boomer's ``ChainRule``."""
+    if calibration is None:
+        top = log_joint.max(axis=1, keepdims=True)
+        finite = np.isfinite(top)
+        joint = np.exp(log_joint - np.where(finite, top, 0.0))
+    else:
+        joint = calibration.apply(np.exp(log_joint))
+    total = joint.sum(axis=1, keepdims=True)
+    return np.divide(joint, total, out=np.zeros_like(joint), where=total > 0.0)
+
+
+def marginalized(joint, vectors):
+    """The marginalized probability predictor: float64 (n, K), the sum of the joint
+    probabilities ``joint`` (float64 (n, U)) of the label vectors (uint8 (U, K)) in which
+    each label is relevant."""
+    return joint @ vectors.astype(np.float64)
+
+
+def _gfm_tables(vectors):
+    """The label vectors' tables of :func:`predict_gfm` for uint8 (U, K) ``vectors``:
+    (float64 (U, K * S): entry (u, k * S + s - 1) is 1 where label k is relevant in vector
+    u of s relevant labels; bool (U,): the empty vectors; float64 (S, K): entry
+    (s - 1, k - 1) is 2 / (s + k)), S the largest number of relevant labels (at least 1)."""
+    U, K = vectors.shape
+    sizes = vectors.sum(axis=1, dtype=np.int64)
+    S = max(int(sizes.max(initial=0)), 1)
+    by_size = np.zeros((U, S))
+    nonempty = sizes > 0
+    by_size[nonempty, sizes[nonempty] - 1] = 1.0
+    table = (vectors[:, :, None] * by_size[:, None, :]).reshape(U, K * S)
+    weights = 2.0 / (np.arange(1, S + 1)[:, None] + np.arange(1, K + 1)[None, :])
+    return table, ~nonempty, weights
+
+
+def _gfm_rows(joint, table, empty, weights, out):
+    """:func:`predict_gfm` for one block of examples: ``joint`` float64 (m, U), the
+    tables of :func:`_gfm_tables`, ``out`` uint8 (m, K) of zeros, set in place."""
+    m, K = out.shape
+    by_size = (joint @ table).reshape(m, K, -1)  # P(label k relevant, s relevant labels)
+    gain = by_size @ weights  # (m, label, k): label's part of E[F] of a k-label prediction
+    order = np.argsort(-gain, axis=1, kind="stable")  # ties: the lower label first
+    top = np.cumsum(np.take_along_axis(gain, order, axis=1), axis=1)
+    quality = np.concatenate((joint[:, empty].sum(axis=1)[:, None],
+                              top[:, np.arange(K), np.arange(K)]), axis=1)
+    size = np.argmax(quality, axis=1)  # the first maximum: ties to the smaller set
+    chosen = order[np.arange(m), :, np.maximum(size - 1, 0)]  # (m, K) labels by gain
+    np.put_along_axis(out, chosen, (np.arange(K)[None, :] < size[:, None]).astype(np.uint8),
+                      axis=1)
+
+
+def predict_gfm(joint, vectors, block=None):
+    """The General F-Measure Maximizer (mlrl-boomer's ``GfmBinaryTransformation``): per
+    example the label set of largest expected F1 under the joint distribution ``joint``
+    (float64 (n, U), normalised) over the known label vectors ``vectors`` (uint8 (U, K)),
+    F1 of two empty sets being 1. For each size k = 1..K the best set holds the k labels
+    of largest ``sum_s 2 P(label relevant, s relevant labels) / (s + k)`` (ties: the lower
+    label index; mlrl-boomer's ``std::partial_sort`` leaves them unspecified); the empty set
+    scores the empty vector's probability; the first size of largest score wins (a set
+    replaces the best one only if strictly better, as in mlrl-boomer). Returns uint8 (n, K).
+    ``block``: examples per block (memory ~ block * K * K floats)."""
+    n, K = joint.shape[0], vectors.shape[1]
+    table, empty, weights = _gfm_tables(vectors)
+    block = block or max(1, 2_000_000 // max(K * K + table.shape[1], 1))
+    out = np.zeros((n, K), np.uint8)
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        _gfm_rows(joint[start:stop], table, empty, weights, out[start:stop])
+    return out
 
 
 def unique_label_vectors(Y):
