@@ -11,3 +11,13 @@ def parallel_forms(monkeypatch):
     small the data (``threads.MIN_PARALLEL_WORK`` = 0): the parallel forms of the kernels
     (``jit/variants.py``) run instead of the serial ones."""
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
+
+
+@pytest.fixture(scope="module")
+def emotions_300():
+    """(X float32 (300, 72), Y uint8 (300, 6)): the first 300 examples of the packaged
+    emotions data (the calibration and joint-probability tests)."""
+    from gpurules.datasets import load_example
+
+    ds = load_example("emotions")
+    return ds.X[:300], ds.Y[:300]

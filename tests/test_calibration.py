@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from gpurules import BoomerClassifier
-from gpurules.datasets import load_example
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.learners.holdout import holdout_count
 from gpurules.objectives import calibration
@@ -94,19 +93,13 @@ def test_calibration_model_per_column():
     np.testing.assert_array_equal(model.apply(q)[0], expected)
 
 
-@pytest.fixture(scope="module")
-def emotions():
-    ds = load_example("emotions")
-    return ds.X[:300], ds.Y[:300]
-
-
 def fit(data, **params):
     return BoomerClassifier(max_rules=20, device="cpu", random_state=3, **params).fit(*data)
 
 
-def test_fit_on_training_examples_without_holdout(emotions):
-    X, Y = emotions
-    clf = fit(emotions, marginal_probability_calibration="isotonic{use_holdout_set=false}")
+def test_fit_on_training_examples_without_holdout(emotions_300):
+    X, Y = emotions_300
+    clf = fit(emotions_300, marginal_probability_calibration="isotonic{use_holdout_set=false}")
     assert resolve_config(clf)[0].holdout.kind == "none"
     expected = IsotonicCalibration.fit(marginal_probabilities(clf.decision_function(X)), Y)
     for column in range(Y.shape[1]):
@@ -116,7 +109,7 @@ def test_fit_on_training_examples_without_holdout(emotions):
 
 
 @pytest.mark.parametrize("use_holdout_set", [True, False])
-def test_holdout_set(emotions, monkeypatch, use_holdout_set):
+def test_holdout_set(emotions_300, monkeypatch, use_holdout_set):
     """'auto' holds out examples when the calibration asks for them; it is fitted on the
     holdout set, or on the training examples with use_holdout_set=false."""
     sizes = []
@@ -125,16 +118,16 @@ def test_holdout_set(emotions, monkeypatch, use_holdout_set):
                         staticmethod(lambda p, y: sizes.append(len(y)) or fit_calibration(p, y)))
     value = f"isotonic{{use_holdout_set={str(use_holdout_set).lower()}}}"
     holdout = "auto" if use_holdout_set else "random"
-    clf = fit(emotions, marginal_probability_calibration=value, holdout=holdout)
+    clf = fit(emotions_300, marginal_probability_calibration=value, holdout=holdout)
     assert resolve_config(clf)[0].holdout.kind == \
         ("stratified-output-wise" if use_holdout_set else "random")
     held = holdout_count(300, 0.33)
     assert sizes == [held if use_holdout_set else 300 - held]
 
 
-def test_predictors_use_it(emotions):
-    X, _ = emotions
-    clf = fit(emotions, marginal_probability_calibration="isotonic",
+def test_predictors_use_it(emotions_300):
+    X, _ = emotions_300
+    clf = fit(emotions_300, marginal_probability_calibration="isotonic",
               binary_predictor="output-wise{based_on_probabilities=true}")
     raw = marginal_probabilities(clf.decision_function(X))
     calibrated = clf.marginal_calibration_.apply(raw)
@@ -149,24 +142,24 @@ def test_predictors_use_it(emotions):
     np.testing.assert_array_equal(clf.predict(X), clf.decision_function(X) > 0)
 
 
-def test_refused_without_probabilities(emotions):
+def test_refused_without_probabilities(emotions_300):
     with pytest.raises(ValueError, match="supported values"):
-        fit(emotions, loss="squared-error-decomposable",
+        fit(emotions_300, loss="squared-error-decomposable",
             marginal_probability_calibration="isotonic")
 
 
-def test_save_load(emotions, tmp_path):
-    X, _ = emotions
-    clf = fit(emotions, marginal_probability_calibration="isotonic")
+def test_save_load(emotions_300, tmp_path):
+    X, _ = emotions_300
+    clf = fit(emotions_300, marginal_probability_calibration="isotonic")
     clf.save(tmp_path / "model.json")
     loaded = BoomerClassifier.load(tmp_path / "model.json")
     assert np.array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     assert np.array_equal(loaded.predict(X), clf.predict(X))
 
 
-def test_old_file_without_calibration_loads(emotions):
-    X, _ = emotions
-    clf = fit(emotions)
+def test_old_file_without_calibration_loads(emotions_300):
+    X, _ = emotions_300
+    clf = fit(emotions_300)
     doc = clf.to_dict()
     doc["estimator"].pop("marginal_calibration")
     loaded = BoomerClassifier.from_dict(doc)
@@ -174,7 +167,7 @@ def test_old_file_without_calibration_loads(emotions):
     assert np.array_equal(loaded.predict_proba(X), clf.predict_proba(X))
 
 
-def test_probabilities_for_a_loss_without_them_are_refused_before_learning(emotions):
+def test_probabilities_for_a_loss_without_them_are_refused_before_learning(emotions_300):
     """``based_on_probabilities=true`` with a squared-error loss: a ValueError from ``fit``
     naming the problem, raised before any rule is learned (not at ``predict``)."""
     from gpurules.learners import boosting
@@ -190,7 +183,7 @@ def test_probabilities_for_a_loss_without_them_are_refused_before_learning(emoti
     try:
         with pytest.raises(ValueError, match="based_on_probabilities=true needs a loss with "
                                              "probabilities"):
-            fit(emotions, loss="squared-error-decomposable",
+            fit(emotions_300, loss="squared-error-decomposable",
                 binary_predictor="output-wise{based_on_probabilities=true}")
     finally:
         boosting.BoostingLearner.fit = original

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from gpurules import BoomerClassifier
-from gpurules.datasets import load_example
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.objectives.calibration import IsotonicCalibration, fit_bins
 from gpurules.objectives.predictors import (marginal_probabilities, marginalized,
                                             predict_gfm, unique_label_vectors)
 from gpurules.prediction import joint_probabilities, log_joint_probabilities
+from tests.test_calibration import fit
 
 
 def f1(h, y):
@@ -85,19 +85,9 @@ def test_joint_probabilities_chain_rule():
                                expected, rtol=1e-12, atol=1e-15)
 
 
-@pytest.fixture(scope="module")
-def emotions():
-    ds = load_example("emotions")
-    return ds.X[:300], ds.Y[:300]
-
-
-def fit(data, **params):
-    return BoomerClassifier(max_rules=20, device="cpu", random_state=3, **params).fit(*data)
-
-
-def test_joint_calibration_is_a_direct_isotonic_fit(emotions):
-    X, Y = emotions
-    clf = fit(emotions, joint_probability_calibration="isotonic{use_holdout_set=false}",
+def test_joint_calibration_is_a_direct_isotonic_fit(emotions_300):
+    X, Y = emotions_300
+    clf = fit(emotions_300, joint_probability_calibration="isotonic{use_holdout_set=false}",
               marginal_probability_calibration="isotonic{use_holdout_set=false}")
     assert resolve_config(clf)[0].holdout.kind == "none"
     vectors = clf.model_.label_vectors
@@ -114,16 +104,16 @@ def test_joint_calibration_is_a_direct_isotonic_fit(emotions):
         np.testing.assert_allclose(v, values, rtol=1e-12)
 
 
-def test_joint_calibration_uses_the_holdout_set(emotions):
-    clf = fit(emotions, joint_probability_calibration="isotonic")
+def test_joint_calibration_uses_the_holdout_set(emotions_300):
+    clf = fit(emotions_300, joint_probability_calibration="isotonic")
     assert resolve_config(clf)[0].holdout.kind == "stratified-output-wise"
     assert clf.joint_calibration_ is not None and clf.marginal_calibration_ is None
 
 
-def test_options_change_the_predictions(emotions):
-    X, Y = emotions
-    base = fit(emotions, loss="logistic-non-decomposable")
-    gfm = fit(emotions, loss="logistic-non-decomposable", binary_predictor="gfm")
+def test_options_change_the_predictions(emotions_300):
+    X, Y = emotions_300
+    base = fit(emotions_300, loss="logistic-non-decomposable")
+    gfm = fit(emotions_300, loss="logistic-non-decomposable", binary_predictor="gfm")
     assert gfm.binary_predictor_ == "gfm"
     expected = predict_gfm(joint_probabilities(gfm.decision_function(X),
                                                gfm.model_.label_vectors),
@@ -132,8 +122,8 @@ def test_options_change_the_predictions(emotions):
     assert (gfm.predict(X) != base.predict(X)).any()
     joint = dict(loss="logistic-non-decomposable", binary_predictor="gfm",
                  joint_probability_calibration="isotonic")
-    calibrated = fit(emotions, **joint)
-    uncalibrated = fit(emotions, **{**joint, "binary_predictor":
+    calibrated = fit(emotions_300, **joint)
+    uncalibrated = fit(emotions_300, **{**joint, "binary_predictor":
                                     "gfm{use_probability_calibration=false}"})
     vectors = calibrated.model_.label_vectors
     plain = predict_gfm(joint_probabilities(calibrated.decision_function(X), vectors), vectors)
@@ -147,18 +137,18 @@ def test_options_change_the_predictions(emotions):
     assert not np.allclose(proba, base.predict_proba(X))
 
 
-def test_gfm_with_a_decomposable_loss(emotions):
-    X, _ = emotions
-    clf = fit(emotions, binary_predictor="gfm")
+def test_gfm_with_a_decomposable_loss(emotions_300):
+    X, _ = emotions_300
+    clf = fit(emotions_300, binary_predictor="gfm")
     assert clf.probability_predictor_ == "output-wise"
     vectors = clf.model_.label_vectors
     expected = predict_gfm(joint_probabilities(clf.decision_function(X), vectors), vectors)
     np.testing.assert_array_equal(clf.predict(X), expected)
 
 
-def test_old_file_without_joint_calibration_loads(emotions):
-    X, _ = emotions
-    clf = fit(emotions, binary_predictor="gfm")
+def test_old_file_without_joint_calibration_loads(emotions_300):
+    X, _ = emotions_300
+    clf = fit(emotions_300, binary_predictor="gfm")
     doc = clf.to_dict()
     assert doc["estimator"].pop("joint_calibration") is None
     loaded = BoomerClassifier.from_dict(doc)
@@ -174,14 +164,14 @@ def test_old_file_without_joint_calibration_loads(emotions):
     (dict(joint_probability_calibration="isotonic", loss="squared-hinge-decomposable"),
      "probabilities"),
 ])
-def test_bad_values_raise(emotions, params, match):
+def test_bad_values_raise(emotions_300, params, match):
     with pytest.raises(ValueError, match=match):
-        fit(emotions, **params)
+        fit(emotions_300, **params)
 
 
-def test_save_load(emotions, tmp_path):
-    X, _ = emotions
-    clf = fit(emotions, loss="logistic-non-decomposable", binary_predictor="gfm",
+def test_save_load(emotions_300, tmp_path):
+    X, _ = emotions_300
+    clf = fit(emotions_300, loss="logistic-non-decomposable", binary_predictor="gfm",
               joint_probability_calibration="isotonic",
               marginal_probability_calibration="isotonic")
     clf.save(tmp_path / "model.json")
