@@ -11,6 +11,7 @@ from gpurules import BoomerClassifier
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.objectives.calibration import IsotonicCalibration, fit_bins
 from gpurules.objectives.predictors import (marginal_probabilities, marginalized,
+                                            most_probable_vectors,
                                             predict_gfm, unique_label_vectors)
 from gpurules.prediction import joint_probabilities, log_joint_probabilities
 from tests.test_calibration import fit
@@ -184,3 +185,34 @@ def test_save_load(emotions_300, tmp_path):
     assert loaded.binary_predictor_ == "gfm"
     np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+
+
+def test_example_wise_based_on_probabilities(emotions_300):
+    """``example-wise{based_on_probabilities=true}``: per example the training label vector
+    of largest joint probability (a direct NumPy product of the logistic marginals, then
+    the model's joint calibration), probabilities within 1e-12 of the largest tied and
+    decided by the training frequency (after 20 rules, labels of equal scores make such
+    ties common). The same rules as the loss-based distance, other predictions (the
+    calibration moves them)."""
+    X, Y = emotions_300
+    params = dict(loss="logistic-non-decomposable", joint_probability_calibration="isotonic")
+    base = fit(emotions_300, binary_predictor="example-wise", **params)
+    clf = fit(emotions_300, binary_predictor="example-wise{based_on_probabilities=true}",
+              **params)
+    np.testing.assert_array_equal(clf.decision_function(X), base.decision_function(X))
+    vectors, counts = clf.model_.label_vectors, clf.model_.label_vector_counts
+    p = 1.0 / (1.0 + np.exp(-clf.decision_function(X)))
+    joint = clf.joint_calibration_.apply(np.prod(
+        np.where(vectors[None, :, :] == 1, p[:, None, :], 1.0 - p[:, None, :]), axis=2))
+    predicted = clf.predict(X)
+    for i in range(X.shape[0]):
+        best = np.flatnonzero(joint[i] >= joint[i].max() * (1 - 1e-12))
+        np.testing.assert_array_equal(predicted[i], vectors[best[np.argmax(counts[best])]])
+    assert (predicted != base.predict(X)).any()
+
+
+def test_most_probable_vectors_ties_go_to_the_more_frequent_vector():
+    vectors = np.array([[0, 1], [1, 0], [1, 1]], np.uint8)
+    joint = np.array([[0.4, 0.4, 0.2], [0.1, 0.2, 0.7], [0.0, 0.0, 0.0]])
+    out = most_probable_vectors(joint, vectors, np.array([3, 5, 5]))
+    np.testing.assert_array_equal(out, [[1, 0], [1, 1], [1, 0]])

@@ -12,7 +12,8 @@ from gpurules.estimators.boomer_params import (LOSSES, SUPPORTED, resolve_calibr
 from gpurules.learners.boosting import BoostingLearner
 from gpurules.objectives.calibration import IsotonicCalibration, JointCalibration
 from gpurules.objectives.predictors import (marginal_probabilities, marginalized,
-                                            predict_gfm, unique_label_vectors)
+                                            most_probable_vectors, predict_gfm,
+                                            unique_label_vectors)
 
 
 class BoomerClassifier(MultiLabelRuleClassifier):
@@ -189,7 +190,11 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         scores = self.decision_function(X)
         if scores.ndim == 1:  # a 1-D y: one label
             scores = scores[:, None]
-        if self.binary_predictor_ == "example-wise":
+        if self.binary_predictor_ == "example-wise" and self._based_on_probabilities():
+            joint = self._joint(np.ascontiguousarray(scores, np.float64), "binary_predictor")
+            relevant = most_probable_vectors(joint, self.model_.label_vectors,
+                                             self.model_.label_vector_counts)
+        elif self.binary_predictor_ == "example-wise":
             from gpurules.prediction import predict_example_wise
 
             scores = np.ascontiguousarray(scores, np.float64)
@@ -206,8 +211,8 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         return self._label_output(relevant)
 
     def _based_on_probabilities(self):
-        """Whether the output-wise binary predictor thresholds (calibrated) probabilities
-        (``based_on_probabilities=true``; needs a logistic loss)."""
+        """Whether the output-wise or example-wise binary predictor uses (calibrated)
+        probabilities (``based_on_probabilities=true``; needs a logistic loss)."""
         name, options = self._option("binary_predictor")
         if not options.get("based_on_probabilities", False):
             return False

@@ -136,6 +136,29 @@ def normalize_joint(log_joint, calibration=None):
     return np.divide(joint, total, out=np.zeros_like(joint), where=total > 0.0)
 
 
+TIE_RTOL = 1e-12  # joint probabilities this close to the largest tie (most_probable_vectors)
+
+
+def most_probable_vectors(joint, vectors, counts):
+    """The example-wise binary predictor based on probabilities: per example the known label
+    vector of largest joint probability (mlrl-boomer: of smallest distance 1 - p), ties to
+    the more frequent training vector, then to the first of ``vectors``. Probabilities
+    within a relative ``TIE_RTOL`` of the largest tie: vectors whose labels have equal
+    scores get products of the same factors in another order, equal but for rounding
+    (common after few rules), and the frequency, not the rounding, should decide.
+
+    Args:
+        joint: float64 (n, U), the joint probabilities of the label vectors (any positive
+            scale per example: normalising does not change the choice).
+        vectors: uint8 (U, K) the training label vectors; counts: int (U,) their frequencies.
+
+    Returns:
+        uint8 (n, K)."""
+    tied = joint >= joint.max(axis=1, keepdims=True) * (1.0 - TIE_RTOL)
+    chosen = np.argmax(np.where(tied, np.asarray(counts, np.int64)[None, :], -1), axis=1)
+    return np.ascontiguousarray(vectors[chosen], np.uint8)
+
+
 def marginalized(joint, vectors):
     """The marginalized probability predictor: float64 (n, K), the sum of the joint
     probabilities ``joint`` (float64 (n, U)) of the label vectors (uint8 (U, K)) in which
