@@ -151,3 +151,14 @@ def test_unsupported_inputs(client, data):
     frame = dd.from_pandas(pd.DataFrame(X), npartitions=3)
     with pytest.raises(TypeError, match="DataFrames"):
         clf.fit(frame, Y)
+
+
+def test_missing_dask_names_the_extra(monkeypatch):
+    """Without distributed (or dask), fitting says which extra to install."""
+    import sys
+
+    from gpurules.dask import estimator
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    with pytest.raises(ImportError, match=r"pip install gpurules\[dask\]"):
+        estimator._import_dask()
