@@ -337,13 +337,14 @@ class CudaBackend:
         params = np.ascontiguousarray(search.params, np.float64)
         order = self._slot_order(features)
         slotted = features[order]
+        layout = self._slot_offset(slotted), self._group_offsets(slotted)
         with self._on_device():
             features_dev, slot_dev, groups_dev, params_dev, quality_dev, state_dev, \
                 labels_dev = self._upload_record(
-                    slotted, self._slot_offset(slotted), self._group_offsets(slotted), params,
-                    np.array([search.min_quality], np.float64),
+                    slotted, *layout, params, np.array([search.min_quality], np.float64),
                     self._search_module.initial_state(labels.size), labels)
-            self.build_histograms(slotted, weights, (features_dev, slot_dev, groups_dev))
+            self.build_histograms(slotted, weights, (features_dev, slot_dev, groups_dev),
+                                  layout=layout)
             out_dev = self._launch_search(slotted, features_dev, slot_dev, labels_dev,
                                           state_dev, params_dev, quality_dev, search)
             out = out_views(self.cp.asnumpy(out_dev), features.size, *self._widths())
@@ -416,7 +417,7 @@ class CudaBackend:
         """(K, W): the statistics' gradient and Hessian columns."""
         return self.g.shape[1], self.h.shape[1]
 
-    def build_histograms(self, features, weights, uploaded=None, step=None):
+    def build_histograms(self, features, weights, uploaded=None, step=None, layout=None):
         """Fill ``hist_g``, ``hist_h``, ``hist_count`` (device) for the sampled ``features``
         (host int64 (S,)) from the covered examples with ``weights`` (host int32 (n,) or
         ``None``), one slot of rows per feature (``slots``: the features in slot order and
@@ -425,17 +426,19 @@ class CudaBackend:
         ``force_global_atomics``) ``histogram_global``. ``uploaded``: (features, slot
         offsets, group offsets) on the device, the features already in slot order
         (:meth:`_slot_order`). ``step``: the refinement step whose covered list is read
-        (default: the current one)."""
+        (default: the current one). ``layout``: the same slot and group offsets on the host
+        (computed when None)."""
         K, W = self._widths()
         if uploaded is None:
             features = features[self._slot_order(features)]
-            uploaded = self._upload_record(features, self._slot_offset(features),
-                                           self._group_offsets(features))
+        if layout is None:
+            layout = self._slot_offset(features), self._group_offsets(features)
+        slot_offset, groups = layout
+        if uploaded is None:
+            uploaded = self._upload_record(features, slot_offset, groups)
         features_dev, self._slot_dev, groups_dev = uploaded
         step = self._step if step is None else step
         S = features.shape[0]
-        slot_offset = self._slot_offset(features)
-        groups = self._group_offsets(features)
         self.slots = (features, slot_offset)
         self._histogram_views(int(slot_offset[-1]))
         weights_dev = self._weights(weights)

@@ -213,7 +213,8 @@ def _block(backend, uniforms, labels, weights, search, fix_label_after):
         res = dict(zip((name for name, _, _ in _RESULT_FIELDS), dev[len(inputs):]))
         for r in range(R):
             slots = (dev[0][r], dev[2][r], dev[3][r, :num_groups[r]])
-            backend.build_histograms(features[r], weights, slots, step=step0 + r)
+            backend.build_histograms(features[r], weights, slots, step=step0 + r,
+                                     layout=(slot_offset[r], groups[r, :num_groups[r]]))
             out = out_views(backend._launch_search(
                 features[r], dev[0][r], dev[2][r], res["labels"], res["state"], dev[4],
                 res["min_quality"], search), features.shape[1], K, W)
