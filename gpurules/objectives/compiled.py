@@ -10,6 +10,9 @@ loss_gradient_hessian = njit(inline="always")(losses.loss_gradient_hessian)
 quantize = njit(inline="always")(fixed_point.quantize)
 head_scores = njit(heads.head_scores)
 side_quality = njit(inline="always")(quality.side_quality)
+# side_quality for a quality.family_head_mode, by its class: one family's heads only
+family_side_quality = {family: njit(inline="always")(function)
+                       for family, function in quality.FAMILY_SIDE_QUALITY.items()}
 encode_example = njit(inline="always")(non_decomposable.encode)
 multi_output_side = njit(multi_output.multi_output_side)
 head_from_work = njit(multi_output.head_from_work)

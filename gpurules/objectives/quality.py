@@ -25,6 +25,8 @@ parameters, so a learner plugs in a new objective here without touching the sear
   single-output head of ``complete_head.single_head_sums`` (only ``H_kk`` is read).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
@@ -174,17 +176,95 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
     heuristics called directly, the multi-output heads through :func:`_other_quality`.
     """
     if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE:
-        return boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
-                                params[0], params[1], head_mode == HEAD_SINGLE, gains)
-    # called directly, as before this function was inlined: behind a second call level the
+        return boosting_side_quality(run_g, run_h, tot_g, tot_h, complement, labels,
+                                     head_mode, inv_scale, params, work, gains)
+    if head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL:
+        return seco_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                                 inv_scale, params, work, gains)
+    return multi_output_side_quality(run_g, run_h, tot_g, tot_h, complement, labels,
+                                     head_mode, inv_scale, params, work, gains)
+
+
+# side_quality of one family of heads (an int head_mode of that family): a search compiled
+# for one family (family_head_mode) calls it in place of side_quality
+
+
+@register_jitable(inline="always")
+def boosting_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                          inv_scale, params, work=None, gains=None):
+    """:func:`side_quality` of ``HEAD_COMPLETE`` and ``HEAD_SINGLE``."""
+    return boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                            params[0], params[1], head_mode == HEAD_SINGLE, gains)
+
+
+@register_jitable(inline="always")
+def seco_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                      params, work=None, gains=None):
+    """:func:`side_quality` of ``HEAD_SECO_SINGLE`` and ``HEAD_SECO_PARTIAL``."""
+    # called directly, as before side_quality was inlined: behind a second call level the
     # SeCo searches were ~40 % slower
     if head_mode == HEAD_SECO_SINGLE:
         return single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
-    if head_mode == HEAD_SECO_PARTIAL:
-        return partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params,
-                               gains)
+    return partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params, gains)
+
+
+@register_jitable(inline="always")
+def multi_output_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                              inv_scale, params, work=None, gains=None):
+    """:func:`side_quality` of ``HEAD_MULTI_OUTPUT`` and ``HEAD_ND_SINGLE``."""
     return _other_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                           params, work)
+
+
+class BoostingHeadMode(NamedTuple):
+    """``HEAD_COMPLETE`` or ``HEAD_SINGLE`` typed as the boosting family (see
+    :func:`family_head_mode`)."""
+
+    code: int
+
+
+class SecoHeadMode(NamedTuple):
+    """``HEAD_SECO_SINGLE`` or ``HEAD_SECO_PARTIAL`` typed as the SeCo family."""
+
+    code: int
+
+
+class MultiOutputHeadMode(NamedTuple):
+    """``HEAD_MULTI_OUTPUT`` or ``HEAD_ND_SINGLE`` typed as the multi-output family."""
+
+    code: int
+
+
+_FAMILIES = {HEAD_COMPLETE: BoostingHeadMode, HEAD_SINGLE: BoostingHeadMode,
+             HEAD_SECO_SINGLE: SecoHeadMode, HEAD_SECO_PARTIAL: SecoHeadMode,
+             HEAD_MULTI_OUTPUT: MultiOutputHeadMode, HEAD_ND_SINGLE: MultiOutputHeadMode}
+# each family's part of side_quality, by the class of its family_head_mode
+FAMILY_SIDE_QUALITY = {BoostingHeadMode: boosting_side_quality,
+                       SecoHeadMode: seco_side_quality,
+                       MultiOutputHeadMode: multi_output_side_quality}
+
+
+def family_head_mode(head_mode):
+    """``head_mode`` (int ``HEAD_*``) as the tuple of its family (``code`` = the int), for the
+    compiled CPU searches: they are specialised on the tuple's type and call only its
+    family's part of :func:`side_quality` (``FAMILY_SIDE_QUALITY``), so a fit compiles only
+    the heads it uses (the first BOOMER fit with the defaults compiled ~4 CPU-s of SeCo and
+    multi-output code that it never ran). A tuple is returned unchanged."""
+    if isinstance(head_mode, tuple):
+        return head_mode
+    return _FAMILIES[int(head_mode)](int(head_mode))
+
+
+def head_code(head_mode):
+    """The int ``HEAD_*`` of an int or a :func:`family_head_mode` tuple (also compiled)."""
+    return head_mode.code if isinstance(head_mode, tuple) else head_mode
+
+
+@overload(head_code)
+def _head_code_typed(head_mode):
+    if isinstance(head_mode, types.Integer):
+        return lambda head_mode: head_mode
+    return lambda head_mode: head_mode.code
 
 
 @register_jitable

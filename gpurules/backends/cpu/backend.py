@@ -9,6 +9,7 @@ from gpurules.jit.threads import MIN_PARALLEL_WORK  # noqa: F401 (docs, tests)
 from gpurules.jit.threads import thread_limit, threads_for
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
+from gpurules.objectives.quality import family_head_mode
 
 
 class CpuBackend:
@@ -116,7 +117,7 @@ class CpuBackend:
     def find_best_refinement(self, features, labels, weights, totals, search):
         S = features.shape[0]
         scratch, *outs = self._result_buffers(S, search.head_mode)
-        settings = (labels, search.head_mode, search.params, self.inv_scale,
+        settings = (labels, family_head_mode(search.head_mode), search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
         threads = self._search_threads(int(totals[2]), S)
         with thread_limit(threads):
@@ -197,8 +198,8 @@ class CpuBackend:
                 data, uniforms, self.features.num_features,
                 self.mask, self.indicator, self._weights(weights), self.g, self.h,
                 (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
-                 int(totals[2])), labels, search.head_mode, search.params, self.inv_scale,
-                search.min_coverage, search.min_quality, fix_label_after, scratch,
+                 int(totals[2])), labels, family_head_mode(search.head_mode), search.params,
+                self.inv_scale, search.min_coverage, search.min_quality, fix_label_after, scratch,
                 tuple(outs), result)
         if steps > 0:
             self._full_coverage = False

@@ -30,7 +30,8 @@ from gpurules.backends.thresholds import midpoint
 from gpurules.jit.cache import njit
 from gpurules.jit.variants import parallel_kernel
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
-from gpurules.objectives.compiled import side_quality, work_views
+from gpurules.objectives.compiled import family_side_quality, side_quality, work_views
+from gpurules.objectives.quality import head_code
 
 
 @nb.njit(inline="always")
@@ -164,17 +165,20 @@ def _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scal
 @overload(_quality, inline="always")
 def _quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                    params, work, gains):
+    # a quality.family_head_mode compiles its family's heads only; an int all of them
+    quality_of = family_side_quality.get(getattr(head_mode, "instance_class", None),
+                                         side_quality)
     if isinstance(work, types.NoneType):
         def without_work(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                          params, work, gains):
-            return side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                                inv_scale, params, None, gains)
+            return quality_of(run_g, run_h, tot_g, tot_h, complement, labels,
+                              head_code(head_mode), inv_scale, params, None, gains)
         return without_work
 
     def with_work(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                   params, work, gains):
-        return side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
-                            inv_scale, params, work, gains)
+        return quality_of(run_g, run_h, tot_g, tot_h, complement, labels, head_code(head_mode),
+                          inv_scale, params, work, gains)
     return with_work
 
 

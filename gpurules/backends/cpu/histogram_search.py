@@ -41,6 +41,7 @@ from gpurules.jit.threads import thread_limit
 from gpurules.jit.variants import parallel_kernel
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
+from gpurules.objectives.quality import family_head_mode
 
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
               hist_count, chunks):
@@ -256,8 +257,9 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_
     sums = np.empty((features.shape[0], 4, max(K, W)), np.int64)
     gains = np.empty((features.shape[0], K))
     with thread_limit(n_threads):
-        scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work[0],
-             work[1], gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+        scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
+             family_head_mode(head_mode), params, inv_scale, min_coverage, min_quality, sums,
+             work[0], work[1], gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
