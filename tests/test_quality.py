@@ -1,11 +1,15 @@
-"""objectives.quality: the boosting heads' vectorised path equals the plain loops bit for bit."""
+"""objectives.quality: the boosting heads' vectorised path equals the plain loops bit for bit;
+a family_head_mode compiles one family of heads and scores as the int head_mode."""
 
 import numba as nb
 import numpy as np
 import pytest
 
+from gpurules.backends.cpu.exact_search import _quality
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
-from gpurules.objectives.quality import side_quality
+from gpurules.objectives.heuristics import (F_MEASURE, HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
+                                            seco_params)
+from gpurules.objectives.quality import family_head_mode, side_quality
 from tests.reference.search import single_choice
 
 
@@ -114,3 +118,73 @@ def test_side_quality_called_from_python_takes_the_plain_loops():
     assert side_quality(run_g, run_h, tot_g, tot_h, True, labels, HEAD_SINGLE, 2.0 ** -20,
                         params) == _reference_single(run_g, run_h, tot_g, tot_h, True, labels,
                                                      2.0 ** -20, 0.0, 1.0)
+
+
+_FAMILY_PROBE = r"""
+import numba as nb, numpy as np
+from numba.core import event
+from gpurules.backends.cpu.exact_search import _quality
+from gpurules.objectives.heads import HEAD_COMPLETE
+from gpurules.objectives.quality import family_head_mode
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+@nb.njit(cache=False)
+def probe(head_mode):
+    z = np.zeros(3, np.int64)
+    return _quality(z, z, z, z, False, np.arange(3, dtype=np.int32), head_mode, 1.0,
+                    np.array([0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]), None, np.zeros(3))
+probe(family_head_mode(HEAD_COMPLETE))
+print("family", sorted(set(compiled)))
+compiled.clear()
+probe(HEAD_COMPLETE)
+print("int", sorted(set(compiled)))
+"""
+
+
+def test_a_family_head_mode_compiles_only_its_family():
+    """A search given ``family_head_mode(HEAD_COMPLETE)`` compiles the boosting heads only;
+    an int head_mode compiles every family (the SeCo heuristics among them). In a fresh
+    process, so that no earlier compilation hides the events."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _FAMILY_PROBE], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    family = next(line for line in out if line.startswith("family"))
+    every = next(line for line in out if line.startswith("int"))
+    assert "single_quality" not in family and "partial_quality" not in family
+    assert "single_quality" in every and "partial_quality" in every
+
+
+@nb.njit(cache=False)
+def _search_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, params, gains):
+    return _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, 2.0 ** -20,
+                    params, None, gains)
+
+
+@pytest.mark.parametrize("head_mode", [HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE,
+                                       HEAD_SECO_PARTIAL])
+def test_family_head_mode_scores_as_the_int(head_mode):
+    """The searches' quality with ``family_head_mode`` (one family compiled) equals the one
+    with the int (every family compiled), bit for bit."""
+    rng = np.random.default_rng(9)
+    K = 5
+    run_g, run_h = rng.integers(0, 2 ** 20, K), rng.integers(0, 2 ** 20, K)
+    tot_g, tot_h = run_g * 3, run_h * 3
+    labels = np.arange(K, dtype=np.int32)
+    params = np.array([0.5, 1.0])
+    if head_mode in (HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL):
+        run_h = run_g + rng.integers(0, 2 ** 20, K)  # covered >= correct
+        tot_g, tot_h = run_g * 3, run_h * 3
+        lift = np.linspace(1.0, 1.5, K)
+        params = seco_params(F_MEASURE, 0.5, lift, lift, tot_g, tot_h)
+    for complement in (False, True):
+        args = (run_g, run_h, tot_g, tot_h, complement, labels)
+        by_int = _search_quality(*args, head_mode, params, np.zeros(K))
+        by_family = _search_quality(*args, family_head_mode(head_mode), params, np.zeros(K))
+        assert by_int == by_family
+    assert family_head_mode(family_head_mode(head_mode)) == family_head_mode(head_mode)

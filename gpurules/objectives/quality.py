@@ -174,15 +174,20 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
     Inlined where it is called (the searches call it per candidate; a call cost as much as
     the gains of a dozen labels): the boosting heads are computed in place, the SeCo
     heuristics called directly, the multi-output heads through :func:`_other_quality`.
+
+    ``head_mode``: an int ``HEAD_*`` or its :func:`family_head_mode`; either way every family
+    is compiled here. The CPU searches call only the family's part (``FAMILY_SIDE_QUALITY``)
+    when they are given a :func:`family_head_mode`.
     """
-    if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE:
-        return boosting_side_quality(run_g, run_h, tot_g, tot_h, complement, labels,
-                                     head_mode, inv_scale, params, work, gains)
-    if head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL:
-        return seco_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+    code = head_code(head_mode)
+    if code == HEAD_COMPLETE or code == HEAD_SINGLE:
+        return boosting_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, code,
+                                     inv_scale, params, work, gains)
+    if code == HEAD_SECO_SINGLE or code == HEAD_SECO_PARTIAL:
+        return seco_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, code,
                                  inv_scale, params, work, gains)
-    return multi_output_side_quality(run_g, run_h, tot_g, tot_h, complement, labels,
-                                     head_mode, inv_scale, params, work, gains)
+    return multi_output_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, code,
+                                     inv_scale, params, work, gains)
 
 
 # side_quality of one family of heads (an int head_mode of that family): a search compiled
