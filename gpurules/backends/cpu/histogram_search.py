@@ -34,7 +34,7 @@ import numba as nb
 import numpy as np
 
 from gpurules.backends.cpu.coverage import _apply_listed, covered_list
-from gpurules.backends.cpu.exact_search import _consider, _evaluate, _work_row
+from gpurules.backends.cpu.exact_search import _consider, _work_row
 from gpurules.backends.thresholds import bin_threshold
 from gpurules.jit.cache import njit
 from gpurules.jit.threads import thread_limit
@@ -101,6 +101,16 @@ def _add_row(hist, r, stats, i, w, first):
     else:
         for k in range(stats.shape[1]):
             hist[r, k] += stats[i, k] * w
+
+
+@nb.njit(inline="always")
+def _set_bin(run_g, run_h, hist, r):
+    """``run_g = hist[r, :K]``, ``run_h = hist[r, K:]`` (``K = run_g.shape[0]``)."""
+    K = run_g.shape[0]
+    for k in range(K):
+        run_g[k] = hist[r, k]
+    for k in range(run_h.shape[0]):
+        run_h[k] = hist[r, K + k]
 
 
 @nb.njit(inline="always")
@@ -184,38 +194,40 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
     W = hist.shape[1] - K
     tot_g, tot_h, run_g, run_h = sums[0, :K], sums[1, :W], sums[2, :K], sums[3, :W]
     tot_count = _feature_totals(first, stop, hist, hist_count, tot_g, tot_h)
-    out = (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
     out_op[j] = -1
-    if nominal[f]:
-        for r in range(first, stop):
-            cnt = hist_count[r]
-            if cnt == 0:
-                continue
-            for op, side_cnt in ((OP_EQ, cnt), (OP_NEQ, tot_count - cnt)):
-                _evaluate(j, op, bin_min[r], side_cnt, op == OP_NEQ, hist[r, :K], hist[r, K:],
-                          tot_g, tot_h, labels, head_mode, params, inv_scale, min_coverage,
-                          min_quality, work, gains, *out)
-        return
+    is_nominal = nominal[f]
+    ops = (OP_EQ, OP_NEQ) if is_nominal else (OP_LEQ, OP_GR)
     run_g[:] = 0
     run_h[:] = 0
     cnt = 0
     prev = -1
+    thr = np.float32(0.0)
     best_q = min_quality
+    # one candidate site (inlined quality code is compiled once): a nominal feature's bins
+    # are its values in ascending order and each is scored alone (``==`` then ``!=``); an
+    # ordered feature's boundaries ascend, ``<=`` first. Both orders are canonical, so the
+    # first of equal qualities is kept
     for r in range(first, stop):
         if hist_count[r] == 0:
             continue
-        if prev >= 0:
+        if is_nominal:
+            _set_bin(run_g, run_h, hist, r)
+            cnt = hist_count[r]
+            thr = bin_min[r]
+        elif prev >= 0:
             thr = bin_threshold(bin_min, bin_max, r)
-            for side in range(2):  # ascending thresholds, ``<=`` first: canonical ties
+        if is_nominal or prev >= 0:
+            for side in range(2):
                 side_cnt = tot_count - cnt if side else cnt
                 if side_cnt >= min_coverage and side_cnt > 0:
-                    best_q = _consider(best_q, j, OP_GR if side else OP_LEQ, thr, side_cnt,
-                                       side == 1, run_g, run_h, tot_g, tot_h, labels,
-                                       head_mode, params, inv_scale, work, gains, out_q,
-                                       out_op, out_thr, out_cnt, out_label, out_g, out_h)
-        _add_bin(run_g, run_h, hist, r)
-        cnt += hist_count[r]
-        prev = r
+                    best_q = _consider(best_q, j, ops[side], thr, side_cnt, side == 1, run_g,
+                                       run_h, tot_g, tot_h, labels, head_mode, params,
+                                       inv_scale, work, gains, out_q, out_op, out_thr,
+                                       out_cnt, out_label, out_g, out_h)
+        if not is_nominal:
+            _add_bin(run_g, run_h, hist, r)
+            cnt += hist_count[r]
+            prev = r
 
 
 def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work_f,
