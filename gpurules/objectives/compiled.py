@@ -9,10 +9,18 @@ label_score = njit(inline="always")(heads.label_score)
 loss_gradient_hessian = njit(inline="always")(losses.loss_gradient_hessian)
 quantize = njit(inline="always")(fixed_point.quantize)
 head_scores = njit(heads.head_scores)
-side_quality = njit(inline="always")(quality.side_quality)
 # side_quality for a quality.family_head_mode, by its class: one family's heads only
 family_side_quality = {family: njit(inline="always")(function)
                        for family, function in quality.FAMILY_SIDE_QUALITY.items()}
+
+
+def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params,
+                 work=None, gains=None):
+    """``quality.side_quality`` called from Python (pruning, IREP), compiled for the family
+    of ``head_mode`` only (an int ``HEAD_*`` or a ``quality.family_head_mode``)."""
+    family = family_side_quality[type(quality.family_head_mode(head_mode))]
+    return family(run_g, run_h, tot_g, tot_h, complement, labels, quality.head_code(head_mode),
+                  inv_scale, params, work, gains)
 encode_example = njit(inline="always")(non_decomposable.encode)
 multi_output_side = njit(multi_output.multi_output_side)
 head_from_work = njit(multi_output.head_from_work)

@@ -30,8 +30,8 @@ from gpurules.backends.thresholds import midpoint
 from gpurules.jit.cache import njit
 from gpurules.jit.variants import parallel_kernel
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
-from gpurules.objectives.compiled import family_side_quality, side_quality, work_views
-from gpurules.objectives.quality import head_code
+from gpurules.objectives.compiled import family_side_quality, work_views
+from gpurules.objectives.quality import head_code, side_quality
 
 
 @nb.njit(inline="always")
