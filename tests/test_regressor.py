@@ -181,6 +181,7 @@ def test_one_and_two_dimensional_targets():
     (np.array([1.0, np.nan] * 10), ValueError, "contains NaN"),
     (np.array([1.0, np.inf] * 10), ValueError, "infinity"),
     (np.array(["a", "b"] * 10), TypeError, "numeric"),
+    (np.array(["a", 1.0] * 10, dtype=object), TypeError, "numeric"),
     (np.ones(7), ValueError, "different numbers of examples"),
     (np.ones((20, 0)), ValueError, "0 targets"),
 ])

@@ -184,6 +184,11 @@ def check_targets(y, n_examples):
     if sp.issparse(y):
         y = y.toarray()
     y = np.asarray(y)
+    if y.dtype.kind == "O":  # e.g. numbers in an object column: as numbers if they are
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
     if y.dtype.kind not in "biuf":
         raise TypeError(f"y must hold numeric (real-valued) regression targets, got dtype "
                         f"{y.dtype}; class labels are for BoomerClassifier")
