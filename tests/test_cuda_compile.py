@@ -216,6 +216,10 @@ def main():
 
     checks = {name: partial(_compile_kernel, cuda, kernel, kernels.SIGNATURES.get(name))
               for name, kernel in kernels.KERNELS.items()}
+    # BoomerRegressor's float64 targets specialise the statistics kernels that read Y
+    checks.update({f"{name}[float64 targets]": partial(_compile_kernel, cuda,
+                                                       kernels.KERNELS[name], signature)
+                   for name, signature in kernels.REGRESSION_SIGNATURES.items()})
     checks["_signatures_cover_kernels"] = partial(_signatures_cover_kernels, kernels)
     checks["_gate_rejects_type_error"] = partial(_gate_rejects_type_error, cuda,
                                                  (types.float64[::1],))

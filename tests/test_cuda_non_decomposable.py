@@ -18,6 +18,7 @@ backend's histogram search (same binned features, same seed: same results).
 The simulator costs about 1 ms per simulated thread: data and grids are tiny.
 """
 
+import contextlib
 import os
 
 import numpy as np
@@ -276,17 +277,17 @@ def refinements_in_launches_of_one_tile_equal_cpu():
         histogram_search.SCRATCH_BYTES = saved
 
 
-@check
-def boomer_fits_equal_cpu():
-    """BoomerClassifier(device='cuda') with logistic-non-decomposable (complete heads with
-    and without GBLB, a partial-fixed head) learns the CPU histogram search's model."""
+@contextlib.contextmanager
+def simulated_cuda_estimators():
+    """Estimators with ``device='cuda'`` fit with the simulated CudaBackend (the fake CuPy
+    of ``_simulated_backend_class``, blocks of 32 threads) in this interpreter, and
+    ``device='cpu'`` on the CPU, until the block ends. Yields the fake CuPy module."""
     import gpurules.backends.cuda as cuda_backends
     import gpurules.estimators._base as estimator_base
     from gpurules.device import Device
-    from tests.reference import fake_cupy
     from tests.test_cuda_simulator import _simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()  # installs the fake CuPy
+    backend_class, fake_cupy = _simulated_backend_class()  # installs the fake CuPy
 
     class SmallBlocks(backend_class):
         """What the estimator constructs: small blocks, as every simulated run here."""
@@ -298,9 +299,19 @@ def boomer_fits_equal_cpu():
     cuda_backends.CudaBackend = SmallBlocks
     estimator_base.resolve_device = lambda device: Device("cuda", 0) if device == "cuda" \
         else Device("cpu")
+    try:
+        yield fake_cupy
+    finally:  # the checks after this one construct the backend themselves
+        cuda_backends.CudaBackend, estimator_base.resolve_device = saved
+
+
+@check
+def boomer_fits_equal_cpu():
+    """BoomerClassifier(device='cuda') with logistic-non-decomposable (complete heads with
+    and without GBLB, a partial-fixed head) learns the CPU histogram search's model."""
     from gpurules import BoomerClassifier
 
-    try:
+    with simulated_cuda_estimators() as fake_cupy:
         for name, params in FIT_CASES.items():
             fake_cupy.launches.clear()
             try:
@@ -310,8 +321,6 @@ def boomer_fits_equal_cpu():
                 raise AssertionError(name) from error
             assert {"zero_histograms", "histogram_shared"} <= \
                 {n for n, *_ in fake_cupy.launches}
-    finally:  # the checks after this one construct the backend themselves
-        cuda_backends.CudaBackend, estimator_base.resolve_device = saved
 
 
 @check

@@ -1,8 +1,8 @@
-"""scikit-learn's estimator checks on the three estimators (device='cpu')."""
+"""scikit-learn's estimator checks on the four estimators (device='cpu')."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from gpurules import BoomerClassifier, SeCoClassifier, TursClassifier
+from gpurules import BoomerClassifier, BoomerRegressor, SeCoClassifier, TursClassifier
 
 _WEIGHTS = "sample_weight scales the loss; coverage counts (min_coverage) count examples"
 _SAMPLED = "instance_sampling (mlrl-seco's default: stratified-output-wise) draws rows, so " \
@@ -21,12 +21,17 @@ EXPECTED_FAILURES = {
         "check_sample_weight_equivalence_on_sparse_data": _SAMPLED,
     },
     "TursClassifier": {},
+    "BoomerRegressor": {
+        "check_sample_weight_equivalence_on_dense_data": _WEIGHTS,
+        "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS,
+    },
 }
 
 
 @parametrize_with_checks([BoomerClassifier(device="cpu", max_rules=20),
                           SeCoClassifier(device="cpu", max_rules=20),
-                          TursClassifier(device="cpu", max_rules=5)],
+                          TursClassifier(device="cpu", max_rules=5),
+                          BoomerRegressor(device="cpu", max_rules=20)],
                          expected_failed_checks=lambda est: EXPECTED_FAILURES[
                              type(est).__name__])
 def test_sklearn_compatible(estimator, check):

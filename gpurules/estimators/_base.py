@@ -220,10 +220,11 @@ class RuleEstimatorMixin:
 
 
 class FitData(NamedTuple):
-    """The validated inputs of one fit of a :class:`MultiLabelRuleClassifier`.
+    """The validated inputs of one fit of a :class:`MultiOutputRuleLearner`.
 
     info: ``FeatureInput``; its X: float32 ndarray (n, A) or CSC matrix.
-    Y: uint8 (n, K) of 0/1.  nominal: bool (A,), the nominal features.
+    Y: uint8 (n, K) of 0/1 (a regressor's: float64 (n, K) targets).  nominal: bool (A,),
+        the nominal features.
     weight: the ``sample_weight`` as :meth:`MultiLabelRuleClassifier._fit_weights` checks
         it: BOOMER float64 (n,) (ones without it); SeCo int64 (n,) or None (all ones).
     sparse_value: float, the value of the entries a sparse X does not store.
@@ -240,16 +241,18 @@ class FitData(NamedTuple):
     label_names: list = None
 
 
-class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """Base of the multi-label learners (BOOMER, SeCo) with mlrl-style string parameters.
+class MultiOutputRuleLearner(RuleEstimatorMixin):
+    """Base of the multi-output learners (BOOMER's classifier and regressor, SeCo) with
+    mlrl-style string parameters; a subclass adds scikit-learn's classifier or regressor
+    mixin and ``BaseEstimator``.
 
     A subclass sets ``_SUPPORTED`` ({parameter: {value name: {option: default}}}, as in
     ``boomer_params``) and ``_resolve_config`` (its ``*_params.resolve_config``: the
     estimator -> (config, threads dict)), has the parameters ``random_state``,
     ``feature_format``, ``feature_binning``, ``prediction_format`` and ``device``, and
-    implements :meth:`_learn`. Fitted attributes set here: ``model_``, ``classes_``,
-    ``n_outputs_``, ``device_``, ``feature_binning_``, ``feature_format_`` and those of
-    :class:`RuleEstimatorMixin`.
+    implements :meth:`_fit_targets` and :meth:`_learn`. Fitted attributes set here:
+    ``model_``, ``n_outputs_``, ``device_``, ``feature_binning_``, ``feature_format_`` and
+    those of :class:`RuleEstimatorMixin`.
     """
 
     _SUPPORTED = {}
@@ -257,8 +260,6 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
-        tags.classifier_tags.multi_class = False
-        tags.classifier_tags.multi_label = True
         return tags
 
     def _option(self, param):
@@ -269,12 +270,14 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
     def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
             sample_weight=None, sparse_feature_value=0.0, feature_names=None,
             label_names=None, nominal_values=None):
-        """Learn rules from ``X`` (n, A) and labels ``y`` (n, K) of 0/1 (or 1-D binary).
+        """Learn rules from ``X`` (n, A) and ``y``: a classifier's labels (n, K) of 0/1 (or
+        1-D binary), a regressor's real-valued targets (n, K) or (n,).
 
         Args:
             X: array-like, sparse matrix or pandas DataFrame (categorical columns become
                 nominal features). NaN marks a missing value.
-            y: array-like or sparse (n, K) of 0/1, or 1-D with at most two classes.
+            y: classifier: array-like or sparse (n, K) of 0/1, or 1-D with at most two
+                classes; regressor: numeric array-like (n, K) or (n,), finite.
             nominal_feature_indices: columns searched with ``==``/``!=`` conditions.
             ordinal_feature_indices: columns searched like numerical ones.
             sample_weight: optional non-negative (n,) example weights; what a weight means
@@ -284,8 +287,8 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
                 sparse representation never visits them).
             feature_names, label_names, nominal_values: what the model prints for an
                 array X (e.g. a ``Dataset``'s ``feature_names``, ``label_names``,
-                ``nominal_values``): A feature names, K label names, {column: value
-                names}. Display only: ``feature_names_in_`` is set from a DataFrame alone.
+                ``nominal_values``): A feature names, K label (regressor: target) names,
+                {column: value names}. Display only: ``feature_names_in_`` is set from a DataFrame alone.
         """
         config, threads = self._resolve_config()
         progress = self._progress(config.max_rules, config.time_limit)
@@ -317,20 +320,22 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
 
     def _fit_inputs(self, X, y, nominal_feature_indices, ordinal_feature_indices,
                     feature_names=None, nominal_values=None):
-        """Validate the inputs of ``fit``; sets ``classes_``.
+        """Validate the inputs of ``fit`` (``y`` by :meth:`_fit_targets`).
 
         Returns:
-            (FeatureInput (its X: float32 ndarray (n, A) or CSC), Y uint8 (n, K),
-            nominal mask bool (A,)).
+            (FeatureInput (its X: float32 ndarray (n, A) or CSC), Y (n, K) as
+            :meth:`_fit_targets` returns it, nominal mask bool (A,)).
         """
         info = self._fit_features(X, True, feature_names, nominal_values)
-        Y, self.classes_, self._one_d = check_labels(y, info.X.shape[0])
-        self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
-        if not self._one_d:
-            self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
+        Y = self._fit_targets(y, info.X.shape[0])
         mask = nominal_mask(info.X.shape[1], nominal_feature_indices, info.nominal,
                             ordinal_feature_indices)
         return info, Y, mask
+
+    def _fit_targets(self, y, n_examples):
+        """``y`` validated for a fit on ``n_examples``: (n, K); sets ``_one_d`` and what
+        else predictions need to shape their output."""
+        raise NotImplementedError
 
     def _exact_search_device(self):
         """The device for ``feature_binning='none'`` (the exact search) when the resolved
@@ -399,24 +404,14 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
         return presort_dense(np.asarray(dense, dtype=np.float32), nominal_mask)
 
     def _prediction_state(self):
-        """The label side of prediction: classes, output shape and label dtype, and the
-        feature representation used (for information)."""
-        one_d = bool(self._one_d)
-        return {"n_outputs": int(self.n_outputs_), "one_d": one_d,
-                "label_dtype": self._label_dtype.str,
-                "classes": encode_values(self.classes_, "classes_") if one_d else None,
+        """The output shape and the feature representation used (for information)."""
+        return {"n_outputs": int(self.n_outputs_), "one_d": bool(self._one_d),
                 "feature_binning": getattr(self, "feature_binning_", None),
                 "feature_format": getattr(self, "feature_format_", None)}
 
     def _restore_prediction_state(self, node):
         self.n_outputs_ = node.get("n_outputs").int(low=1)
         self._one_d = node.get("one_d").bool()
-        try:
-            self._label_dtype = np.dtype(node.get("label_dtype").str())
-        except TypeError:
-            node.get("label_dtype").fail("a NumPy dtype string such as '<i8'")
-        self.classes_ = node.get("classes").values() if self._one_d else \
-            multi_label_classes(self.n_outputs_, self._label_dtype)
         for name in ("feature_binning", "feature_format"):
             value = node.optional(name)
             if value is not None:
@@ -428,6 +423,45 @@ class MultiLabelRuleClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimato
         "'a', 'b' or 'c'"."""
         names = [repr(name) for name in self._SUPPORTED["feature_binning"] if name != "none"]
         return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+class MultiLabelRuleClassifier(MultiOutputRuleLearner, ClassifierMixin, BaseEstimator):
+    """Base of the multi-label learners (BOOMER, SeCo): :class:`MultiOutputRuleLearner`
+    with 0/1 labels. Fitted attributes set here: ``classes_`` and those of
+    :class:`MultiOutputRuleLearner`.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_label = True
+        return tags
+
+    def _fit_targets(self, y, n_examples):
+        """The labels: uint8 (n, K) of 0/1 (``validation.check_labels``); sets
+        ``classes_``, ``_one_d`` and ``_label_dtype``."""
+        Y, self.classes_, self._one_d = check_labels(y, n_examples)
+        self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
+        if not self._one_d:
+            self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
+        return Y
+
+    def _prediction_state(self):
+        """Adds the label side of prediction, classes and label dtype, to
+        :meth:`MultiOutputRuleLearner._prediction_state`."""
+        state = super()._prediction_state()
+        return {**state, "label_dtype": self._label_dtype.str,
+                "classes": encode_values(self.classes_, "classes_") if state["one_d"] else
+                None}
+
+    def _restore_prediction_state(self, node):
+        super()._restore_prediction_state(node)
+        try:
+            self._label_dtype = np.dtype(node.get("label_dtype").str())
+        except TypeError:
+            node.get("label_dtype").fail("a NumPy dtype string such as '<i8'")
+        self.classes_ = node.get("classes").values() if self._one_d else \
+            multi_label_classes(self.n_outputs_, self._label_dtype)
 
     def _label_output(self, relevant):
         """What ``predict`` returns for ``relevant`` ((n, K) of 0/1 or bool): the classes of

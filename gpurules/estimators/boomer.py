@@ -16,7 +16,44 @@ from gpurules.objectives.predictors import (marginal_probabilities, marginalized
                                             unique_label_vectors)
 
 
-class BoomerClassifier(MultiLabelRuleClassifier):
+class BoostingEstimatorMixin:
+    """What BOOMER's classifier and regressor share on top of
+    :class:`~gpurules.estimators._base.MultiOutputRuleLearner`: mlrl-boomer's
+    ``feature_binning='auto'`` rule and the boosting fit itself."""
+
+    def _boost(self, config, data, progress):
+        """Fit ``learners.boosting`` with ``config`` on ``data`` (``FitData``; its Y as the
+        loss reads it). Returns (RuleModel, the BoostingLearner); sets ``_loss``."""
+        # the representation first: it may move device='auto' to the CPU (exact search)
+        features = self._feature_representation(data.info.X, data.nominal, data.sparse_value)
+        backend = self._make_backend(self._threads)
+        learner = BoostingLearner(config, backend, data.rng, progress)
+        builder = learner.fit(features, data.Y, data.weight)
+        model = builder.build(feature_names=data.info.names, label_names=data.label_names,
+                              nominal_values=data.info.levels or None)
+        self._loss = config.loss
+        return model, learner
+
+    def _summed_scores(self, X):
+        """The default rule's plus the covering rules' scores: float64 (n, K), or (n,) for
+        a model fitted on a 1-D y."""
+        X = self._predict_features(X)
+        scores = self.model_.predict_scores(X, self._threads["predict"])
+        return scores[:, 0] if self._one_d else scores
+
+    def _feature_binning(self, X):
+        """``feature_binning``, with 'auto' resolved as mlrl-boomer does: equal-width for
+        dense input with more than 200,000 examples (and on a backend that needs binned
+        features), else none."""
+        binning, options = self._option("feature_binning")
+        if binning == "auto":
+            big_dense = not sp.issparse(X) and X.shape[0] > 200_000
+            needs_bins = backend_class(self._device).requires_binned_features
+            binning = "equal-width" if big_dense or needs_bins else "none"
+        return binning, options
+
+
+class BoomerClassifier(BoostingEstimatorMixin, MultiLabelRuleClassifier):
     """BOOMER: gradient boosting of (multi-label) classification rules.
 
     Parameter names, value strings (with ``{key=value}`` options) and effective defaults
@@ -76,14 +113,7 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         """Boosting (``learners.boosting``); sets the predictors."""
         config = with_label_ratio(config, data.Y)
         chosen_predictors = resolve_predictors(self, config.loss.name)  # checked before learning
-        # the representation first: it may move device='auto' to the CPU (exact search)
-        features = self._feature_representation(data.info.X, data.nominal, data.sparse_value)
-        backend = self._make_backend(self._threads)
-        learner = BoostingLearner(config, backend, data.rng, progress)
-        builder = learner.fit(features, data.Y, data.weight)
-        model = builder.build(feature_names=data.info.names, label_names=data.label_names,
-                              nominal_values=data.info.levels or None)
-        self._loss = config.loss
+        model, learner = self._boost(config, data, progress)
         self.binary_predictor_, self.probability_predictor_ = chosen_predictors
         joint = resolve_joint_calibration(self)
         if joint is not None or self._needs_label_vectors():
@@ -167,22 +197,9 @@ class BoomerClassifier(MultiLabelRuleClassifier):
         self.joint_calibration_ = None if joint is None else \
             IsotonicCalibration.from_node(joint, vectors.shape[0])
 
-    def _feature_binning(self, X):
-        """``feature_binning``, with 'auto' resolved as mlrl-boomer does: equal-width for
-        dense input with more than 200,000 examples (and on a backend that needs binned
-        features), else none."""
-        binning, options = self._option("feature_binning")
-        if binning == "auto":
-            big_dense = not sp.issparse(X) and X.shape[0] > 200_000
-            needs_bins = backend_class(self._device).requires_binned_features
-            binning = "equal-width" if big_dense or needs_bins else "none"
-        return binning, options
-
     def decision_function(self, X):
         """Summed rule scores: float64 (n, K), or (n,) for a model fitted on a 1-D y."""
-        X = self._predict_features(X)
-        scores = self.model_.predict_scores(X, self._threads["predict"])
-        return scores[:, 0] if self._one_d else scores
+        return self._summed_scores(X)
 
     def predict(self, X):
         """Labels: uint8 (n, K) of 0/1 (CSR if ``prediction_format='sparse'``), or the

@@ -7,6 +7,8 @@ plus thread counts, raising ``ValueError`` for anything unsupported.
 import dataclasses
 import os
 
+import numpy as np
+
 from gpurules.estimators.options import check_number, parse_option_value
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.holdout import Holdout
@@ -17,7 +19,7 @@ from gpurules.learners.sampling import (INSTANCE_SAMPLING_KINDS, FeatureSampling
 from gpurules.objectives import predictors
 from gpurules.objectives.calibration import JointCalibration, MarginalCalibration
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
-from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES, REGRESSION_LOSSES
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
                                               SELECT_ALL, SELECT_DYNAMIC, SELECT_FIXED,
                                               multi_output_params)
@@ -93,6 +95,16 @@ def parse(param, value):
     return parse_option_value(param, value, SUPPORTED[param])
 
 
+def _param(est, param, default=None):
+    """(name, options) of the estimator's parameter ``param``, parsed against its own
+    table (``est._SUPPORTED``: the classifier's ``SUPPORTED`` or ``REGRESSOR_SUPPORTED``);
+    ``default`` replaces a value that is None or empty."""
+    value = getattr(est, param)
+    if default is not None:
+        value = value or default
+    return parse_option_value(param, value, est._SUPPORTED[param])
+
+
 def num_threads(param, value):
     """Threads for one parallelisable phase: 1 for 'false', all cores for 'auto'/'true'."""
     name, opts = parse_option_value(param, value, PARALLEL)
@@ -104,15 +116,17 @@ def num_threads(param, value):
     return max(1, min(preferred, available)) if preferred > 0 else available
 
 
-def _head(est, loss_name, l1, l2):
+def _head(est, loss_name, l1, l2, head_type_rule):
     """(head_mode, head_params or None) of the resolved ``head_type`` and ``label_binning``
-    (``auto`` rules: ``objectives.predictors``)."""
+    (a regressor has none: 'none'); ``head_type_rule(head_type, loss_name)`` resolves
+    ``auto`` (the classifier's: ``objectives.predictors.resolve_head_type``)."""
     head_value = est.head_type or "auto"
     head_type, head_opts = parse("head_type", head_value)
-    head_type = predictors.resolve_head_type(head_type, loss_name)
+    head_type = head_type_rule(head_type, loss_name)
     if head_type != head_value.split("{")[0]:  # 'auto' resolved: the new type's defaults
         head_opts = SUPPORTED["head_type"][head_type]
-    binning_name, binning = parse("label_binning", est.label_binning or "auto")
+    binning_name, binning = parse("label_binning",
+                                  getattr(est, "label_binning", "none") or "auto")
     binning_name = predictors.resolve_label_binning(binning_name, loss_name, head_type)
     if binning_name == "equal-width":
         binning = {**SUPPORTED["label_binning"]["equal-width"], **binning}
@@ -149,7 +163,7 @@ def resolve_sampling(est, param, sampling_class):
     """``instance_sampling`` / ``output_sampling`` as ``sampling_class`` (``learners.
     sampling``), after mlrl-boomer's checks: ``sample_size`` in (0, 1) (with-replacement:
     (0, 1]), ``min_samples >= 1``, ``max_samples`` 0 or ``>= min_samples``."""
-    name, opts = parse(param, getattr(est, param))
+    name, opts = _param(est, param)
     if not opts:  # none, round-robin
         return sampling_class(name)
     size = check_number(f"{param} sample_size", opts["sample_size"], low=0, high=1,
@@ -167,7 +181,7 @@ def resolve_sampling(est, param, sampling_class):
 def resolve_pruning(est):
     """``global_pruning`` as a ``PrePruning`` / ``PostPruning`` (``learners.pruning``) or
     None, after mlrl-boomer's checks of its options."""
-    name, opts = parse("global_pruning", est.global_pruning)
+    name, opts = _param(est, "global_pruning")
     if name == "none":
         return None
     if not opts["remove_unused_rules"]:
@@ -222,7 +236,7 @@ def resolve_joint_calibration(est):
 def resolve_post_optimization(est):
     """``post_optimization`` as a ``learners.post_optimization.SequentialPostOptimization``
     or None; ``num_iterations`` must be an int >= 1 (mlrl-boomer's check)."""
-    name, opts = parse("post_optimization", est.post_optimization)
+    name, opts = _param(est, "post_optimization")
     if name == "none":
         return None
     check_number("post_optimization num_iterations", opts["num_iterations"], low=1,
@@ -236,7 +250,7 @@ def resolve_irep(est, instance_sampling):
     instance sample leaves out, so it needs ``instance_sampling`` (mlrl-boomer accepts
     'none': without a holdout set it then never prunes, with one it cuts every rule to its
     first condition, scored on an empty prune set)."""
-    name, _ = parse("rule_pruning", est.rule_pruning or "none")
+    name, _ = _param(est, "rule_pruning", "none")
     if name == "irep" and instance_sampling.kind == "none":
         raise ValueError("rule_pruning='irep' prunes each rule on the training examples its "
                          "instance sample leaves out, and instance_sampling='none' leaves "
@@ -247,13 +261,14 @@ def resolve_irep(est, instance_sampling):
 
 def resolve_holdout(est, pruning, calibrations=()):
     """``holdout`` as a ``learners.holdout.Holdout``. 'auto' (mlrl-boomer's default):
-    ``stratified-output-wise`` if global pruning or one of the ``calibrations`` (calibrators
-    or None) asks for a holdout set, else none."""
-    name, opts = parse("holdout", est.holdout)
+    ``stratified-output-wise`` (a regressor's: ``random``) if global pruning or one of the
+    ``calibrations`` (calibrators or None) asks for a holdout set, else none."""
+    name, opts = _param(est, "holdout")
     if name == "auto":
         use = (pruning is not None and pruning.use_holdout_set) or \
             any(c is not None and c.use_holdout_set for c in calibrations)
-        name = "stratified-output-wise" if use else "none"
+        stratified = "stratified-output-wise" in est._SUPPORTED["holdout"]
+        name = ("stratified-output-wise" if stratified else "random") if use else "none"
         opts = SUPPORTED["holdout"].get(name, {})
     if name == "none":
         return Holdout()
@@ -267,11 +282,17 @@ def resolve_holdout(est, pruning, calibrations=()):
 def with_label_ratio(config, Y):
     """``config`` with a partial-fixed head's ``output_ratio = 0`` replaced by the label
     cardinality / K of ``Y`` (uint8 (n, K)), as mlrl-boomer's ``calculateLabelRatio``."""
+    return with_output_ratio(config, lambda: float(Y.sum()) / max(Y.size, 1))
+
+
+def with_output_ratio(config, ratio):
+    """``config`` with a partial-fixed head's ``output_ratio = 0`` replaced by ``ratio()``
+    (a callable returning a float in (0, 1])."""
     params = config.head_params
     if params is None or params[3] != SELECT_FIXED or params[4] != 0.0:
         return config
     params = params.copy()
-    params[4] = float(Y.sum()) / max(Y.size, 1)
+    params[4] = ratio()
     return dataclasses.replace(config, head_params=params)
 
 
@@ -299,13 +320,23 @@ def resolve_predictors(est, loss_name):
 
 
 def resolve_config(est):
-    """Validate the estimator's parameters. Returns (BoostingConfig, threads dict)."""
-    for param in SUPPORTED:
-        parse(param, getattr(est, param))
-    loss_name, _ = parse("loss", est.loss or "logistic-decomposable")
-    default_rule, _ = parse("default_rule", est.default_rule)
-    _, induction = parse("rule_induction", est.rule_induction)
-    fs_name, fs = parse("feature_sampling", est.feature_sampling)
+    """Validate the classifier's parameters. Returns (BoostingConfig, threads dict)."""
+    return _resolve_config(est, LOSSES, predictors.resolve_head_type,
+                           lambda: (resolve_calibration(est), resolve_joint_calibration(est)))
+
+
+def _resolve_config(est, losses, head_type_rule, calibrations):
+    """Validate the parameters of ``est`` (a classifier or regressor: its ``_SUPPORTED``
+    table) with its ``losses`` ({value string: loss spec}), the ``auto`` rule of its
+    head type (see :func:`_head`) and ``calibrations()``, its probability calibrations
+    (calibrators or None, for the holdout's ``auto`` rule). Returns (BoostingConfig,
+    threads dict)."""
+    for param in est._SUPPORTED:
+        _param(est, param)
+    loss_name, _ = _param(est, "loss", next(iter(est._SUPPORTED["loss"])))
+    default_rule, _ = _param(est, "default_rule")
+    _, induction = _param(est, "rule_induction")
+    fs_name, fs = _param(est, "feature_sampling")
     max_rules = check_number("max_rules", 1000 if est.max_rules is None else est.max_rules,
                              low=0, integer=True)
     time_limit = check_number("time_limit", 0 if est.time_limit is None else est.time_limit,
@@ -320,11 +351,11 @@ def resolve_config(est):
     check_number("rule_induction max_conditions", induction["max_conditions"], low=0,
                  integer=True)
     check_number("feature_sampling sample_size", fs.get("sample_size", 0.0), low=0, high=1)
-    head_mode, head_params = _head(est, loss_name, l1, l2)
+    head_mode, head_params = _head(est, loss_name, l1, l2, head_type_rule)
     pruning = resolve_pruning(est)
     instance_sampling = resolve_sampling(est, "instance_sampling", InstanceSampling)
     config = BoostingConfig(
-        loss=LOSSES[loss_name],
+        loss=losses[loss_name],
         head_mode=head_mode,
         head_params=head_params,
         max_rules=max_rules,
@@ -342,8 +373,7 @@ def resolve_config(est):
         min_coverage=induction["min_coverage"],
         max_head_refinements=induction["max_head_refinements"],
         recalculate_predictions=induction["recalculate_predictions"],
-        holdout=resolve_holdout(est, pruning, (resolve_calibration(est),
-                                               resolve_joint_calibration(est))),
+        holdout=resolve_holdout(est, pruning, calibrations()),
         pruning=pruning,
         irep=resolve_irep(est, instance_sampling),
         post_optimization=resolve_post_optimization(est),
@@ -354,3 +384,35 @@ def resolve_config(est):
         "predict": num_threads("parallel_prediction", est.parallel_prediction),
     }
     return config, threads
+
+
+# -- BoomerRegressor ------------------------------------------------------------------------
+# the classifier's parameters that mlrl-boomer 0.15.6's BoomerRegressor does not have
+CLASSIFICATION_ONLY = ("label_binning", "marginal_probability_calibration",
+                       "joint_probability_calibration", "binary_predictor",
+                       "probability_predictor")
+# mlrl-boomer's regressor has no stratified holdout or instance sampling (no labels)
+_STRATIFIED = ("stratified-output-wise", "stratified-example-wise")
+REGRESSOR_SUPPORTED = {
+    param: {name: options for name, options in values.items() if name not in _STRATIFIED}
+    for param, values in SUPPORTED.items() if param not in CLASSIFICATION_ONLY}
+REGRESSOR_SUPPORTED["loss"] = {name: {} for name in REGRESSION_LOSSES}
+# partial-fixed output_ratio=0 of a regressor: mlrl-boomer's fixed 0.33
+# (``calculateOutputRatio`` of a regression matrix)
+REGRESSION_OUTPUT_RATIO = float(np.float32(0.33))
+
+
+def regression_head_type(head_type, loss_name):
+    """``auto`` -> ``complete`` for both regression losses (mlrl-boomer 0.15.6's regressor:
+    the same model as ``head_type='complete'``); other values pass through."""
+    del loss_name
+    return "complete" if head_type == "auto" else head_type
+
+
+def resolve_regressor_config(est):
+    """Validate a ``BoomerRegressor``'s parameters (``REGRESSOR_SUPPORTED``). Returns
+    (BoostingConfig, threads dict); its loss is the spec of ``REGRESSION_LOSSES`` (without
+    the fit's target bound, ``objectives.losses.regression``)."""
+    config, threads = _resolve_config(est, REGRESSION_LOSSES, regression_head_type,
+                                      lambda: ())
+    return with_output_ratio(config, lambda: REGRESSION_OUTPUT_RATIO), threads

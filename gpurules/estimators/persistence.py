@@ -18,15 +18,21 @@ from sklearn.utils.validation import check_is_fitted
 from gpurules.json_fields import MALFORMED, Node, encode_values
 from gpurules.model_io import check_document, model_from_dict, model_to_dict, read_document
 
-_CLASSES = {"boomer": "BoomerClassifier", "seco": "SeCoClassifier", "turs": "TursClassifier"}
+# model kind -> the estimator classes whose models are of that kind (a document's
+# ``estimator.class``), the first the default
+_CLASSES = {"boomer": ("BoomerClassifier", "BoomerRegressor"), "seco": ("SeCoClassifier",),
+            "turs": ("TursClassifier",)}
 
 
 def _estimator_classes():
+    """{class name: estimator class} of the names in ``_CLASSES``."""
     from gpurules.estimators.boomer import BoomerClassifier
+    from gpurules.estimators.boomer_regressor import BoomerRegressor
     from gpurules.estimators.seco import SeCoClassifier
     from gpurules.estimators.turs import TursClassifier
 
-    return {"boomer": BoomerClassifier, "seco": SeCoClassifier, "turs": TursClassifier}
+    return {"BoomerClassifier": BoomerClassifier, "BoomerRegressor": BoomerRegressor,
+            "SeCoClassifier": SeCoClassifier, "TursClassifier": TursClassifier}
 
 
 def estimator_to_dict(est):
@@ -72,21 +78,23 @@ def estimator_from_dict(doc, cls=None):
             ``estimator`` section (written by ``model.save``), is of another class than
             ``cls``, or is malformed.
     """
-    kinds = _estimator_classes()
+    classes = _estimator_classes()
+    expected = None if cls is None else next(name for name, c in classes.items()
+                                             if issubclass(cls, c))
     kind = check_document(doc, None if cls is None else
-                          next(k for k, c in kinds.items() if issubclass(cls, c)))
+                          next(k for k, names in _CLASSES.items() if expected in names))
     model = model_from_dict(doc, kind)
     if doc.get("estimator") is None:
         raise ValueError("the document has no 'estimator' section: it was written by "
                          "model.save(); read it with gpurules.load_model(), or save the "
                          "fitted estimator with estimator.save()")
     node = Node(doc, "").get("estimator")
-    node.get("class").str((_CLASSES[kind],))
+    name = node.get("class").str(_CLASSES[kind] if cls is None else (expected,))
     params = {k: v.value for k, v in node.get("params").items()}
     try:
-        est = (cls or kinds[kind])(**params)
+        est = (cls or classes[name])(**params)
     except TypeError as err:
-        raise ValueError(f"{MALFORMED}: estimator.params do not fit {_CLASSES[kind]} "
+        raise ValueError(f"{MALFORMED}: estimator.params do not fit {name} "
                          f"({err})") from None
     est.model_ = model
     _restore_inputs(est, node)
@@ -123,8 +131,8 @@ def save_estimator(est, path):
 
 def load_estimator(path, cls=None):
     """The fitted estimator saved at ``path`` by ``estimator.save(path)``: a
-    ``BoomerClassifier``, ``SeCoClassifier`` or ``TursClassifier`` (of class ``cls`` if
-    given) whose ``predict``/``predict_proba``/``decision_function`` give bit for bit what
+    ``BoomerClassifier``, ``BoomerRegressor``, ``SeCoClassifier`` or ``TursClassifier``
+    (of class ``cls`` if given) whose ``predict``/``predict_proba``/``decision_function`` give bit for bit what
     the saved one gave. Reads JSON only (no pickle).
 
     Raises:

@@ -172,6 +172,41 @@ def check_labels(Y, n_examples):
     return np.ascontiguousarray(Y, dtype=np.uint8), None, False
 
 
+def check_targets(y, n_examples):
+    """Validate the real-valued targets of a regressor. Returns (Y float64 C-contiguous
+    (n, K), 1-D?): a 1-D ``y`` is one target (K = 1).
+
+    Raises ``ValueError`` for a missing ``y``, a shape that does not match X, no targets,
+    NaN or infinity, and ``TypeError`` for a non-numeric ``y`` (e.g. strings: a classifier's
+    labels), naming what is wrong."""
+    if y is None:
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
+    if sp.issparse(y):
+        y = y.toarray()
+    y = np.asarray(y)
+    if y.dtype.kind == "O":  # e.g. numbers in an object column: as numbers if they are
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"y must hold numeric (real-valued) regression targets, got dtype "
+                        f"{y.dtype}; class labels are for BoomerClassifier")
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must be 1- or 2-dimensional, got shape {y.shape}")
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError(f"y has 0 targets (shape {y.shape})")
+    if y.shape[0] != n_examples:
+        raise ValueError(f"X and y have different numbers of examples: {n_examples} and "
+                         f"{y.shape[0]}")
+    Y = np.ascontiguousarray(y.reshape(n_examples, -1), np.float64)
+    if np.isnan(Y).any():
+        raise ValueError("Input y contains NaN; regression targets must be finite")
+    if np.isinf(Y).any():
+        raise ValueError("Input y contains infinity; regression targets must be finite")
+    return Y, y.ndim == 1
+
+
 def check_sample_weight(sample_weight, n_examples):
     """float64 (n,) non-negative finite weights, not all zero (ones if None)."""
     if sample_weight is None:

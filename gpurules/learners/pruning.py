@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurules.objectives.evaluation import example_losses
+from gpurules.objectives.losses import target_matrix
 
 AGGREGATIONS = {"min": min, "max": max, "avg": lambda values: sum(values) / len(values)}
 
@@ -138,14 +139,14 @@ class LossTracker:
 
     Args:
         loss: the fit's ``LossSpec`` / ``NonDecomposableLossSpec``.
-        Y: uint8 (n, K), all labels of the fit.
+        Y: uint8 (n, K), all labels of the fit (float64 targets for a regression loss).
         examples: int64 (m,), the measured examples.
     """
 
     def __init__(self, loss, Y, examples):
         self.loss = loss
         self.examples = np.asarray(examples, np.int64)
-        self.Y = np.ascontiguousarray(Y[self.examples], np.uint8)
+        self.Y = target_matrix(loss, Y[self.examples])
         self.scores = np.zeros(self.Y.shape, np.float64)
         self.losses = example_losses(loss, self.Y, self.scores)
 

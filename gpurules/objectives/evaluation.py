@@ -8,7 +8,9 @@ labels; non-decomposable losses are the example-wise loss itself (``non_decompos
   ``(y' - p)^2``; ``squared-hinge-decomposable``: ``(1 - p)^2`` if ``y = 1`` and ``p < 1``,
   ``p^2`` if ``y = 0`` and ``p > 0``, else 0 (``y' = 2y - 1``);
 * ``logistic-non-decomposable``: ``log(1 + sum_k exp(-y'_k p_k))``;
-  ``squared-*-non-decomposable``: the Euclidean norm of the residuals.
+  ``squared-*-non-decomposable``: the Euclidean norm of the residuals;
+* the regression losses of ``BoomerRegressor``: the same with the residuals ``p - y`` of
+  real-valued targets ``y``.
 """
 
 import numpy as np
@@ -18,7 +20,10 @@ from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
 
 
 def _residuals(code, Y, P):
-    """Residuals float64 (m, K) of the squared error (p - y') or squared hinge losses."""
+    """Residuals float64 (m, K) of the squared error (p - y'), squared hinge or regression
+    squared error (p - y) losses."""
+    if code in losses.REGRESSION_CODES:
+        return P - Y
     if code in (losses.SQUARED_ERROR, non_decomposable.SQUARED_ERROR):
         return P - np.where(Y, 1.0, -1.0)
     return np.where(Y, np.minimum(P - 1.0, 0.0), np.maximum(P, 0.0))
@@ -29,12 +34,13 @@ def example_losses(loss, Y, P):
 
     Args:
         loss: a ``LossSpec`` or ``NonDecomposableLossSpec``.
-        Y: uint8 (m, K) of 0/1 labels; P: float64 (m, K) predicted scores.
+        Y: uint8 (m, K) of 0/1 labels (float64 targets for a regression loss); P: float64
+            (m, K) predicted scores.
 
     Returns:
         float64 (m,).
     """
-    Y = np.asarray(Y, bool)
+    Y = np.asarray(Y, np.float64 if losses.is_regression(loss) else bool)
     P = np.asarray(P, np.float64)
     if loss.code in (losses.LOGISTIC, non_decomposable.LOGISTIC):
         x = np.where(Y, -P, P)  # -y' p

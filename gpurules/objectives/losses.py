@@ -12,22 +12,35 @@ Conventions follow mlrl-boomer 0.15:
 * ``squared-error-decomposable``: ``L = (y' - p)^2``; ``g = p - y'``, ``h = 1``.
 * ``squared-hinge-decomposable``: ``L = max(0, 1 - p)^2`` for relevant labels and
   ``max(0, p)^2`` for irrelevant ones (targets 1 and 0); ``h = 1``.
+* regression's ``squared-error-decomposable`` (``REGRESSION_SQUARED_ERROR``, the loss of
+  ``BoomerRegressor``): ``y`` is a real-valued target (float64), ``L = (y - p)^2``;
+  ``g = p - y``, ``h = 1`` (mlrl-boomer's ``updateGradientAndHessianRegression``). The
+  kernels get a float64 ``Y`` only for this code, so Numba compiles that specialization
+  only when a regressor is fitted.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
+
+import numpy as np
+
+from gpurules.objectives import non_decomposable
 
 LOGISTIC = 0
 SQUARED_ERROR = 1
 SQUARED_HINGE = 2
+REGRESSION_SQUARED_ERROR = 3
 
 
 def loss_gradient_hessian(loss, y, score):
     """Gradient and Hessian of one label's loss.
 
     Args:
-        loss: int, one of ``LOGISTIC``, ``SQUARED_ERROR``, ``SQUARED_HINGE``.
-        y: 0 or 1, the true label.
+        loss: int, one of ``LOGISTIC``, ``SQUARED_ERROR``, ``SQUARED_HINGE``,
+            ``REGRESSION_SQUARED_ERROR``.
+        y: 0 or 1, the true label (uint8); for ``REGRESSION_SQUARED_ERROR`` the target
+            (float64).
         score: float64, the predicted score.
 
     Returns:
@@ -46,6 +59,8 @@ def loss_gradient_hessian(loss, y, score):
     if loss == SQUARED_ERROR:
         target = 1.0 if y else -1.0
         return score - target, 1.0
+    if loss == REGRESSION_SQUARED_ERROR:
+        return score - y, 1.0
     # squared hinge
     if y:
         g = score - 1.0 if score < 1.0 else 0.0
@@ -63,18 +78,21 @@ class LossSpec:
         code: the integer code passed to compiled kernels.
         decision_threshold: scores above it predict a relevant label.
         has_probabilities: whether scores map to marginal probabilities (sigmoid).
+        target_bound: an upper bound on |y'| (the targets the scores are compared with):
+            1 for classification, max |y| of the fit for regression (:func:`regression`).
     """
 
     name: str
     code: int
     decision_threshold: float
     has_probabilities: bool
+    target_bound: float = 1.0
 
     def statistic_bound(self, max_abs_score):
         """Upper bound on |g| and h per unit weight when every |score| <= max_abs_score."""
         if self.code == LOGISTIC:
             return 1.0
-        return max(1.0, max_abs_score + 1.0)
+        return max(1.0, max_abs_score + self.target_bound)
 
 
 DECOMPOSABLE_LOSSES = {
@@ -82,3 +100,34 @@ DECOMPOSABLE_LOSSES = {
     "squared-error-decomposable": LossSpec("squared-error-decomposable", SQUARED_ERROR, 0.0, False),
     "squared-hinge-decomposable": LossSpec("squared-hinge-decomposable", SQUARED_HINGE, 0.5, False),
 }
+
+REGRESSION_LOSSES = {
+    "squared-error-decomposable": LossSpec("squared-error-decomposable",
+                                           REGRESSION_SQUARED_ERROR, 0.0, False),
+    "squared-error-non-decomposable": non_decomposable.REGRESSION_SQUARED_ERROR_LOSS,
+}
+"""BoomerRegressor's losses (mlrl-boomer's ``RegressionLossParameter``), by value string."""
+
+REGRESSION_CODES = (REGRESSION_SQUARED_ERROR, non_decomposable.REGRESSION_SQUARED_ERROR)
+
+
+def is_regression(loss):
+    """Whether ``loss`` (a loss spec or None) compares the scores with real-valued targets."""
+    return loss is not None and loss.code in REGRESSION_CODES
+
+
+def target_matrix(loss, Y):
+    """The targets the statistics kernels read, C-contiguous: float64 (n, K) for a regression
+    ``loss`` (:func:`is_regression`), else the labels as uint8 (n, K) of 0/1."""
+    return np.ascontiguousarray(Y, np.float64 if is_regression(loss) else np.uint8)
+
+
+def regression(spec, Y):
+    """The regression loss ``spec`` of a fit on the targets ``Y`` (float64 (n, K)): with
+    ``target_bound = max |y|`` (>= 1), which bounds the decomposable statistics
+    ``|g| = |p - y| <= max |p| + max |y|`` for the fixed-point scale (the non-decomposable
+    loss bounds its statistics by those it computes)."""
+    if not isinstance(spec, LossSpec):
+        return spec
+    bound = float(np.abs(Y).max(initial=0.0))
+    return dataclasses.replace(spec, target_bound=max(1.0, bound))

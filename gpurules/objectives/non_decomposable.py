@@ -14,6 +14,9 @@ are, with ``y'_k = 2 y_k - 1``:
   scored below 1, ``d_k = p_k`` for an irrelevant label scored above 0, else ``d_k = 0``
   (satisfied); ``g``, ``H`` as for the squared error except that a satisfied label gets
   ``g_k = 0``, ``H_kk = 1`` and ``H_kl = 0`` (mlrl-boomer's convention).
+* regression's ``squared-error-non-decomposable`` (``REGRESSION_SQUARED_ERROR``, for
+  ``BoomerRegressor``): as the squared error with ``d_k = p_k - y_k`` for real-valued
+  targets ``y`` (float64 (K,)).
 
 Any quotient with a zero denominator is 0 (mlrl-boomer's ``divideOrZero``), e.g. every
 statistic of a squared-error example that is predicted exactly.
@@ -35,11 +38,13 @@ from numba.extending import register_jitable
 
 from gpurules.objectives import fixed_point
 
-# loss codes (distinct from the decomposable codes 0..2 of ``losses`` so that one integer can
+# loss codes (distinct from the decomposable codes 0..3 of ``losses`` so that one integer can
 # select any loss in code that handles both, e.g. the example-wise binary predictor)
 LOGISTIC = 10
 SQUARED_ERROR = 11
 SQUARED_HINGE = 12
+# regression's squared error: ``y`` holds real-valued targets (float64), d_k = p_k - y_k
+REGRESSION_SQUARED_ERROR = 13
 
 _quantize = register_jitable(fixed_point.quantize)
 
@@ -109,7 +114,10 @@ def _logistic_statistics(y, p, g, h):
 
 @register_jitable
 def _residual(loss, y, score):
-    """d_k of the squared error (p - y') or the squared hinge (0 where satisfied)."""
+    """d_k of the squared error (p - y'), the squared hinge (0 where satisfied) or the
+    regression squared error (p - y, ``y`` a float64 target)."""
+    if loss == REGRESSION_SQUARED_ERROR:
+        return score - y
     if loss == SQUARED_ERROR:
         return score - 1.0 if y else score + 1.0
     if y:
@@ -145,7 +153,7 @@ def gradient_hessian(loss, y, p, g, h):
 
     Args:
         loss: int, ``LOGISTIC``, ``SQUARED_ERROR`` or ``SQUARED_HINGE``.
-        y: uint8 (K,) labels (0/1).
+        y: uint8 (K,) labels (0/1); float64 (K,) targets for ``REGRESSION_SQUARED_ERROR``.
         p: float64 (K,) scores.
         g: float64 (K,) output, the gradient.
         h: float64 (K(K+1)/2,) output, the packed Hessian.
@@ -261,3 +269,9 @@ NON_DECOMPOSABLE_LOSSES = {
     "squared-hinge-non-decomposable": NonDecomposableLossSpec(
         "squared-hinge-non-decomposable", SQUARED_HINGE, 0.5, False),
 }
+
+# BoomerRegressor's ``squared-error-non-decomposable``: L = ||p - y|| for real-valued targets
+# y (mlrl-boomer 0.15.6 instead normalises by sqrt(sum_k p_k^2 - 2 y_k p_k + 1), which is
+# ||p - y||^2 only for y_k = +-1 and can be negative for |y_k| > 1; docs/user-guide.md)
+REGRESSION_SQUARED_ERROR_LOSS = NonDecomposableLossSpec(
+    "squared-error-non-decomposable", REGRESSION_SQUARED_ERROR, 0.0, False)

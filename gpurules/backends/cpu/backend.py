@@ -7,6 +7,7 @@ from gpurules.backends.cpu import histogram_search, refine, statistics
 from gpurules.backends.cpu.representations import search_state
 from gpurules.jit.threads import MIN_PARALLEL_WORK  # noqa: F401 (docs, tests)
 from gpurules.jit.threads import thread_limit, threads_for
+from gpurules.objectives.losses import target_matrix
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 from gpurules.objectives.quality import family_head_mode
@@ -39,7 +40,7 @@ class CpuBackend:
     def start_fit(self, features, Y, loss, base_weight, scale):
         n, K = Y.shape
         self.features = features
-        self.Y = np.ascontiguousarray(Y, dtype=np.uint8)
+        self.Y = target_matrix(loss, Y)  # uint8 labels; float64 regression targets
         self.loss = -1 if loss is None else loss.code
         self.non_decomposable = isinstance(loss, NonDecomposableLossSpec)
         W = packed_size(K) if self.non_decomposable else K

@@ -38,6 +38,7 @@ import numpy as np
 from gpurules.backends.base import select_refinement
 from gpurules.backends.cuda import sources
 from gpurules.backends.cuda.records import out_bytes, out_views, pack, views
+from gpurules.objectives.losses import is_regression, target_matrix
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
 _SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statistics
@@ -69,10 +70,11 @@ def _numba_stream(nb_cuda, stream):
     return nb_cuda.external_stream(stream.ptr)
 
 
-def fit_memory_bytes(n, A, K, W, hist_rows):
+def fit_memory_bytes(n, A, K, W, hist_rows, target_bytes=1):
     """Device memory (bytes) of a fit's per-fit arrays and histograms.
 
-    Per example: ``bin_index`` int32 (A), ``Y`` uint8 (K), ``P`` float64 (K), ``g`` int64
+    Per example: ``bin_index`` int32 (A), ``Y`` (K) of ``target_bytes`` each (uint8
+    labels; float64 regression targets), ``P`` float64 (K), ``g`` int64
     (K), ``h`` int64 (W), mask, weights, unit weights and two covered lists int32, base
     weight float64; per
     histogram row (``hist_rows``: the bins of the features one refinement samples, at most
@@ -82,7 +84,7 @@ def fit_memory_bytes(n, A, K, W, hist_rows):
     (outputs, prefix sums, candidates) are checked when first allocated (``_buffer``).
 
     Returns: int."""
-    per_example = 4 * A + K + 8 * K + 8 * K + 8 * W + 5 * 4 + 8
+    per_example = 4 * A + target_bytes * K + 8 * K + 8 * K + 8 * W + 5 * 4 + 8
     return int(n * per_example + 8 * hist_rows * (K + W + 1))
 
 
@@ -201,8 +203,9 @@ class CudaBackend:
 
     # -- per-fit state ---------------------------------------------------------------
     def start_fit(self, features, Y, loss, base_weight, scale):
-        """Upload the binned features (BinnedFeatures), labels uint8 (n, K) and base weights
-        float64 (n,); set the scores to 0 and compute the statistics."""
+        """Upload the binned features (BinnedFeatures), labels uint8 (n, K) (regression
+        targets: float64, ``losses.target_matrix``) and base weights float64 (n,); set the
+        scores to 0 and compute the statistics."""
         cp = self.cp
         n, K = Y.shape
         self.features = features
@@ -213,7 +216,8 @@ class CudaBackend:
         self._num_bins = np.diff(np.asarray(features.bin_offset, np.int64))
         widest = int(self._num_bins.max(initial=0))
         self._buffers = {}
-        self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest),
+        self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest,
+                                            8 if is_regression(loss) else 1),
                            "the fit")
         with self._on_device():
             self.bin_index = cp.asarray(np.ascontiguousarray(features.bin_index, np.int32))
@@ -221,7 +225,7 @@ class CudaBackend:
             self.bin_min = cp.asarray(np.ascontiguousarray(features.bin_min, np.float32))
             self.bin_max = cp.asarray(np.ascontiguousarray(features.bin_max, np.float32))
             self.nominal = cp.asarray(np.ascontiguousarray(features.nominal, np.bool_))
-            self.Y = cp.asarray(np.ascontiguousarray(Y, np.uint8))
+            self.Y = cp.asarray(target_matrix(loss, Y))  # float64 for regression
             self.base_weight = cp.asarray(np.ascontiguousarray(base_weight, np.float64))
             self.P = cp.zeros((n, K), np.float64)
             self.g = cp.zeros((n, K), np.int64)

@@ -20,11 +20,14 @@ from gpurules.backends.cuda.statistics import (compute_all_statistics, covered_t
 # the kernels the backend launches by attribute (``backend._kernels.<name>``)
 __all__ = ["apply_binned_condition", "apply_selected", "reset_coverage", "select_best",
            "compute_all_statistics", "covered_totals", "encode_covered", "update_statistics",
-           "RING", "SIGNATURES", "KERNELS"]
+           "RING", "SIGNATURES", "REGRESSION_SIGNATURES", "KERNELS"]
 
 _MODULES = (statistics, coverage, histogram_search, refine)
 
 # kernel name -> argument types (``void`` return), for ``numba.cuda.compile_ptx``
 SIGNATURES = {name: sig for module in _MODULES for name, sig in module.SIGNATURES.items()}
+# kernel name -> argument types with BoomerRegressor's float64 targets, for the kernels
+# that read them (the statistics)
+REGRESSION_SIGNATURES = statistics.REGRESSION_SIGNATURES
 # kernel name -> the ``cuda.jit`` dispatcher
 KERNELS = {name: kernel for module in _MODULES for name, kernel in module.KERNELS.items()}

@@ -7,7 +7,7 @@ the CPU's math. Non-decomposable losses keep per example all ``K`` gradients and
 Hessian (``h`` int64 (n, W), ``W = K (K + 1) / 2``), re-encoded whole whenever one of the
 example's scores changes (``objectives.non_decomposable.encode``): :func:`encode_covered`.
 
-Shapes: Y uint8 (n, K); P float64 (n, K); base_weight float64 (n,); g int64 (n, K), h int64
+Shapes: Y uint8 (n, K) (regression targets: float64 (n, K)); P float64 (n, K); base_weight float64 (n,); g int64 (n, K), h int64
 (n, K) or (n, W); covered int32 (n,), lens int32 (3,), slot: the compacted list of the
 covered examples (``coverage``); weights int32 (n,); labels int32 (m,); scores float64 (m,).
 """
@@ -148,10 +148,11 @@ encode_covered = cuda.jit(_encode_covered)
 covered_totals = cuda.jit(_covered_totals)
 
 
-def _signatures():
+def _signatures(targets=types.uint8):
+    """{kernel name: argument types} with ``Y`` of dtype ``targets``."""
     i32, i64, f64 = types.int32, types.int64, types.float64
     vec, mat = signature_types()
-    stats = (i64, mat[types.uint8], mat[f64], vec[f64], f64, mat[i64], mat[i64])
+    stats = (i64, mat[targets], mat[f64], vec[f64], f64, mat[i64], mat[i64])
     return {
         "compute_all_statistics": stats,
         "update_statistics": stats + (vec[i32], vec[i32], i64, vec[i32], vec[f64]),
@@ -163,6 +164,10 @@ def _signatures():
 
 
 SIGNATURES = _signatures()
+# the kernels that read ``Y`` with BoomerRegressor's float64 targets
+# (``objectives.losses.target_matrix``), type-checked by the compile gate as well
+REGRESSION_SIGNATURES = {name: sig for name, sig in _signatures(types.float64).items()
+                         if name != "covered_totals"}
 KERNELS = {
     "compute_all_statistics": compute_all_statistics,
     "update_statistics": update_statistics,
