@@ -130,15 +130,35 @@ def _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_
                         l2), -1
 
 
-@overload(boosting_quality, inline="always")
+@overload(boosting_quality, inline="always", prefer_literal=True)
 def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
                             l2, single, gains):
+    if isinstance(single, types.BooleanLiteral) and single.literal_value:
+        def single_only(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
+                        single, gains):
+            return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
+                              l2)
+        return single_only
     if isinstance(gains, (types.NoneType, types.Omitted)):
         def plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, single,
                   gains):
             return _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels,
                                            inv_scale, l1, l2, single)
         return plain
+
+    if isinstance(single, types.BooleanLiteral):  # False: a complete head
+        def complete_buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
+                              l2, single, gains):
+            K = run_g.shape[0]
+            if labels.shape[0] != K:
+                return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                                    l1, l2), -1
+            _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
+            total = 0.0
+            for k in range(K):
+                total += gains[k]
+            return total, -1
+        return complete_buffered
 
     def buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, single,
                  gains):
@@ -203,6 +223,22 @@ def boosting_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_m
 
 
 @register_jitable(inline="always")
+def complete_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                          params, work=None, gains=None):
+    """:func:`side_quality` of ``HEAD_COMPLETE``."""
+    return boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                            params[0], params[1], False, gains)
+
+
+@register_jitable(inline="always")
+def single_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
+                        params, work=None, gains=None):
+    """:func:`side_quality` of ``HEAD_SINGLE``."""
+    return boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                            params[0], params[1], True, gains)
+
+
+@register_jitable(inline="always")
 def seco_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                       params, work=None, gains=None):
     """:func:`side_quality` of ``HEAD_SECO_SINGLE`` and ``HEAD_SECO_PARTIAL``."""
@@ -221,9 +257,14 @@ def multi_output_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, he
                           params, work)
 
 
-class BoostingHeadMode(NamedTuple):
-    """``HEAD_COMPLETE`` or ``HEAD_SINGLE`` typed as the boosting family (see
-    :func:`family_head_mode`)."""
+class CompleteHeadMode(NamedTuple):
+    """``HEAD_COMPLETE`` typed as its own family (see :func:`family_head_mode`)."""
+
+    code: int
+
+
+class SingleHeadMode(NamedTuple):
+    """``HEAD_SINGLE`` typed as its own family."""
 
     code: int
 
@@ -240,11 +281,12 @@ class MultiOutputHeadMode(NamedTuple):
     code: int
 
 
-_FAMILIES = {HEAD_COMPLETE: BoostingHeadMode, HEAD_SINGLE: BoostingHeadMode,
+_FAMILIES = {HEAD_COMPLETE: CompleteHeadMode, HEAD_SINGLE: SingleHeadMode,
              HEAD_SECO_SINGLE: SecoHeadMode, HEAD_SECO_PARTIAL: SecoHeadMode,
              HEAD_MULTI_OUTPUT: MultiOutputHeadMode, HEAD_ND_SINGLE: MultiOutputHeadMode}
 # each family's part of side_quality, by the class of its family_head_mode
-FAMILY_SIDE_QUALITY = {BoostingHeadMode: boosting_side_quality,
+FAMILY_SIDE_QUALITY = {CompleteHeadMode: complete_side_quality,
+                       SingleHeadMode: single_side_quality,
                        SecoHeadMode: seco_side_quality,
                        MultiOutputHeadMode: multi_output_side_quality}
 
@@ -254,7 +296,8 @@ def family_head_mode(head_mode):
     compiled CPU searches: they are specialised on the tuple's type and call only its
     family's part of :func:`side_quality` (``FAMILY_SIDE_QUALITY``), so a fit compiles only
     the heads it uses (the first BOOMER fit with the defaults compiled ~4 CPU-s of SeCo and
-    multi-output code that it never ran). A tuple is returned unchanged."""
+    multi-output code, and ~4 more of the single-output head, that it never ran; complete
+    and single heads are two families). A tuple is returned unchanged."""
     if isinstance(head_mode, tuple):
         return head_mode
     return _FAMILIES[int(head_mode)](int(head_mode))
