@@ -15,6 +15,11 @@ worker, in a :class:`~gpurules.backends.dask.partition.PartitionState` actor (a
   (sliced per partition), and ``covered_mask`` gathers one bool per example.
 
 ``start_fit`` sends each partition its slice of the labels and base weights once per fit.
+
+A partition's state lives only in its actor: a worker lost during the fit loses it, and
+every call after that raises :class:`WorkerLostError` naming the worker (the fit cannot
+continue; fitting again starts over on the workers that are left). Nothing is recomputed
+elsewhere, so a lost worker never yields a different model.
 """
 
 import numpy as np
@@ -24,6 +29,40 @@ from gpurules.backends.cpu import histogram_search
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
 _UNSENT = object()  # no instance weights sent yet in this rule
+
+
+class WorkerLostError(RuntimeError):
+    """A worker holding a partition's state was lost during a distributed fit."""
+
+
+def actor_results(actors, futures, workers=None):
+    """The results of ``futures`` (one actor call per actor, in the order of ``actors``).
+
+    Args:
+        actors: ``distributed`` actor handles of ``PartitionState``.
+        futures: their calls' futures.
+        workers: None or a callable returning the addresses (a set of str) of the
+            cluster's live workers, asked when a call fails.
+
+    Raises:
+        WorkerLostError: a call failed and its actor's worker is no longer in the cluster
+            (the error of that call is its ``__cause__``). Other errors of the calls are
+            raised as they are (e.g. a ``ValueError`` of a partition's validation).
+    """
+    results = []
+    for p, (actor, future) in enumerate(zip(actors, futures)):
+        try:
+            results.append(future.result())
+        except Exception as error:
+            address = getattr(actor, "_address", None)
+            if workers is None or address in workers():
+                raise
+            raise WorkerLostError(
+                f"worker {address} holding partition {p} of the distributed fit was lost; "
+                f"its partition's state (binned features, statistics, coverage) lived only "
+                f"there, so this fit cannot continue and must be restarted (fit again) on "
+                f"the workers that are left ({type(error).__name__}: {error})") from error
+    return results
 
 
 class DaskBackend:
@@ -36,6 +75,8 @@ class DaskBackend:
         layout: BinnedFeatures without examples (``bin_index`` (A, 0)), the global layout
             before empty bins are dropped (``data.partitioned_binning.merge_layout``).
         threads: the ``resolve_config`` thread counts each partition's CpuBackend gets.
+        workers: None or a callable returning the addresses (set of str) of the live
+            workers, asked when an actor call fails (:func:`actor_results`).
 
     Attributes:
         max_statistic: float, the largest over the partitions' ``CpuBackend.max_statistic``
@@ -50,13 +91,14 @@ class DaskBackend:
     host_coverage = False  # covered_mask gathers from the workers
     narrow_head_search = False
 
-    def __init__(self, actors, sizes, layout, threads=None):
+    def __init__(self, actors, sizes, layout, threads=None, workers=None):
         self.actors = list(actors)
         self.bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         if len(self.actors) != len(sizes):
             raise ValueError(f"{len(self.actors)} actors for {len(sizes)} partitions")
         self.layout = layout
         self.threads = threads or {}
+        self.workers = workers
         self.received_bytes = []
         self.max_statistic = 0.0
 
@@ -64,7 +106,7 @@ class DaskBackend:
     def _call(self, method, *args):
         """Call ``method`` with the same arguments on every partition; their results."""
         futures = [getattr(actor, method)(*args) for actor in self.actors]
-        return [f.result() for f in futures]
+        return actor_results(self.actors, futures, self.workers)
 
     def _call_sliced(self, method, *arrays):
         """Call ``method`` on every partition with its rows of each of ``arrays`` ((n, ...)
@@ -74,7 +116,7 @@ class DaskBackend:
             lo, hi = self.bounds[p], self.bounds[p + 1]
             futures.append(getattr(actor, method)(
                 *(None if a is None else a[lo:hi] for a in arrays)))
-        return [f.result() for f in futures]
+        return actor_results(self.actors, futures, self.workers)
 
     # -- per-fit state ---------------------------------------------------------------
     def start_fit(self, features, Y, loss, base_weight, scale):
@@ -93,7 +135,7 @@ class DaskBackend:
             lo, hi = self.bounds[p], self.bounds[p + 1]
             futures.append(actor.start_fit(self.layout, Y[lo:hi], loss, base_weight[lo:hi],
                                            scale, self.threads))
-        self.max_statistic = max(f.result() for f in futures)
+        self.max_statistic = max(actor_results(self.actors, futures, self.workers))
         self._set_scale_attributes(scale)
         self._sent = _UNSENT
 
