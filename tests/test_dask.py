@@ -15,7 +15,7 @@ CHUNKS = (100, 80, 120)
 @pytest.fixture(scope="module")
 def client():
     with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
-                            dashboard_address=None) as c:
+                            dashboard_address=":0") as c:
         yield c
 
 
@@ -226,6 +226,50 @@ def test_dataframe_errors(client, frames):
         clf.fit(Xd["x0"], Yd)
     with pytest.raises(ValueError, match="partition 0 has 120 rows, X's 100"):
         clf.fit(Xd, dd.from_pandas(labels, chunksize=120))
+
+
+def test_lost_worker_stops_the_fit(data):
+    """A worker closed in the middle of a fit (before the third refinement step) raises
+    WorkerLostError naming it, and no model is left; fitting again on the worker that is
+    left gives the in-memory model."""
+    from gpurules.backends.dask.backend import WorkerLostError
+
+    X, Y = data
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        dist = DaskBoomerClassifier(client=client, max_rules=6, feature_binning="equal-width")
+        make = DaskBoomerClassifier._make_backend
+        lost = {}
+
+        def losing(self, threads):
+            backend = make(self, threads)
+            find = backend.find_best_refinement
+            calls = []
+
+            def close_worker_first(*args):
+                calls.append(1)
+                if len(calls) == 3:
+                    lost["address"] = address = backend.actors[0]._address
+                    worker = next(w for w in cluster.workers.values()
+                                  if w.address == address)
+                    client.sync(worker.close)
+                return find(*args)
+
+            backend.find_best_refinement = close_worker_first
+            return backend
+
+        dist._make_backend = losing.__get__(dist)
+        Xd = da.from_array(X, chunks=(CHUNKS, -1))
+        with pytest.raises(WorkerLostError, match="was lost.*must be restarted") as caught:
+            dist.fit(Xd, Y)
+        assert lost["address"] in str(caught.value)
+        assert isinstance(caught.value, RuntimeError) and not hasattr(dist, "model_")
+        del dist._make_backend
+        assert len(client.scheduler_info()["workers"]) == 1
+        dist.fit(Xd, Y)
+        local = BoomerClassifier(device="cpu", max_rules=6, feature_binning="equal-width")
+        _same_model(local.fit(X, Y), dist)
 
 
 def test_missing_dask_names_the_extra(monkeypatch):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import validate_data
 
 from gpurules.dask.inputs import (feature_array, gathered, is_dask_collection,
                                   is_dask_frame)
-from gpurules.backends.dask.backend import DaskBackend, actor_results
+from gpurules.backends.dask.backend import DaskBackend, call_actors
 from gpurules.backends.dask.partition import PartitionState
 from gpurules.data.partitioned_binning import distinct_features, merge_layout, plan_bins
 from gpurules.device import CPU, parse_device
@@ -143,7 +143,7 @@ class DaskBoomerClassifier(BoomerClassifier):
         actors = [h.result() for h in handles]
         del blocks
         workers = _live_workers(client)
-        sizes = actor_results(actors, [a.rows() for a in actors], workers)
+        sizes = call_actors(actors, "rows", (), workers)
         return actors, handles, np.asarray(sizes, np.int64)
 
     def _check_supported(self):
@@ -190,9 +190,9 @@ class DaskBoomerClassifier(BoomerClassifier):
         self.feature_binning_, self.feature_format_ = binning, "dense"
         workers = _live_workers(client)
         distinct = distinct_features(nominal_mask, binning)
-        summaries = actor_results(actors, [a.summary(distinct) for a in actors], workers)
+        summaries = call_actors(actors, "summary", (distinct,), workers)
         plan = plan_bins(summaries, nominal_mask, binning, **options)
-        ranges = actor_results(actors, [a.bin(plan) for a in actors], workers)
+        ranges = call_actors(actors, "bin", (plan,), workers)
         layout, compact = merge_layout(plan, ranges)
         self._backend = DaskBackend(actors, sizes, layout, self._threads, workers)
         self._backend._handles = handles  # the actors live as long as their futures
