@@ -230,10 +230,15 @@ def main(argv=None) -> None:
              ""]
     if rows:
         lines += [C.markdown_table(HEADERS, rows), ""]
+    print("\n".join(lines), flush=True)
     if args.out_of_core:
-        lines += ["## Out of core", "", *out_of_core(args), ""]
+        try:
+            ooc = out_of_core(args)
+        except RuntimeError as error:  # WorkerLostError: a worker went over its limit
+            ooc = [f"- did not complete: {type(error).__name__}: {error}"]
+        lines += ["## Out of core", "", *ooc, ""]
+        print("\n".join(["## Out of core", "", *ooc, ""]))
     text = "\n".join(lines)
-    print(text)
     if args.output:
         with open(args.output, "w") as f:
             f.write(text + "\n")
