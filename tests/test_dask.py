@@ -15,7 +15,7 @@ CHUNKS = (100, 80, 120)
 @pytest.fixture(scope="module")
 def client():
     with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
-                            dashboard_address=None) as c:
+                            dashboard_address=":0") as c:
         yield c
 
 
@@ -146,11 +146,130 @@ def test_unsupported_inputs(client, data):
     clf = DaskBoomerClassifier(client=client, feature_binning="equal-width")
     with pytest.raises(TypeError, match="dask.array X"):
         clf.fit(X, Y)
-    dd = pytest.importorskip("dask.dataframe")
+    with pytest.raises(TypeError, match="numeric"):
+        clf.fit(da.from_array(X.astype(str), chunks=(CHUNKS, -1)), Y)
+    with pytest.raises(ValueError, match="2-D"):
+        clf.fit(da.from_array(X[:, 0], chunks=(CHUNKS,)), Y)
+    with pytest.raises(ValueError, match="y is not aligned with X: it has 299 rows"):
+        clf.fit(da.from_array(X, chunks=(CHUNKS, -1)), da.from_array(Y[:-1], chunks=(150, -1)))
+
+
+def test_unknown_chunk_sizes_and_empty_partitions(client, data):
+    """A filtered dask array (row counts unknown, one partition emptied) fits as its
+    concatenation does; a y whose partitions do not line up with X's is a ValueError."""
+    X, Y = data
+    Xd = da.from_array(X, chunks=(CHUNKS, -1))
+    keep = np.ones(len(X), bool)
+    keep[CHUNKS[0]:CHUNKS[0] + CHUNKS[1]] = False  # the second partition becomes empty
+    keep[::7] = False
+    kept = Xd[da.from_array(keep, chunks=(CHUNKS,))]
+    assert np.isnan(kept.chunks[0]).all()
+    local = BoomerClassifier(device="cpu", max_rules=6, feature_binning="equal-width")
+    local.fit(X[keep], Y[keep])
+    dist = DaskBoomerClassifier(client=client, max_rules=6, feature_binning="equal-width")
+    dist.fit(kept, Y[keep])
+    _same_model(local, dist)
+    np.testing.assert_array_equal(dist.predict(kept).compute(), local.predict(X[keep]))
+    shifted = da.from_array(Y[keep], chunks=((50, 50, len(Y[keep]) - 100), -1))
+    with pytest.raises(ValueError, match="partition 0 has 50 rows, X's 85"):
+        dist.fit(kept, shifted)
+
+
+@pytest.fixture(scope="module")
+def frames(data):
+    """(pandas X with a categorical column, dask X, pandas Y, dask Y) of ``data``."""
+    dd = pytest.importorskip("dask.dataframe", reason="dask.dataframe needs pyarrow")
     pd = pytest.importorskip("pandas")
-    frame = dd.from_pandas(pd.DataFrame(X), npartitions=3)
-    with pytest.raises(TypeError, match="DataFrames"):
-        clf.fit(frame, Y)
+    X, Y = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    codes = np.where(np.isnan(X[:, 2]), -1, X[:, 2]).astype(int)
+    frame["x2"] = pd.Categorical.from_codes(codes, categories=["a", "b", "c", "d"])
+    labels = pd.DataFrame(Y, columns=["l0", "l1", "l2"])
+    return frame, dd.from_pandas(frame, npartitions=3), labels, dd.from_pandas(labels, npartitions=3)
+
+
+def test_dataframe_inputs(client, frames):
+    """A dask DataFrame (categorical column = nominal feature, row counts unknown) with
+    labels as a dask DataFrame or Series fits as BoomerClassifier on the pandas frame;
+    prediction on dask frames is lazy and per partition."""
+    frame, Xd, labels, Yd = frames
+    local = BoomerClassifier(device="cpu", max_rules=8, feature_binning="equal-frequency")
+    local.fit(frame, labels)
+    dist = DaskBoomerClassifier(client=client, max_rules=8, feature_binning="equal-frequency")
+    dist.fit(Xd, Yd)
+    _same_model(local, dist)
+    assert "x2 == " in str(dist.model_)
+    for method in ("predict", "predict_proba", "decision_function"):
+        lazy = getattr(dist, method)(Xd)
+        assert isinstance(lazy, da.Array)
+        np.testing.assert_array_equal(lazy.compute(), getattr(local, method)(frame))
+        np.testing.assert_array_equal(getattr(dist, method)(frame),
+                                      getattr(local, method)(frame))
+    local.fit(frame, labels["l1"])
+    dist.fit(Xd, Yd["l1"])
+    _same_model(local, dist)
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), local.predict(frame))
+
+
+def test_dataframe_errors(client, frames):
+    dd = pytest.importorskip("dask.dataframe")
+    frame, Xd, labels, Yd = frames
+    clf = DaskBoomerClassifier(client=client, feature_binning="equal-width")
+    with pytest.raises(TypeError, match="pandas DataFrame"):
+        clf.fit(frame, labels)
+    unknown = Xd.assign(x2=Xd["x2"].cat.as_unknown())
+    with pytest.raises(ValueError, match="unknown categories.*categorize"):
+        clf.fit(unknown, Yd)
+    with pytest.raises(ValueError, match="neither numeric nor categorical"):
+        clf.fit(Xd.assign(x0=Xd["x0"].astype(str)), Yd)
+    with pytest.raises(ValueError, match="2-D"):
+        clf.fit(Xd["x0"], Yd)
+    with pytest.raises(ValueError, match="partition 0 has 120 rows, X's 100"):
+        clf.fit(Xd, dd.from_pandas(labels, chunksize=120))
+
+
+def test_lost_worker_stops_the_fit(data):
+    """A worker closed in the middle of a fit (before the third refinement step) raises
+    WorkerLostError naming it, and no model is left; fitting again on the worker that is
+    left gives the in-memory model."""
+    from gpurules.backends.dask.backend import WorkerLostError
+
+    X, Y = data
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        dist = DaskBoomerClassifier(client=client, max_rules=6, feature_binning="equal-width")
+        make = DaskBoomerClassifier._make_backend
+        lost = {}
+
+        def losing(self, threads):
+            backend = make(self, threads)
+            find = backend.find_best_refinement
+            calls = []
+
+            def close_worker_first(*args):
+                calls.append(1)
+                if len(calls) == 3:
+                    lost["address"] = address = backend.actors[0]._address
+                    worker = next(w for w in cluster.workers.values()
+                                  if w.address == address)
+                    client.sync(worker.close)
+                return find(*args)
+
+            backend.find_best_refinement = close_worker_first
+            return backend
+
+        dist._make_backend = losing.__get__(dist)
+        Xd = da.from_array(X, chunks=(CHUNKS, -1))
+        with pytest.raises(WorkerLostError, match="was lost.*must be restarted") as caught:
+            dist.fit(Xd, Y)
+        assert lost["address"] in str(caught.value)
+        assert isinstance(caught.value, RuntimeError) and not hasattr(dist, "model_")
+        del dist._make_backend
+        assert len(client.scheduler_info()["workers"]) == 1
+        dist.fit(Xd, Y)
+        local = BoomerClassifier(device="cpu", max_rules=6, feature_binning="equal-width")
+        _same_model(local.fit(X, Y), dist)
 
 
 def test_missing_dask_names_the_extra(monkeypatch):

@@ -4,14 +4,18 @@ The estimator validates the distributed inputs, bins the features with one globa
 (``data.partitioned_binning``), starts one ``PartitionState`` actor per partition and runs
 the unchanged ``BoostingLearner`` through ``BoomerClassifier._learn`` with a
 ``DaskBackend``. The fitted model is the same NumPy ``RuleModel`` as an in-memory fit's;
-prediction runs per partition (``map_blocks``) on dask arrays and in memory on NumPy ones.
+prediction runs per partition (lazily) on dask arrays and DataFrames and in memory on
+NumPy, SciPy and pandas inputs.
 """
 
 import functools
 
 import numpy as np
+from sklearn.utils.validation import validate_data
 
-from gpurules.backends.dask.backend import DaskBackend
+from gpurules.dask.inputs import (feature_array, gathered, is_dask_collection,
+                                  is_dask_frame)
+from gpurules.backends.dask.backend import DaskBackend, call_actors
 from gpurules.backends.dask.partition import PartitionState
 from gpurules.data.partitioned_binning import distinct_features, merge_layout, plan_bins
 from gpurules.device import CPU, parse_device
@@ -19,8 +23,8 @@ from gpurules.estimators._base import (FitData, multi_label_classes, nominal_mas
                                        store_params)
 from gpurules.estimators.boomer import BoomerClassifier
 from gpurules.estimators.boomer_params import resolve_calibration, resolve_joint_calibration
-from gpurules.estimators.validation import (FeatureInput, check_label_names, check_labels,
-                                            check_sample_weight, check_seed, is_dataframe,
+from gpurules.estimators.validation import (check_label_names, check_labels,
+                                            check_sample_weight, check_seed,
                                             with_display_names)
 from gpurules.rule_importance import coverage, rule_list
 
@@ -46,11 +50,16 @@ class DaskBoomerClassifier(BoomerClassifier):
     ``'equal-width'`` or ``'equal-frequency'`` (``'auto'`` means equal-width), and
     ``device`` ``'cpu'`` or ``'auto'`` (GPU workers are not supported yet).
 
-    ``fit(X, y, ...)``: ``X`` a 2-D ``dask.array`` partitioned by rows (its columns are
-    put into one chunk), ``y`` and ``sample_weight`` dask or NumPy arrays; the labels and
-    weights are gathered on the client once (the learner samples and holds out examples
-    there). dask.dataframe and ``marginal_probability_calibration`` are not supported yet.
-    Fitted attributes as ``BoomerClassifier`` (NumPy only), ``device_ == "cpu"``.
+    ``fit(X, y, ...)``: ``X`` a 2-D ``dask.array`` or a dask DataFrame partitioned by rows,
+    ``y`` and ``sample_weight`` NumPy or dask (array, Series, DataFrame) with rows matching
+    X's by position; the labels and weights are gathered on the client once (the learner
+    samples and holds out examples there). Probability calibration is not supported yet.
+    Fitted attributes as ``BoomerClassifier`` (NumPy only), ``device_ == "cpu"``, and
+    ``received_bytes_``: int64 (R,), the bytes of the histogram rows the client received
+    from the partitions in each of the fit's R refinement steps.
+
+    A worker lost during the fit raises ``WorkerLostError`` (a ``RuntimeError``) naming
+    it: its partitions' state is gone and the fit must be restarted.
     """
 
     def __init__(self, client=None, random_state=1, feature_format=None,
@@ -70,42 +79,72 @@ class DaskBoomerClassifier(BoomerClassifier):
     # -- fit -------------------------------------------------------------------------
     def fit(self, X, y, nominal_feature_indices=None, ordinal_feature_indices=None,
             sample_weight=None, feature_names=None, label_names=None, nominal_values=None):
-        """Learn rules from the row-partitioned ``dask.array`` ``X`` (n, A) and labels
-        ``y`` (n, K) of 0/1 or 1-D binary (dask or NumPy); other arguments as
-        ``BoomerClassifier.fit``."""
+        """Learn rules from ``X`` partitioned by rows and its labels ``y``.
+
+        Args:
+            X: a 2-D ``dask.array`` (n, A) of any numeric dtype, or a dask DataFrame of
+                numeric and categorical columns (categorical ones become nominal features,
+                as in ``BoomerClassifier``; their categories must be known). Row counts
+                may be unknown: the partitions count them on the workers.
+            y: (n, K) of 0/1 or 1-D binary: NumPy, or a dask array / Series / DataFrame
+                whose rows match X's by position (ValueError where they cannot: a
+                partition of another length, or another total).
+            sample_weight: None, NumPy or dask (n,), matched like ``y``.
+            Other arguments as ``BoomerClassifier.fit``.
+        """
         da, _ = _import_dask()
         config, threads = self._resolve_config()
         self._check_supported()
         client = self._client()
-        X = self._check_dask_features(X, da)
-        n, A = X.shape
-        y = self._gathered(client, y)
-        Y, self.classes_, self._one_d = check_labels(y, n)
-        self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
-        if not self._one_d:
-            self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
-        weight = check_sample_weight(self._gathered(client, sample_weight), n)
-        self.n_features_in_, self.feature_categories_ = A, {}
-        nominal = nominal_mask(A, nominal_feature_indices, [], ordinal_feature_indices)
-        info = with_display_names(FeatureInput(X, [], None, {}, {}), feature_names,
-                                  nominal_values)
-        self._device, self.device_, self._threads = CPU, str(CPU), threads
-        self._dask = (client, X)
-        data = FitData(info, Y, nominal, weight, 0.0,
-                       np.random.default_rng(check_seed(self.random_state)),
-                       check_label_names(label_names, Y.shape[1]))
-        progress = self._progress(config.max_rules, config.time_limit)
+        columns = X._meta if is_dask_frame(X) else None  # an empty pandas frame: the names
+        X, info = feature_array(X, da)
+        validate_data(self, np.empty((0, X.shape[1]), np.float32) if columns is None
+                      else columns, reset=True, skip_check_array=True)
+        actors, handles, sizes = self._start_partitions(client, X)
         try:
+            n, A = int(sum(sizes)), X.shape[1]
+            y = gathered(client, y, sizes, "y")
+            Y, self.classes_, self._one_d = check_labels(y, n)
+            self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
+            if not self._one_d:
+                self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
+            weight = check_sample_weight(gathered(client, sample_weight, sizes,
+                                                  "sample_weight"), n)
+            self.feature_categories_ = info.categories
+            nominal = nominal_mask(A, nominal_feature_indices, info.nominal,
+                                   ordinal_feature_indices)
+            info = with_display_names(info, feature_names, nominal_values)
+            self._device, self.device_, self._threads = CPU, str(CPU), threads
+            self._dask = (client, actors, handles, sizes)
+            data = FitData(info, Y, nominal, weight, 0.0,
+                           np.random.default_rng(check_seed(self.random_state)),
+                           check_label_names(label_names, Y.shape[1]))
+            progress = self._progress(config.max_rules, config.time_limit)
             with progress:
                 self.model_ = self._learn(config, data, progress)
         finally:
-            backend, self._dask = getattr(self, "_backend", None), None
+            backend, self._dask, self._backend = getattr(self, "_backend", None), None, None
             if backend is not None:
+                self.received_bytes_ = np.asarray(backend.received_bytes, np.int64)
                 backend.close()
-            self._backend = None
+            del actors, handles
         self._record_training_coverage(client, X)
         self.n_outputs_ = Y.shape[1]
         return self
+
+    @staticmethod
+    def _start_partitions(client, X):
+        """One ``PartitionState`` actor per row partition of the dask array ``X``, each
+        made on the worker that computed its block; returns (actors, their futures (the
+        actors live as long as these), the partitions' row counts (P,) int64). The raw
+        blocks are let go once the actors hold their float32 copies."""
+        blocks = client.compute(list(X.to_delayed().ravel()))
+        handles = [client.submit(PartitionState, b, actor=True, pure=False) for b in blocks]
+        actors = [h.result() for h in handles]
+        del blocks
+        workers = _live_workers(client)
+        sizes = call_actors(actors, "rows", (), workers)
+        return actors, handles, np.asarray(sizes, np.int64)
 
     def _check_supported(self):
         """ValueError for parameters the distributed fit does not run (yet)."""
@@ -141,50 +180,21 @@ class DaskBoomerClassifier(BoomerClassifier):
             raise ValueError("DaskBoomerClassifier needs a distributed.Client: pass "
                              "client= or create one first") from error
 
-    @staticmethod
-    def _check_dask_features(X, da):
-        """``X`` as a 2-D dask array of known row chunks with its columns in one chunk;
-        TypeError for other inputs."""
-        if is_dataframe(X) or type(X).__module__.startswith("dask.dataframe"):
-            raise TypeError("DaskBoomerClassifier does not support DataFrames (pandas or "
-                            "dask.dataframe) yet; pass a dask.array (e.g. df.to_dask_array("
-                            "lengths=True)) with nominal_feature_indices")
-        if not isinstance(X, da.Array):
-            raise TypeError(f"DaskBoomerClassifier.fit needs a dask.array X partitioned by "
-                            f"rows, got {type(X).__name__}; fit BoomerClassifier on "
-                            f"in-memory data")
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        if any(np.isnan(c) for c in X.chunks[0]):
-            raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
-        if X.dtype.kind not in "biuf":
-            raise TypeError(f"X must be numeric, got dtype {X.dtype}")
-        return X.rechunk({1: -1})
-
-    @staticmethod
-    def _gathered(client, a):
-        """``a`` (dask array, array-like or None) as a NumPy array on the client."""
-        if a is None or not hasattr(a, "dask"):
-            return a
-        return np.asarray(client.compute(a).result())
-
     # -- the hooks of BoomerClassifier._learn ------------------------------------------
     def _feature_representation(self, X, nominal_mask, sparse_value):
-        """Bins the partitions (one actor each, on the workers holding them) with one
+        """Bins the partitions (their actors, made by :meth:`_start_partitions`) with one
         global pass; returns the compact global layout and keeps the DaskBackend."""
-        client, X = self._dask
+        client, actors, handles, sizes = self._dask
         binning, options = self._option("feature_binning")
         binning = "equal-width" if binning == "auto" else binning
         self.feature_binning_, self.feature_format_ = binning, "dense"
-        blocks = client.compute(list(X.to_delayed().ravel()))
-        handles = [client.submit(PartitionState, b, actor=True, pure=False) for b in blocks]
-        actors = [h.result() for h in handles]
+        workers = _live_workers(client)
         distinct = distinct_features(nominal_mask, binning)
-        summaries = [f.result() for f in [a.summary(distinct) for a in actors]]
+        summaries = call_actors(actors, "summary", (distinct,), workers)
         plan = plan_bins(summaries, nominal_mask, binning, **options)
-        ranges = [f.result() for f in [a.bin(plan) for a in actors]]
+        ranges = call_actors(actors, "bin", (plan,), workers)
         layout, compact = merge_layout(plan, ranges)
-        self._backend = DaskBackend(actors, X.chunks[0], layout, self._threads)
+        self._backend = DaskBackend(actors, sizes, layout, self._threads, workers)
         self._backend._handles = handles  # the actors live as long as their futures
         return compact
 
@@ -213,15 +223,23 @@ class DaskBoomerClassifier(BoomerClassifier):
         return self._per_partition("predict_proba", X)
 
     def _per_partition(self, method, X):
-        """BoomerClassifier's ``method`` on NumPy ``X``; on a dask array a lazy dask array
-        of its results, one block per row partition (``map_blocks``)."""
-        if not hasattr(X, "map_blocks"):
+        """BoomerClassifier's ``method`` on in-memory ``X`` (NumPy, SciPy sparse, pandas):
+        its result. On a dask array or DataFrame: a lazy dask array of its results, one
+        block per row partition (rows (n,) or (n, K), as ``BoomerClassifier`` returns them;
+        a DataFrame's row counts are unknown until computed, as in ``to_dask_array()``)."""
+        if not is_dask_collection(X):
             return getattr(BoomerClassifier, method)(self, X)
         if self._option("prediction_format")[0] == "sparse":
-            raise ValueError("prediction_format='sparse' is not supported on dask arrays")
-        X = X.rechunk({1: -1})
+            raise ValueError("prediction_format='sparse' is not supported on dask "
+                             "collections")
         local = self._in_memory()
         func = functools.partial(_predict_block, local, method)
+        if is_dask_frame(X):
+            return _predict_frame(func, X)
+        if not hasattr(X, "map_blocks") or X.ndim != 2:
+            raise TypeError(f"{method} needs a 2-D dask array or a dask DataFrame, got "
+                            f"{type(X).__name__}")
+        X = X.rechunk({1: -1})
         meta = func(np.zeros((0, X.shape[1]), np.float32))
         if meta.ndim == 1:
             return X.map_blocks(func, dtype=meta.dtype, drop_axis=1)
@@ -236,6 +254,27 @@ class DaskBoomerClassifier(BoomerClassifier):
         return local
 
 
+def _live_workers(client):
+    """A callable returning the addresses (set of str) of ``client``'s live workers."""
+    return lambda: set(client.scheduler_info()["workers"])
+
+
 def _predict_block(estimator, method, block):
-    """``estimator.method`` on one NumPy block (rows of a dask array)."""
+    """``estimator.method`` on one block: a NumPy array (rows of a dask array) or a pandas
+    DataFrame (a partition of a dask DataFrame)."""
     return getattr(estimator, method)(block)
+
+
+def _predict_frame(func, X):
+    """``func`` on every partition of the dask DataFrame ``X``, as one lazy dask array
+    (rows of unknown count per partition); ValueError for a dask Series."""
+    import dask
+    import dask.array as da
+
+    if X.ndim != 2:
+        raise ValueError("X must be 2-D: got a dask Series; pass a DataFrame, e.g. "
+                         "series.to_frame()")
+    meta = func(X._meta)
+    blocks = [da.from_delayed(dask.delayed(func)(part), shape=(np.nan,) + meta.shape[1:],
+                              dtype=meta.dtype) for part in X.to_delayed()]
+    return da.concatenate(blocks, axis=0)

@@ -15,6 +15,11 @@ worker, in a :class:`~gpurules.backends.dask.partition.PartitionState` actor (a
   (sliced per partition), and ``covered_mask`` gathers one bool per example.
 
 ``start_fit`` sends each partition its slice of the labels and base weights once per fit.
+
+A partition's state lives only in its actor: a worker lost during the fit loses it, and
+every call after that raises :class:`WorkerLostError` naming the worker (the fit cannot
+continue; fitting again starts over on the workers that are left). Nothing is recomputed
+elsewhere, so a lost worker never yields a different model.
 """
 
 import numpy as np
@@ -24,6 +29,85 @@ from gpurules.backends.cpu import histogram_search
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
 _UNSENT = object()  # no instance weights sent yet in this rule
+
+
+class WorkerLostError(RuntimeError):
+    """A worker holding a partition's state was lost during a distributed fit."""
+
+
+POLL_SECONDS = 1.0  # how often a call still waiting asks whether its worker is alive
+
+
+def call_actors(actors, method, args, workers=None):
+    """Call ``method`` on every actor and return their results, in the order of ``actors``.
+
+    Args:
+        actors: ``distributed`` actor handles of ``PartitionState``.
+        method: str, the method's name.
+        args: a tuple of arguments for every actor, or a list of one tuple per actor.
+        workers: None or a callable returning the addresses (a set of str) of the
+            cluster's live workers, asked when a call fails and, every ``POLL_SECONDS``,
+            while a call waits (a call sent to a worker that has just gone may never
+            answer).
+
+    Raises:
+        WorkerLostError: a call failed or waits on an actor whose worker is gone (no
+            longer in the cluster, or ``distributed`` has marked the actor lost); a failed
+            call's error is its ``__cause__``. Other errors of the calls are raised as
+            they are (e.g. a ``ValueError`` of a partition's validation).
+    """
+    per_actor = args if isinstance(args, list) else [args] * len(actors)
+    futures = [_guarded(p, actor, workers, lambda a=actor, x=x: getattr(a, method)(*x))
+               for p, (actor, x) in enumerate(zip(actors, per_actor))]
+    return [_guarded(p, actor, workers, lambda p=p, a=actor, f=future:
+                     _wait(p, a, workers, f))
+            for p, (actor, future) in enumerate(zip(actors, futures))]
+
+
+def _is_lost(actor, workers):
+    """Whether ``actor``'s worker is gone (False when ``workers`` is None)."""
+    if workers is None:
+        return False
+    future = getattr(actor, "_future", None)
+    if future is not None and future.status not in ("finished", "pending"):
+        return True
+    return getattr(actor, "_address", None) not in workers()
+
+
+def _lost(p, actor, error=None):
+    """The :class:`WorkerLostError` of partition ``p``'s actor."""
+    why = "" if error is None else f" ({type(error).__name__}: {error})"
+    return WorkerLostError(
+        f"worker {getattr(actor, '_address', None)} holding partition {p} of the "
+        f"distributed fit was lost; its partition's state (binned features, statistics, "
+        f"coverage) lived only there, so this fit cannot continue and must be restarted "
+        f"(fit again) on the workers that are left{why}")
+
+
+def _guarded(p, actor, workers, call):
+    """``call()``; its error becomes :class:`WorkerLostError` where the worker of
+    partition ``p``'s ``actor`` is lost (see :func:`call_actors`)."""
+    try:
+        return call()
+    except WorkerLostError:
+        raise
+    except Exception as error:
+        if not _is_lost(actor, workers):
+            raise
+        raise _lost(p, actor, error) from error
+
+
+def _wait(p, actor, workers, future):
+    """The result of the actor call ``future``, asking every ``POLL_SECONDS`` whether
+    the actor's worker is still there (WorkerLostError if not)."""
+    if workers is None:
+        return future.result()
+    while True:
+        try:
+            return future.result(timeout=POLL_SECONDS)
+        except TimeoutError:
+            if _is_lost(actor, workers):
+                raise _lost(p, actor) from None
 
 
 class DaskBackend:
@@ -36,6 +120,8 @@ class DaskBackend:
         layout: BinnedFeatures without examples (``bin_index`` (A, 0)), the global layout
             before empty bins are dropped (``data.partitioned_binning.merge_layout``).
         threads: the ``resolve_config`` thread counts each partition's CpuBackend gets.
+        workers: None or a callable returning the addresses (set of str) of the live
+            workers, asked when an actor call fails (:func:`call_actors`).
 
     Attributes:
         max_statistic: float, the largest over the partitions' ``CpuBackend.max_statistic``
@@ -50,31 +136,29 @@ class DaskBackend:
     host_coverage = False  # covered_mask gathers from the workers
     narrow_head_search = False
 
-    def __init__(self, actors, sizes, layout, threads=None):
+    def __init__(self, actors, sizes, layout, threads=None, workers=None):
         self.actors = list(actors)
         self.bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         if len(self.actors) != len(sizes):
             raise ValueError(f"{len(self.actors)} actors for {len(sizes)} partitions")
         self.layout = layout
         self.threads = threads or {}
+        self.workers = workers
         self.received_bytes = []
         self.max_statistic = 0.0
 
     # -- fan-out helpers -------------------------------------------------------------
     def _call(self, method, *args):
         """Call ``method`` with the same arguments on every partition; their results."""
-        futures = [getattr(actor, method)(*args) for actor in self.actors]
-        return [f.result() for f in futures]
+        return call_actors(self.actors, method, args, self.workers)
 
     def _call_sliced(self, method, *arrays):
         """Call ``method`` on every partition with its rows of each of ``arrays`` ((n, ...)
         or None); their results."""
-        futures = []
-        for p, actor in enumerate(self.actors):
-            lo, hi = self.bounds[p], self.bounds[p + 1]
-            futures.append(getattr(actor, method)(
-                *(None if a is None else a[lo:hi] for a in arrays)))
-        return [f.result() for f in futures]
+        b = self.bounds
+        return call_actors(self.actors, method, [
+            tuple(None if a is None else a[b[p]:b[p + 1]] for a in arrays)
+            for p in range(len(self.actors))], self.workers)
 
     # -- per-fit state ---------------------------------------------------------------
     def start_fit(self, features, Y, loss, base_weight, scale):
@@ -88,12 +172,10 @@ class DaskBackend:
         self.W = packed_size(K) if isinstance(loss, NonDecomposableLossSpec) else K
         self._hist = np.zeros((features.total_bins, K + self.W), np.int64)
         self._hist_count = np.zeros(features.total_bins, np.int64)
-        futures = []
-        for p, actor in enumerate(self.actors):
-            lo, hi = self.bounds[p], self.bounds[p + 1]
-            futures.append(actor.start_fit(self.layout, Y[lo:hi], loss, base_weight[lo:hi],
-                                           scale, self.threads))
-        self.max_statistic = max(f.result() for f in futures)
+        b = self.bounds
+        self.max_statistic = max(call_actors(self.actors, "start_fit", [
+            (self.layout, Y[b[p]:b[p + 1]], loss, base_weight[b[p]:b[p + 1]], scale,
+             self.threads) for p in range(len(self.actors))], self.workers))
         self._set_scale_attributes(scale)
         self._sent = _UNSENT
 

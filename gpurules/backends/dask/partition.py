@@ -27,8 +27,13 @@ class PartitionState:
         if X.ndim != 2:
             raise ValueError(f"a partition must be 2-D, got shape {X.shape}")
         self.X = np.ascontiguousarray(X) + np.float32(0.0)  # -0.0 -> +0.0, as bin_features
+        self.n = int(X.shape[0])
         self.backend = None
         self.weights = None
+
+    def rows(self):
+        """The partition's number of rows (n_p, int)."""
+        return self.n
 
     # -- binning ---------------------------------------------------------------------
     def summary(self, distinct):

@@ -1,0 +1,248 @@
+"""A distributed fit on a Dask LocalCluster against the single-process histogram fit (issue 21).
+
+Systems, in the same run on the same data and parameters
+(``feature_binning=--binning``, ``random_state=1``, one thread each):
+
+- ``single``: ``BoomerClassifier(device="cpu")`` in this process;
+- ``dask-W``: ``DaskBoomerClassifier`` on a ``LocalCluster`` of ``W`` worker processes with
+  one thread each (``--workers``), the training data split into ``W`` row partitions and
+  persisted on the workers before the timed fit (a cluster's data is loaded there; the
+  client -> worker copy is not part of the fit).
+
+Data: ``compare_devices.synthetic_split`` (``make_multilabel_classification``, 100
+features, 20 labels, Gaussian noise ``--noise``: continuous features) at each of
+``--sizes``, with ``--max-rules`` rules (one value, or one per size). Reported per system:
+fit time (wall, ``time.perf_counter``) and process CPU time (this process, plus the
+workers' processes as ``psutil`` counts them), time per rule, the refinement steps and the
+bytes of histogram rows the client received per step (``received_bytes_``: median and
+largest; per partition = largest / W), whether the model equals the single-process one
+(``str(model_)``), and Hamming loss on the test part. Before the timed fits every
+system makes an untimed small fit (Numba compilation and the workers' cache loads).
+
+``--out-of-core N``: a fit whose data never exist on the client: ``N`` x 100 float64
+features drawn on the workers (``dask.array.random``, ``--ooc-chunk`` rows per partition),
+``--ooc-labels`` labels computed from them per partition, on ``--ooc-workers`` worker
+processes with ``memory_limit=--ooc-memory-limit`` each (set it below the data size); the
+table gives the data size, the limit, and each worker's resident memory after binning
+and at the end of the fit.
+
+    .venv/bin/python benchmarks/compare_dask.py --sizes 1e5 1e6 --max-rules 20 5 \\
+        --out-of-core 3e6 --output /tmp/dask.md
+
+The box's cores may be shared: compare CPU times (and say so) unless it is quiet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+import numpy as np
+
+import _common as C
+import compare_devices as D
+
+C.use_repo_checkout()
+
+THREADS = {"parallel_rule_refinement": "false", "parallel_statistic_update": "false",
+           "parallel_prediction": "false"}
+HEADERS = ["data", "n_train", "system", "fit s", "CPU s", "rules", "s / rule", "CPU s / rule",
+           "vs single (s / rule)", "steps", "KB / step (median)", "KB / step (max)",
+           "KB / step / partition (max)", "same model", "Hamming %"]
+
+
+def _cpu_seconds():
+    """CPU seconds (user + system) of this process."""
+    return time.process_time()
+
+
+def _worker_cpu():
+    """CPU seconds (user + system) of a worker's process (run on the worker)."""
+    import psutil
+
+    t = psutil.Process().cpu_times()
+    return t.user + t.system
+
+
+def _worker_rss():
+    """Resident memory (bytes) of a worker's process (run on the worker)."""
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def cluster_cpu(client) -> float:
+    """Summed CPU seconds of ``client``'s worker processes (0 without a client)."""
+    return 0.0 if client is None else float(sum(client.run(_worker_cpu).values()))
+
+
+def timed_fit(clf, X, Y, client=None) -> tuple[float, float]:
+    """(wall s, CPU s of this process and the workers) of ``clf.fit(X, Y)``."""
+    cpu0, wcpu0 = _cpu_seconds(), cluster_cpu(client)
+    start = time.perf_counter()
+    clf.fit(X, Y)
+    wall = time.perf_counter() - start
+    return wall, _cpu_seconds() - cpu0 + cluster_cpu(client) - wcpu0
+
+
+def row(split, system, wall, cpu, clf, single_rule_s, same, X_test) -> list:
+    rules = len(clf.model_) - 1
+    received = getattr(clf, "received_bytes_", None)
+    workers = int(system.split("-")[1]) if system.startswith("dask-") else None
+    per_rule = wall / max(rules, 1)
+    cells = [split.name, split.X_train.shape[0], system, C.fmt_seconds(wall),
+             C.fmt_seconds(cpu), rules, f"{per_rule:.3f}", f"{cpu / max(rules, 1):.3f}",
+             C.fmt_ratio(per_rule, single_rule_s) if single_rule_s else "1.00"]
+    if received is None or received.size == 0:
+        cells += ["-", "-", "-", "-", "-"]
+    else:
+        cells += [received.size, f"{np.median(received) / 1e3:.1f}",
+                  f"{received.max() / 1e3:.1f}", f"{received.max() / workers / 1e3:.1f}",
+                  "yes" if same else "NO"]
+    Y_pred = clf.predict(X_test)
+    cells.append(f"{100 * C.quality(split.Y_test, Y_pred)['hamming']:.2f}")
+    return cells
+
+
+def compare_size(n: int, max_rules: int, args, lines: list) -> None:
+    import dask.array as da
+    import distributed
+
+    from gpurules import BoomerClassifier
+    from gpurules.dask import DaskBoomerClassifier
+
+    C.log(f"n={n}: generating")
+    split = D.synthetic_split(n, args.seed, args.noise)
+    params = dict(feature_binning=args.binning, max_rules=max_rules, random_state=1,
+                  **THREADS, **C.parse_params(args.param))
+    warm = min(n, 2000)
+    BoomerClassifier(device="cpu", **{**params, "max_rules": 5}).fit(
+        split.X_train[:warm], split.Y_train[:warm])
+    single = BoomerClassifier(device="cpu", **params)
+    C.log(f"n={n}: single-process fit")
+    wall, cpu = timed_fit(single, split.X_train, split.Y_train)
+    single_rule_s = wall / max(len(single.model_) - 1, 1)
+    lines.append(row(split, "single", wall, cpu, single, None, True, split.X_test))
+    for workers in args.workers:
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                      processes=True, dashboard_address=":0") as cluster, \
+                distributed.Client(cluster) as client:
+            chunk = math.ceil(n / workers)
+            Xw = da.from_array(split.X_train[:warm], chunks=(math.ceil(warm / workers), -1))
+            DaskBoomerClassifier(client=client, **{**params, "max_rules": 5}).fit(
+                Xw, split.Y_train[:warm])
+            X = client.persist(da.from_array(split.X_train, chunks=(chunk, -1)))
+            distributed.wait(X)
+            clf = DaskBoomerClassifier(client=client, **params)
+            C.log(f"n={n}: {workers} worker(s)")
+            wall, cpu = timed_fit(clf, X, split.Y_train, client)
+            same = str(clf.model_) == str(single.model_)
+            lines.append(row(split, f"dask-{workers}", wall, cpu, clf, single_rule_s, same,
+                             split.X_test))
+            del X
+
+
+def out_of_core(args) -> list[str]:
+    """The out-of-core fit's Markdown lines (see the module docstring)."""
+    import dask.array as da
+    import distributed
+
+    from gpurules.dask import DaskBoomerClassifier
+
+    n, A, K = int(args.out_of_core), 100, args.ooc_labels
+    weights = np.random.default_rng(args.seed).normal(size=(A, K))
+    weights[np.random.default_rng(args.seed + 1).random((A, K)) < 0.9] = 0.0  # sparse
+    data_bytes = n * A * 8
+    with distributed.LocalCluster(n_workers=args.ooc_workers, threads_per_worker=1,
+                                  processes=True, dashboard_address=":0",
+                                  memory_limit=args.ooc_memory_limit) as cluster, \
+            distributed.Client(cluster) as client:
+        limit = min(w["memory_limit"] for w in client.scheduler_info()["workers"].values())
+        X = da.random.default_rng(args.seed).standard_normal((n, A), chunks=(args.ooc_chunk, A))
+        Y = X.map_blocks(_labels, weights, dtype=np.uint8, chunks=(X.chunks[0], (K,)))
+        clf = DaskBoomerClassifier(client=client, feature_binning=args.binning,
+                                   max_rules=args.ooc_rules, random_state=1, **THREADS)
+        rss = {}
+        make = DaskBoomerClassifier._make_backend
+
+        def recording(self, threads):  # once the partitions are binned
+            rss["binned"] = client.run(_worker_rss)
+            return make(self, threads)
+
+        clf._make_backend = recording.__get__(clf)
+        C.log(f"out-of-core: n={n}, {args.ooc_workers} workers, limit {limit / 1e6:.0f} MB")
+        cpu0, wcpu0 = _cpu_seconds(), cluster_cpu(client)
+        start = time.perf_counter()
+        clf.fit(X, Y)
+        wall = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu0 + cluster_cpu(client) - wcpu0
+        rss["end"] = client.run(_worker_rss)
+        alive = len(client.scheduler_info()["workers"])
+    mb = lambda d: ", ".join(f"{v / 1e6:.0f}" for v in d.values())  # noqa: E731
+    return [
+        f"- data: {n} x {A} float64 drawn on the workers ({data_bytes / 1e6:.0f} MB; "
+        f"{data_bytes / 2e6:.0f} MB as the float32 the fit bins), {K} labels, "
+        f"{len(X.chunks[0])} partitions of {args.ooc_chunk} rows",
+        f"- {args.ooc_workers} worker processes x 1 thread, memory_limit "
+        f"{limit / 1e6:.0f} MB each (data / limit = {data_bytes / limit:.1f} as float64, "
+        f"{data_bytes / 2 / limit:.1f} as float32); {alive} workers alive at the end",
+        f"- fit: {wall:.1f} s wall, {cpu:.1f} CPU s, {len(clf.model_) - 1} rules, "
+        f"{clf.received_bytes_.size} refinement steps, largest step "
+        f"{clf.received_bytes_.max() / 1e3:.0f} KB received",
+        f"- worker resident memory (MB) after binning: {mb(rss['binned'])}; at the end of "
+        f"the fit: {mb(rss['end'])}",
+    ]
+
+
+def _labels(block, weights):
+    """uint8 (n_p, K) labels of one partition: ``block @ weights > 0.5``."""
+    return (block @ weights > 0.5).astype(np.uint8)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", nargs="*", type=D.parse_size, default=[100_000])
+    p.add_argument("--max-rules", nargs="+", type=int, default=[20])
+    p.add_argument("--workers", nargs="+", type=int, default=[1, 2])
+    p.add_argument("--binning", default="equal-width{max_bins=255}")
+    p.add_argument("--noise", type=float, default=0.5)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--param", action="append", help="NAME=VALUE for every system")
+    p.add_argument("--out-of-core", type=D.parse_size, default=0)
+    p.add_argument("--ooc-workers", type=int, default=4)
+    p.add_argument("--ooc-memory-limit", default="1GB")
+    p.add_argument("--ooc-chunk", type=int, default=250_000)
+    p.add_argument("--ooc-labels", type=int, default=5)
+    p.add_argument("--ooc-rules", type=int, default=5)
+    p.add_argument("--output", help="also write the Markdown here")
+    args = p.parse_args(argv)
+    rules = args.max_rules * len(args.sizes) if len(args.max_rules) == 1 else args.max_rules
+    if len(rules) != len(args.sizes):
+        p.error("--max-rules takes one value or one per size")
+    rows: list = []
+    for n, r in zip(args.sizes, rules):
+        compare_size(n, r, args, rows)
+    lines = ["# Distributed fits (Dask LocalCluster) vs the single-process histogram fit", "",
+             *C.machine_lines([("dask", None), ("distributed", None)]),
+             f"- feature_binning={args.binning!r}, one thread per process, noise {args.noise}",
+             ""]
+    if rows:
+        lines += [C.markdown_table(HEADERS, rows), ""]
+    print("\n".join(lines), flush=True)
+    if args.out_of_core:
+        try:
+            ooc = out_of_core(args)
+        except RuntimeError as error:  # WorkerLostError: a worker went over its limit
+            ooc = [f"- did not complete: {type(error).__name__}: {error}"]
+        lines += ["## Out of core", "", *ooc, ""]
+        print("\n".join(["## Out of core", "", *ooc, ""]))
+    text = "\n".join(lines)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
