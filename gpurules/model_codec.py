@@ -13,7 +13,8 @@ import numpy as np
 from gpurules.decision_list import DecisionList
 from gpurules.json_fields import Node, encode_float, encode_floats, encode_values
 from gpurules.model import OP_SYMBOLS, RuleModel
-from gpurules.model_turs import KIND_EQ, KIND_NE, KIND_NUMERIC, TursModel, TursRule
+from gpurules.model_turs import (KIND_EQ, KIND_NE, KIND_NUMERIC, TursBinaryRelevanceModel,
+                                 TursModel, TursRule)
 
 _INT32_END = 2 ** 31  # feature indices are int32
 _OPS = {symbol: op for op, symbol in OP_SYMBOLS.items()}
@@ -200,6 +201,24 @@ def decode_turs_model(node):
                      _read_levels(node.optional("levels")))
 
 
+def encode_turs_binary_relevance(m):
+    """The JSON dict of a :class:`TursBinaryRelevanceModel` (kind ``turs``): each label's
+    :func:`encode_turs_model` under ``binary_relevance``, in label order."""
+    return {"binary_relevance": [encode_turs_model(model) for model in m.models]}
+
+
+def decode_turs(node):
+    """The TURS model of a ``turs`` node: a :class:`TursBinaryRelevanceModel` if it holds
+    ``binary_relevance`` (at least two labels), else a :class:`TursModel`."""
+    labels = node.optional("binary_relevance")
+    if labels is None:
+        return decode_turs_model(node)
+    models = [decode_turs_model(label) for label in labels.list()]
+    if len(models) < 2:
+        labels.fail("a list of at least two TURS models (one per label)")
+    return TursBinaryRelevanceModel(models)
+
+
 def _read_turs_rule(node, n_classes):
     literals = node.get("literals").list()
     kind = [_TURS_KIND_CODES[lit.get("kind").str(tuple(_TURS_KIND_CODES))] for lit in literals]
@@ -221,6 +240,6 @@ def _read_cover(node, n):
 
 
 ENCODERS = {RuleModel: ("boomer", encode_rule_model), DecisionList: ("seco", encode_decision_list),
-            TursModel: ("turs", encode_turs_model)}
-DECODERS = {"boomer": decode_rule_model, "seco": decode_decision_list,
-            "turs": decode_turs_model}
+            TursModel: ("turs", encode_turs_model),
+            TursBinaryRelevanceModel: ("turs", encode_turs_binary_relevance)}
+DECODERS = {"boomer": decode_rule_model, "seco": decode_decision_list, "turs": decode_turs}

@@ -20,7 +20,11 @@ class ModelMethods:
         from gpurules.model_codec import ENCODERS
         from gpurules.model_io import model_from_dict
 
-        return model_from_dict(doc, ENCODERS[cls][0])
+        model = model_from_dict(doc, ENCODERS[cls][0])
+        if not isinstance(model, cls):  # a kind with two model classes (turs)
+            raise ValueError(f"the document holds a {type(model).__name__}, not a "
+                             f"{cls.__name__}")
+        return model
 
     def save(self, path):
         """Write the model to ``path`` as JSON (``gpurules.load_model`` reads it back)."""

@@ -186,16 +186,17 @@ def _fmt(p):
     return "(" + ", ".join(f"{v:.3f}" for v in p) + ")"
 
 
-class TursBinaryRelevanceModel:
+class TursBinaryRelevanceModel(ModelMethods):
     """The multi-label TURS model of binary relevance: one :class:`TursModel` per label,
     each fitted on that label's 0/1 column (classes ``[0, 1]``).
 
     Attributes:
         models: list of K TursModel (label order).
 
-    Inspect a label's rules through ``models[k]`` (``print``, ``to_records``, ``explain``,
-    ``save``). The combined model cannot be saved or explained as one
-    (NotImplementedError): the model file holds one rule set.
+    ``save``/``to_dict``/``from_dict`` write and read all K rule sets as one ``turs``
+    model file (``docs/model-format.md``). Inspect a label's rules through ``models[k]``
+    (``print``, ``to_records``, ``explain``); the combined model has no single rule table
+    (NotImplementedError).
     """
 
     def __init__(self, models):
@@ -223,11 +224,10 @@ class TursBinaryRelevanceModel:
 
     def _one_rule_set_only(self, *args, **kwargs):
         raise NotImplementedError(
-            "a binary-relevance TURS model is K rule sets (one per label); save, export or "
+            "a binary-relevance TURS model is K rule sets (one per label); list, export or "
             "explain each label's TursModel, model.models[k], instead")
 
-    save = to_dict = to_records = to_frame = explain = feature_importances = \
-        _one_rule_set_only
+    to_records = to_frame = explain = feature_importances = _one_rule_set_only
 
     def __str__(self):
         parts = [f"TURS binary relevance: {self.n_labels} labels, {len(self)} rules"]

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from gpurules import TursClassifier
+from gpurules import TursClassifier, load_model
+from gpurules.model_io import model_from_dict
 from gpurules.model_turs import TursBinaryRelevanceModel, TursModel
 
 REDUCTIONS = ("binary-relevance", "label-powerset")
@@ -175,11 +176,41 @@ def test_label_powerset_saves_and_loads(data, tmp_path):
     assert loaded.n_outputs_ == 3 and len(loaded.classes_) == 3
 
 
-def test_binary_relevance_save_raises_not_implemented(data, tmp_path):
+def test_binary_relevance_saves_and_loads(data, tmp_path):
+    """All K rule sets in one file: the loaded estimator and model predict the same, keep
+    the label dtype and the per-label histories."""
+    X, Y = data
+    clf = _turs(multi_label="binary-relevance").fit(X, Y.astype(np.int32))
+    clf.save(tmp_path / "br.json")
+    loaded = TursClassifier.load(tmp_path / "br.json")
+    assert isinstance(loaded.model_, TursBinaryRelevanceModel)
+    assert loaded.model_.n_labels == Y.shape[1]
+    assert np.array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert np.array_equal(loaded.predict(X), clf.predict(X))
+    assert loaded.predict(X).dtype == np.int32
+    assert loaded.history_ == clf.history_ and loaded.n_outputs_ == Y.shape[1]
+    assert not hasattr(loaded, "label_vectors_")
+    model = load_model(tmp_path / "br.json")
+    assert isinstance(model, TursBinaryRelevanceModel)
+    assert [str(m) for m in model.models] == [str(m) for m in clf.model_.models]
+    assert np.array_equal(TursBinaryRelevanceModel.from_dict(clf.to_dict()).predict_proba(X),
+                          clf.model_.predict_proba(X))
+    with pytest.raises(ValueError, match="TursBinaryRelevanceModel, not a TursModel"):
+        TursModel.from_dict(clf.model_.to_dict())
+
+
+def test_binary_relevance_file_with_one_label_is_rejected(data):
+    X, Y = data
+    doc = _turs(multi_label="binary-relevance").fit(X, Y).model_.to_dict()
+    doc["model"]["binary_relevance"] = doc["model"]["binary_relevance"][:1]
+    with pytest.raises(ValueError, match="at least two TURS models"):
+        model_from_dict(doc)
+
+
+def test_binary_relevance_combined_tables_raise_not_implemented(data):
     X, Y = data
     clf = _turs(multi_label="binary-relevance").fit(X, Y)
-    for call in (lambda: clf.save(tmp_path / "br.json"), clf.to_dict,
-                 lambda: clf.explain(X), lambda: clf.feature_importances_):
+    for call in (lambda: clf.explain(X), lambda: clf.feature_importances_,
+                 clf.model_.to_records):
         with pytest.raises(NotImplementedError, match="one per label"):
             call()
-    clf.model_.models[0].save(tmp_path / "label0.json")  # each label's rule set saves

@@ -83,9 +83,8 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         input), history_ (total bits after each added rule; binary relevance: one such
         list per label).
 
-    ``save``/``to_dict``: the label-powerset model saves as a ``turs`` model file like a
-    1-D fit; a binary-relevance model raises NotImplementedError (save each
-    ``model_.models[k]`` instead).
+    ``save``/``to_dict``: a ``turs`` model file; a binary-relevance model's file holds its
+    K rule sets (``docs/model-format.md``).
     """
 
     def __init__(self, device="auto", random_state=None, beam_width=10, n_cut_points=20,
@@ -187,23 +186,35 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
                                                         _vector_names(vectors), nominal, info)
 
     def _prediction_state(self):
-        """The MDL score after each added rule (``history_``) and, for a 2-D Y, the label
-        side (``n_outputs``, ``label_dtype``); the classes are the model's (label
-        powerset: the label vectors' names). NotImplementedError for binary relevance."""
+        """The MDL score after each added rule (``history_``; binary relevance: one list
+        per label) and, for a 2-D Y, the label side (``n_outputs``, ``label_dtype``); the
+        classes are the model's (label powerset: the label vectors' names)."""
         if isinstance(self.model_, TursBinaryRelevanceModel):
-            self.model_.save()  # raises: K rule sets do not fit one model file
-        state = {"history": encode_floats(self.history_)}
-        if hasattr(self, "label_vectors_"):
+            state = {"history": [encode_floats(history) for history in self.history_]}
+        else:
+            state = {"history": encode_floats(self.history_)}
+        if hasattr(self, "n_outputs_"):
             state.update(n_outputs=int(self.n_outputs_), label_dtype=self._label_dtype.str)
         return state
 
     def _restore_prediction_state(self, node):
-        self.history_ = node.get("history").floats().tolist()
+        binary_relevance = isinstance(self.model_, TursBinaryRelevanceModel)
+        if binary_relevance:
+            self.history_ = [history.floats().tolist() for history
+                             in node.get("history").list(self.model_.n_labels)]
+        else:
+            self.history_ = node.get("history").floats().tolist()
         if node.optional("n_outputs") is None:
+            if binary_relevance:
+                node.get("n_outputs")  # raises: a binary-relevance fit has a 2-D Y
             self.classes_ = self.model_.classes
             return
         n_labels = node.get("n_outputs").int(low=2)
-        self.label_vectors_ = _vectors_of_names(self.model_.classes, n_labels, node)
+        if binary_relevance:
+            if n_labels != self.model_.n_labels:
+                node.get("n_outputs").fail(f"{self.model_.n_labels} (the model's labels)")
+        else:
+            self.label_vectors_ = _vectors_of_names(self.model_.classes, n_labels, node)
         try:
             label_dtype = np.dtype(node.get("label_dtype").str())
         except TypeError:
