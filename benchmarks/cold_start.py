@@ -49,6 +49,7 @@ CASES = {
     "boomer-equal-width": ("boomer", "yeast", {"feature_binning": "equal-width"}, False),
     "boomer-nd-complete": ("boomer", "scene", {"loss": "logistic-non-decomposable",
                                                "head_type": "complete"}, False),
+    "boomer-regressor": ("regressor", "make_regression", {}, False),
     "seco-default": ("seco", "emotions", {}, False),
     "turs-iris": ("turs", "iris", {}, False),
 }
@@ -60,6 +61,11 @@ HEADERS = ["case", "data", "import CPU s", "cold fit CPU s", "cold fit wall s",
 # ------------------------------------------------------------------ the child process
 def _load(data, sparse):
     """(X, Y, fit kwargs) of a case's training data."""
+    if data == "make_regression":  # 2,000 examples, 20 features, 3 targets
+        from sklearn.datasets import make_regression
+
+        X, Y = make_regression(2000, 20, n_targets=3, noise=10, random_state=0)
+        return X, Y, {}
     if data == "iris":
         from sklearn.datasets import load_iris
 
@@ -77,10 +83,14 @@ def _estimator_class(learner, impl):
         if learner == "boomer":
             from mlrl.boosting import BoomerClassifier
             return BoomerClassifier
+        if learner == "regressor":
+            from mlrl.boosting.learners import BoomerRegressor
+            return BoomerRegressor
         from mlrl.seco import SeCoClassifier
         return SeCoClassifier
-    from gpurules import BoomerClassifier, SeCoClassifier, TursClassifier
-    return {"boomer": BoomerClassifier, "seco": SeCoClassifier, "turs": TursClassifier}[learner]
+    from gpurules import BoomerClassifier, BoomerRegressor, SeCoClassifier, TursClassifier
+    return {"boomer": BoomerClassifier, "regressor": BoomerRegressor, "seco": SeCoClassifier,
+            "turs": TursClassifier}[learner]
 
 
 def child(case, impl):
@@ -131,7 +141,7 @@ def measure(case, mlrl_python):
         C.log(f"{case}: warm process (the cache the first one filled)")
         warm = run_child(sys.executable, case, "ours", cache_dir)
         reference = None
-        if mlrl_python and CASES[case][0] in ("boomer", "seco"):
+        if mlrl_python and CASES[case][0] in ("boomer", "regressor", "seco"):
             C.log(f"{case}: mlrl first fit ({mlrl_python})")
             reference = run_child(mlrl_python, case, "mlrl", cache_dir)
     return cold, warm, reference
