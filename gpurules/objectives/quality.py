@@ -150,6 +150,7 @@ def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_
         def complete_buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
                               l2, single, gains):
             K = run_g.shape[0]
+            # labels are sorted and distinct: all of them is 0..K-1
             if labels.shape[0] != K:
                 return _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
                                     l1, l2), -1
@@ -162,17 +163,12 @@ def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_
 
     def buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, single,
                  gains):
-        K = run_g.shape[0]
-        # labels are sorted and distinct: all of them is 0..K-1; a single-output head
-        # chooses by |score|, which the gains buffer does not hold
-        if single or labels.shape[0] != K:
-            return _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels,
-                                           inv_scale, l1, l2, single)
-        _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
-        total = 0.0
-        for k in range(K):
-            total += gains[k]
-        return total, -1
+        # a single-output head chooses by |score|, which the gains buffer does not hold
+        if single:
+            return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
+                              l2)
+        return boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
+                                l2, False, gains)
     return buffered
 
 
