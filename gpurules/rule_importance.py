@@ -2,7 +2,10 @@
 
 Coverage of a BOOMER or SeCo rule is computed by the model's own compiled prediction
 kernel (``RuleModel.predict_scores``) on an indicator model (rule r adds 1 to output r), so
-a condition holds here exactly where prediction says it does (``model.satisfies``).
+a condition holds here exactly where prediction says it does (``model.satisfies``). The
+counts alone (:func:`coverage`) of mostly-zero data come from X's columns
+(``prediction.count_covered_columns``, the same ``satisfies``): their work per rule is the
+stored entries of its features, not the number of examples.
 
 Feature importance (``docs/model-format.md``): each rule r gets a weight ``w_r``,
 ``coverage_r`` times what it contributes per example it covers:
@@ -23,8 +26,12 @@ import scipy.sparse as sp
 from gpurules.decision_list import DecisionList
 from gpurules.model import RuleModel
 from gpurules.model_turs import TursModel
+from gpurules.prediction import (count_covered_columns, dense_to_columns,
+                                  nonzero_column_counts)
 
 _CHUNK_ENTRIES = 1 << 22  # examples x rules per call of the prediction kernel
+# at most this share of stored (non-zero) entries: count coverage over X's columns
+_SPARSE_SHARE = 0.25
 
 
 def rule_list(model):
@@ -82,6 +89,11 @@ def coverage(model, X=None, n_threads=1):
     else None."""
     if X is not None:
         X = check_features(model, X)
+        columns = None if isinstance(model, TursModel) else _sparse_columns(X)
+        if columns is not None:
+            m = rule_list(model)
+            return count_covered_columns(*columns, X.shape[0], m.cond_feature, m.cond_op,
+                                         m.cond_threshold, m.rule_cond_start), X.shape[0]
         return covering_matrix(model, X, n_threads).sum(axis=0).astype(np.int64), X.shape[0]
     if isinstance(model, TursModel):
         return np.array([r.coverage for r in model.rules], np.int64), int(model.y.shape[0])
@@ -89,6 +101,24 @@ def coverage(model, X=None, n_threads=1):
     if m.rule_coverage is None:
         return None
     return m.rule_coverage, m.n_training_examples
+
+
+def _sparse_columns(X):
+    """X's columns as CSC (indptr int64, indices int32, data float32; see
+    ``prediction.count_covered_columns``) when at most ``_SPARSE_SHARE`` of its entries
+    are stored (CSR) or non-zero (dense), else None. X: as :func:`check_features` returns
+    it."""
+    n, A = X.shape
+    if sp.issparse(X):
+        if X.nnz > _SPARSE_SHARE * n * A:
+            return None
+        csc = sp.csc_matrix(X, dtype=np.float32, copy=True)
+        csc.sum_duplicates()
+        return csc.indptr.astype(np.int64), csc.indices.astype(np.int32), csc.data
+    counts = nonzero_column_counts(X)
+    if counts.sum() > _SPARSE_SHARE * n * A:
+        return None
+    return dense_to_columns(X, counts)
 
 
 def record_training_coverage(model, X, n_threads=1):

@@ -202,3 +202,23 @@ def test_the_cache_directory_follows_every_source_file_of_the_package(tmp_path):
     assert cache.source_digest(copy) != before
     environ = {"NUMBA_CACHE_DIR": str(tmp_path / "nb")}
     assert cache.cache_directory(environ, copy) != cache.cache_directory(environ, package)
+
+
+def test_kernel_run_uses_the_serial_form_on_one_thread(monkeypatch):
+    """``Kernel.run(1, ...)`` calls the serial form without touching Numba's thread count;
+    more threads run under ``thread_limit`` (the parallel form where Numba has them)."""
+    import numba
+
+    from gpurules.jit import variants
+
+    calls = []
+    kernel = variants.Kernel(lambda x: x)
+    monkeypatch.setattr(kernel, "form", lambda parallel: (lambda x: calls.append(parallel)))
+    monkeypatch.setattr(numba, "set_num_threads",
+                        lambda n: (_ for _ in ()).throw(AssertionError("set_num_threads")))
+    kernel.run(1, 0)
+    assert calls == [False]
+    monkeypatch.undo()
+    monkeypatch.setattr(kernel, "form", lambda parallel: (lambda x: calls.append(parallel)))
+    kernel.run(2, 0)
+    assert calls == [False, numba.config.NUMBA_NUM_THREADS > 1]

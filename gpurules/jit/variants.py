@@ -40,6 +40,7 @@ import types
 import numba as nb
 
 from gpurules.jit.cache import njit
+from gpurules.jit.threads import thread_limit
 
 
 SERIAL, PARALLEL = False, True
@@ -87,6 +88,16 @@ class Kernel:
 
     def __call__(self, *args):
         return self.form(nb.get_num_threads() > 1)(*args)
+
+    def run(self, n_threads, *args):
+        """Call the kernel on at most ``n_threads`` threads: as ``with
+        thread_limit(n_threads): self(*args)``, but one thread calls the serial form
+        directly (reading and setting Numba's thread count costs ~3 us a call, as much as a
+        refinement step of a small search)."""
+        if n_threads <= 1:
+            return self.form(SERIAL)(*args)
+        with thread_limit(n_threads):
+            return self(*args)
 
 
 def parallel_kernel(py_func, suffix="", **constants):

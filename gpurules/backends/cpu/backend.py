@@ -194,14 +194,13 @@ class CpuBackend:
                   np.empty((R, K), np.int64), np.empty((R, W), np.int64))
         threads = self._search_threads(int(totals[2]), S)
         module, data = self._representation(threads)
-        with thread_limit(threads):
-            steps, self.indicator, labels, finished = refine.REFINE[module](
-                data, uniforms, self.features.num_features,
-                self.mask, self.indicator, self._weights(weights), self.g, self.h,
-                (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
-                 int(totals[2])), labels, family_head_mode(search.head_mode), search.params,
-                self.inv_scale, search.min_coverage, search.min_quality, fix_label_after, scratch,
-                tuple(outs), result)
+        steps, self.indicator, labels, finished = refine.REFINE[module].run(
+            threads, data, uniforms, self.features.num_features,
+            self.mask, self.indicator, self._weights(weights), self.g, self.h,
+            (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
+             int(totals[2])), labels, family_head_mode(search.head_mode), search.params,
+            self.inv_scale, search.min_coverage, search.min_quality, fix_label_after, scratch,
+            tuple(outs), result)
         if steps > 0:
             self._full_coverage = False
         f, op, thr, q, cnt, label, g, h = result
@@ -250,13 +249,13 @@ class CpuBackend:
         args = (self.loss, self.Y, self.P, self.base_weight, self.scale, self.g, self.h,
                 self.mask, self.indicator, np.asarray(labels, np.int32),
                 np.asarray(scores, np.float64), delta_g, delta_h)
-        with thread_limit(self._update_threads(labels)):
-            if self.non_decomposable:
-                largest = np.zeros(chunks)
-                statistics.update_covered_nd(*args, largest)
-                self.max_statistic = max(self.max_statistic, float(largest.max()))
-            else:
-                statistics.update_covered(*args)
+        threads = self._update_threads(labels)
+        if self.non_decomposable:
+            largest = np.zeros(chunks)
+            statistics.update_covered_nd.run(threads, *args, largest)
+            self.max_statistic = max(self.max_statistic, float(largest.max()))
+        else:
+            statistics.update_covered.run(threads, *args)
         g_tot, h_tot, count = self._all_totals
         self._all_totals = (g_tot + delta_g.sum(0), h_tot + delta_h.sum(0), count)
         self._interleave(self.mask == self.indicator)
