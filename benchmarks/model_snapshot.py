@@ -6,8 +6,10 @@ writes ``str(model_)`` of each to ``OUT/<name>.txt``; diff two such folders (``d
 With ``--time``, prints the median process time of 5 warm fits of BOOMER's and SeCo's
 defaults (one thread) instead.
 
-    python benchmarks/model_snapshot.py OUT
-    python benchmarks/model_snapshot.py --time
+    PYTHONPATH=. python benchmarks/model_snapshot.py OUT
+    PYTHONPATH=. python benchmarks/model_snapshot.py --time
+
+(``PYTHONPATH`` picks the checkout whose ``gpurules`` is measured; the script prints it.)
 """
 
 import argparse
@@ -17,6 +19,7 @@ import time
 
 from sklearn.datasets import make_regression
 
+import gpurules
 from gpurules import BoomerClassifier, SeCoClassifier
 from gpurules.datasets import load_example
 from gpurules.estimators.boomer_regressor import BoomerRegressor
@@ -77,6 +80,7 @@ def main():
     parser.add_argument("out", nargs="?")
     parser.add_argument("--time", action="store_true")
     args = parser.parse_args()
+    print(f"gpurules from {pathlib.Path(gpurules.__file__).parent}")
     if args.time:
         ds = load_example("emotions", "train")
         boomer = _median_time(lambda: BoomerClassifier(device="cpu", **SERIAL), ds.X, ds.Y)
