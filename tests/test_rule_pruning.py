@@ -14,6 +14,7 @@ from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.learners.boosting import BoostingLearner
+from gpurules.learners.boosting_rule import BoostingRule
 from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, IREP_COVERAGE_RULE, cover,
                                             irep_keep)
 from gpurules.model import OP_GR, OP_LEQ
@@ -41,6 +42,14 @@ def _learner(X, Y, holdout=None, **params):
     learner = BoostingLearner(config, backend, np.random.default_rng(0))
     learner._train = None if holdout is None else ~holdout
     return learner
+
+
+def _rule(learner, weights):
+    """The :class:`BoostingRule` of a rule of ``learner`` grown on the sample ``weights``
+    (int32 (n,)), over all outputs."""
+    K = learner.backend.g.shape[1]
+    return BoostingRule(learner.config, learner.backend, learner.rng, learner._train, weights,
+                        np.arange(K, dtype=np.int32), learner.backend.features.num_features)
 
 
 def _shake_statistics(learner, X, rng, num_updates=4):
@@ -118,7 +127,7 @@ def test_pruned_prefix_matches_the_reference(data, seed):
         cover(backend, conditions)
     if len(conditions) < 2:
         pytest.skip("the grown rule has a single condition")
-    keep = learner._irep(conditions, weights, labels, learner.config.search_params)
+    keep = _rule(learner, weights).irep(conditions, labels, learner.config.search_params)
     prune = weights == 0
     if holdout is not None:
         prune &= ~holdout
@@ -141,8 +150,8 @@ def test_the_reference_cases_prune_variously(data):
         _shake_statistics(learner, X, rng)
         weights = ((rng.random(X.shape[0]) < 0.66) * rng.integers(1, 3, X.shape[0]))
         conditions, labels = _grow(learner, weights.astype(np.int32), False)
-        keep = learner._irep(conditions, weights.astype(np.int32), labels,
-                             learner.config.search_params)
+        keep = _rule(learner, weights.astype(np.int32)).irep(conditions, labels,
+                                                             learner.config.search_params)
         kept.add("first" if keep == 1 else "all" if keep == len(conditions) else "some")
     assert kept == {"first", "some", "all"}
 
@@ -159,7 +168,8 @@ def test_an_empty_prune_set_keeps_the_first_condition(data):
     holdout[0] = True  # the one example out of the sample is held out
     learner._train = ~holdout
     labels = np.arange(Y.shape[1], dtype=np.int32)
-    assert learner._irep(conditions, weights, labels, learner.config.search_params) == 1
+    assert _rule(learner, weights).irep(conditions, labels,
+                                        learner.config.search_params) == 1
 
 
 @pytest.mark.parametrize("qualities, keep", [
@@ -193,9 +203,8 @@ def test_head_is_applied_to_the_coverage_of_the_variant(data, coverage):
     cover(backend, conditions)
     g, h, count = backend.covered_totals(weights)
     best = dataclasses.replace(_placeholder_refinement(), g_sum=g, h_sum=h, count=count)
-    kept, head_labels, scores = learner._finish_rule(conditions, best, labels,
-                                                     learner.config.search_params,
-                                                     weights)[:3]
+    kept, head_labels, scores = _rule(learner, weights).finish_rule(
+        conditions, best, labels, learner.config.search_params)[:3]
     assert 1 <= len(kept) <= len(conditions) and kept == conditions[:len(kept)]
     mask = lambda conds: np.logical_and.reduce([_satisfies(X, c) for c in conds])  # noqa
     expected = mask(conditions[:-1]) if coverage == IREP_COVERAGE_MLRL else mask(kept)

@@ -4,13 +4,11 @@ The loop: a default rule (one Newton step on all examples, no shrinkage), then r
 induced one by one by greedy top-down refinement on sampled features, each rule's head
 shrunk and applied to the statistics of the examples it covers.
 
-Heads: decomposable complete/single heads (``objectives.heads``), the single-output head of
-non-decomposable statistics, and multi-output heads (``objectives.multi_output``: complete
-heads of non-decomposable losses, partial heads, GBLB). A rule's head is computed from the
-best refinement's sums with the same compiled function that scored it in the search.
+A rule is grown by the refinement loop that BOOMER and SeCo share
+(``learners.rule_induction``) with BOOMER's hooks, pruned and given its head in
+``learners.boosting_rule``.
 """
 
-import dataclasses
 import logging
 import time
 import warnings
@@ -18,26 +16,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurules.backends.base import SearchSettings
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.holdout import Holdout
-from gpurules.learners.post_optimization import FeatureSubset, rule_features
+from gpurules.learners.boosting_rule import BoostingRule, head_scores, multi_output_head
+from gpurules.learners.post_optimization import rule_features
 from gpurules.learners.pruning import LossTracker
-from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, IREP_COVERAGES, cover,
-                                            fixed_head_quality, prune_conditions)
+from gpurules.learners.rule_induction import induce_rule
+from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL, IREP_COVERAGES, cover
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling, OutputSampling
 from gpurules.model import RuleModelBuilder
-from gpurules.objectives import fixed_point, heads
-from gpurules.objectives.compiled import (head_from_work, label_score, multi_output_side,
-                                           work_views)
-from gpurules.objectives.compiled import head_scores as compiled_head_scores
-from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
-                                              multi_output_params, work_arrays)
-from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_index
+from gpurules.objectives import fixed_point
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, multi_output_params
+from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
 from gpurules.objectives.quality import boosting_params
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
 
-_BLOCK = 8  # refinement steps per backend call
 # max_rules=0 (no limit) without a time_limit: a boosted fit improves its training loss
 # with every rule forever (logistic margins grow without bound), so it stops here
 UNLIMITED_RULES_CEILING = 100_000
@@ -97,28 +90,6 @@ class BoostingConfig:
     def partial_head(self):
         """Whether the head selects outputs (partial-fixed / partial-dynamic)."""
         return self.head_mode == HEAD_MULTI_OUTPUT and self.search_params[3] != SELECT_ALL
-
-
-def head_scores(g_sum, h_sum, labels, inv_scale, l1, l2):
-    """Optimal scores (float64 (m,)) of ``labels`` for fixed-point sums g_sum, h_sum (K,)."""
-    out = np.empty(labels.shape[0], dtype=np.float64)
-    return compiled_head_scores(g_sum, h_sum, labels, inv_scale, l1, l2, out)
-
-
-def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
-    """The multi-output head (``HEAD_MULTI_OUTPUT``) of fixed-point sums g_sum (K,), h_sum
-    (K or K(K+1)/2,): (labels int32 (c,), scores float64 (c,)), as the search scored it."""
-    g_sum = np.ascontiguousarray(g_sum, np.int64)
-    h_sum = np.ascontiguousarray(h_sum, np.int64)
-    labels = np.ascontiguousarray(labels, np.int32)
-    wf, wi = work_arrays(1, labels.shape[0])
-    views = work_views(wf[0], wi[0], labels.shape[0])
-    _, count = multi_output_side(g_sum, h_sum, g_sum, h_sum, False, labels, inv_scale,
-                                 params, views)
-    out_labels = np.empty(count, np.int32)
-    out_scores = np.empty(count, np.float64)
-    head_from_work(labels, views, count, out_labels, out_scores)
-    return out_labels, out_scores
 
 
 class BoostingLearner:
@@ -345,120 +316,16 @@ class BoostingLearner:
         self._apply(labels, -scores)
 
     def _induce_rule(self, num_features, n, num_outputs, labels=None, subset=None):
-        """Greedy top-down refinement of a rule whose head may predict the outputs
-        ``labels`` (int32; None: those ``output_sampling`` draws, of ``num_outputs``), each
-        step on the features ``feature_sampling`` draws, or on every feature of ``subset``
-        (int64 (f,) sorted; None: sampled). Returns (conditions, labels, scores, the number
-        of (sampled) examples covered) or None.
-
-        The backend refines in blocks of up to ``_BLOCK`` steps per call; the feature
-        draws of a block come from ``self.rng`` up front, so every backend sees the same
-        random stream."""
-        cfg, backend = self.config, self.backend
+        """Grow a rule (``rule_induction.induce_rule`` with :class:`BoostingRule`'s hooks)
+        whose head may predict the outputs ``labels`` (int32; None: those
+        ``output_sampling`` draws, of ``num_outputs``), each step on the features
+        ``feature_sampling`` draws, or on every feature of ``subset`` (int64 (f,) sorted;
+        None: sampled). Returns (conditions, labels, scores, the number of (sampled)
+        examples covered) or None."""
         weights = self._sample_weights(n)
-        backend.reset_coverage()
-        totals = backend.covered_totals(weights)
         if labels is None:
-            labels = cfg.output_sampling.sample(self.rng, num_outputs, self._num_induced)
+            labels = self.config.output_sampling.sample(self.rng, num_outputs,
+                                                        self._num_induced)
             self._num_induced += 1
-        conditions, best = [], None
-        m = cfg.feature_sampling.num_samples(num_features)
-        m = m if m < num_features else 0  # 0: every step searches all features
-        grower = backend
-        if subset is not None:  # every step searches all of the subset's features
-            grower, m = FeatureSubset(backend, subset), 0
-        search = SearchSettings(cfg.head_mode, cfg.search_params, cfg.min_coverage, -np.inf)
-        finished = False
-        while not finished:
-            block = _BLOCK
-            if cfg.max_conditions > 0:
-                block = min(block, cfg.max_conditions - len(conditions))
-            if block <= 0:
-                break
-            fix_label_after = 0
-            if cfg.max_head_refinements > len(conditions):
-                fix_label_after = cfg.max_head_refinements - len(conditions)
-                if cfg.partial_head:  # the learner fixes a partial head's outputs itself
-                    block = min(block, fix_label_after)
-            new, last, labels, finished = grower.refine_rule(
-                self.rng.random((block, m)), labels, weights, totals, search, fix_label_after)
-            if last is None:
-                break
-            conditions += new
-            best = last
-            totals = (last.g_sum, last.h_sum, last.count)
-            search = dataclasses.replace(search, min_quality=last.quality)
-            if fix_label_after and len(conditions) >= cfg.max_head_refinements and \
-                    search.head_mode == HEAD_MULTI_OUTPUT and search.params[3] != SELECT_ALL:
-                # mlrl-boomer: a partial head's outputs are fixed after max_head_refinements
-                # conditions; the head over them is then the complete head of those outputs
-                labels = self._head(last.g_sum, last.h_sum, labels, search.params)[0]
-                params = search.params.copy()
-                params[3] = SELECT_ALL
-                search = dataclasses.replace(search, params=params)
-        if best is None:
-            return None
-        return self._finish_rule(conditions, best, labels, search.params, weights)
-
-    def _finish_rule(self, conditions, best, labels, params, weights):
-        """IREP (``cfg.irep``) and the head of a grown rule, as mlrl-boomer's
-        ``AbstractRuleInduction::induceRule``: when the instance ``weights`` (int32 (n,) or
-        None) have zeros, the rule is pruned on the training examples they leave out and
-        (``recalculate_predictions``) its head recomputed from all training examples the
-        pruned rule covers; else the head is the grown rule's (``best``: its last
-        refinement). Returns (conditions, head labels int32, scores float64, covered count)
-        and leaves the backend covering the examples the head is to be applied to."""
-        cfg, backend = self.config, self.backend
-        g_sum, h_sum, count = best.g_sum, best.h_sum, best.count
-        grown = conditions
-        pruned = cfg.irep and len(conditions) > 1 and weights is not None and \
-            bool((weights == 0).any())
-        if pruned:
-            head_labels = self._head(g_sum, h_sum, labels, params, best.label)[0]
-            conditions = conditions[:self._irep(conditions, weights, head_labels, params)]
-            cover(backend, conditions)
-            count = backend.covered_totals(weights)[2]
-        if cfg.recalculate_predictions and (pruned or self._sampled_out(weights)):
-            # held-out examples have no statistics: the sums are the training examples'
-            g_sum, h_sum, _ = backend.covered_totals(None)
-        head_labels, scores = self._head(g_sum, h_sum, labels, params, best.label)
-        if pruned and cfg.irep_coverage == IREP_COVERAGE_MLRL:
-            cover(backend, grown[:-1])
-        return conditions, head_labels, scores, count
-
-    def _irep(self, conditions, weights, head_labels, params):
-        """Number of ``conditions`` IREP keeps (``rule_pruning.irep_keep``), scored by the
-        head's gain over ``head_labels`` (int32) on the prune set: the training examples of
-        zero instance weight (``weights`` int32 (n,)). The backend covers the whole rule on
-        entry and its first n - 1 conditions on return."""
-        prune = weights == 0
-        if self._train is not None:
-            prune &= self._train
-        cfg, inv_scale = self.config, self.backend.inv_scale
-
-        def quality(g, h):
-            return fixed_head_quality(g, h, head_labels, cfg.head_mode, params, inv_scale)
-
-        return prune_conditions(self.backend, conditions, prune.astype(np.int32), quality)
-
-    def _sampled_out(self, weights):
-        """Whether the instance sample ``weights`` left out training examples."""
-        if weights is None:
-            return False
-        return bool((weights == 0).any() if self._train is None else
-                    (weights[self._train] == 0).any())
-
-    def _head(self, g_sum, h_sum, labels, params, label=-1):
-        """(labels int32, scores float64) of the rule's head for the sums of its coverage;
-        ``label``: the output a single-output head chose."""
-        cfg, inv_scale = self.config, self.backend.inv_scale
-        if cfg.head_mode == heads.HEAD_SINGLE:
-            labels = np.array([label], dtype=np.int32)
-        elif cfg.head_mode == HEAD_ND_SINGLE:
-            d = packed_index(label, label)
-            score = label_score(g_sum[label] * inv_scale, h_sum[d] * inv_scale, cfg.l1,
-                                cfg.l2)
-            return np.array([label], np.int32), np.array([score])
-        elif cfg.head_mode == HEAD_MULTI_OUTPUT:
-            return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
-        return labels, head_scores(g_sum, h_sum, labels, inv_scale, cfg.l1, cfg.l2)
+        return induce_rule(BoostingRule(self.config, self.backend, self.rng, self._train,
+                                        weights, labels, num_features, subset))

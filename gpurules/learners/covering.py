@@ -4,7 +4,8 @@ The loop (Rapp et al. 2019; mlrl-seco): the default rule predicts each label's m
 value; rules predict the minority value ``p_k``. Before each rule the count statistics of
 the examples not yet covered for each label are set on the backend (``g = [uncovered and
 y_k == p_k]``, ``h = [uncovered]``, see ``objectives.heuristics``), an instance sample is
-drawn, and the rule is grown by greedy top-down refinement: every refinement must raise the
+drawn, and the rule is grown by greedy top-down refinement (``learners.rule_induction``,
+with SeCo's hooks in ``learners.covering_rule``): every refinement must raise the
 heuristic value of the rule's head (strictly, starting above 0). After the first condition
 the head's labels are fixed (``max_head_refinements = 1``). With IREP the rule's trailing
 conditions are pruned on the examples left out of the instance sample, scored with the
@@ -21,15 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from gpurules.backends.base import SearchSettings
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.holdout import output_wise_strata
-from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL, irep_keep
+from gpurules.learners.covering_rule import CoveringRule
+from gpurules.learners.rule_induction import induce_rule
+from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL
 from gpurules.learners.sampling import FeatureSampling, floyd_sample
-from gpurules.objectives.compiled import side_quality
-from gpurules.objectives.heuristics import (HEAD_SECO_SINGLE, LAPLACE, P_SELECT, label_value,
-                                            seco_params)
 from gpurules.objectives.lift_functions import lift_tables
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
 
@@ -198,7 +197,7 @@ class CoveringLearner:
                 reason = TIME_LIMIT
                 break
             backend.set_statistics(self.g, self.h)
-            rule = self._induce_rule(features.num_features, all_labels)
+            rule = self._induce_rule(all_labels)
             if rule is None:
                 reason = "no refinement has a heuristic value above 0 with at least " \
                          "min_coverage examples"
@@ -232,142 +231,9 @@ class CoveringLearner:
         warnings.warn(f"no rule was learned, the model predicts the default rule only: "
                       f"{reason}", FitStoppedEarlyWarning, stacklevel=4)
 
-    # -- one rule ----------------------------------------------------------------------
-    def _params(self, heuristic, tot_g, tot_h, select=True):
-        return seco_params(heuristic[0], heuristic[1], *self.lift, tot_g, tot_h, select)
-
-    def _induce_rule(self, num_features, all_labels):
-        """Grow (and prune) one rule. Returns (conditions, head labels int32, covered bool
+    def _induce_rule(self, all_labels):
+        """Grow (and prune) one rule: ``rule_induction.induce_rule`` with
+        :class:`CoveringRule`'s hooks. Returns (conditions, head labels int32, covered bool
         (n,) to mark, bool (n,) the examples the rule covers) or None if no condition has a
-        value above 0. The two masks differ only with IREP's ``"mlrl"`` coverage."""
-        cfg, backend = self.config, self.backend
-        weights = cfg.instance_sampling.sample(self.rng, self.Y.shape[0], self.strata)
-        tot_g, tot_h, count = backend.covered_totals(weights)
-        params = self._params(cfg.heuristic, tot_g, tot_h)
-        totals = (tot_g, tot_h, count)
-        labels, fixed = self._candidate_labels(all_labels, tot_g), False
-        if labels.size == 0:
-            return None
-        conditions, masks, best = [], [], None
-        # the coverage after every condition only where it is read (the splittable filter,
-        # IREP): on a device backend each copy is a synchronisation
-        prunes = cfg.irep and weights is not None and bool((weights == 0).any())
-        every_mask = self.X is not None or prunes
-        min_quality = 0.0
-        while cfg.max_conditions == 0 or len(conditions) < cfg.max_conditions:
-            feats = cfg.feature_sampling.sample(self.rng, num_features)
-            if conditions and self.X is not None:
-                feats = feats[self._splittable(masks[-1], weights)[feats]]
-                if feats.size == 0:
-                    break
-            search = SearchSettings(cfg.head_mode, params, self.min_coverage, min_quality)
-            ref = backend.find_best_refinement(feats, labels, weights, totals, search)
-            if ref is None:
-                break
-            backend.apply_refinement(ref)
-            conditions.append((ref.feature, ref.op, ref.threshold))
-            if every_mask:
-                masks.append(backend.covered_mask())
-            best, min_quality = ref, ref.quality
-            totals = (ref.g_sum, ref.h_sum, ref.count)
-            if not fixed and cfg.max_head_refinements > 0 and \
-                    len(conditions) >= cfg.max_head_refinements:
-                head, fixed = self._head(ref, labels, params), True
-                backend, labels, params, totals = self._fix_head(head, ref, weights, tot_g,
-                                                                 tot_h, params)
-            if ref.count <= self.min_coverage:
-                break
-        if best is None:
-            return None
-        if not every_mask:
-            masks.append(backend.covered_mask())  # the last condition's coverage
-        if not fixed:
-            head = self._head(best, labels, params)
-        covered = decides = masks[-1]
-        if prunes and len(conditions) > 1:
-            keep = self._irep(masks, head, weights == 0)
-            conditions = conditions[:keep]
-            decides = masks[keep - 1]
-            covered = masks[-2] if cfg.irep_coverage == IREP_COVERAGE_MLRL else decides
-        return conditions, head, covered, decides
-
-    def _fix_head(self, head, ref, weights, tot_g, tot_h, params):
-        """Continue the rule with its head fixed to ``head`` (int32). Returns (backend,
-        labels, params, totals) for the next refinements: on the narrow backend (columns =
-        the head's labels, coverage = the first condition's), else on the same backend."""
-        params = params.copy()
-        params[P_SELECT] = 0.0
-        narrow = self.narrow_backend
-        if narrow is None:
-            return self.backend, head, params, (ref.g_sum, ref.h_sum, ref.count)
-        n, m = self.Y.shape[0], head.shape[0]
-        narrow.start_fit(self.features, self.Y[:, head], None, np.ones(n), 1.0)
-        narrow.set_statistics(self.g[:, head], self.h[:, head])
-        narrow.apply_refinement(ref)
-        lift, max_lift = self.lift
-        heuristic = self.config.heuristic
-        params = seco_params(heuristic[0], heuristic[1], lift[:m], max_lift[:m], tot_g[head],
-                             tot_h[head], select=False)
-        totals = (ref.g_sum[head], ref.h_sum[head], ref.count)
-        return narrow, np.arange(m, dtype=np.int32), params, totals
-
-    def _splittable(self, covered, weights):
-        """bool (A,): the features whose values differ among the covered examples with
-        non-zero weight (a missing value counts as different; on sparse X: the features
-        with an explicit entry there). Any condition on another feature covers all or none
-        of them, i.e. the rule's current sums (not strictly better, the only kind of
-        refinement accepted after the first condition) or nothing."""
-        rows = covered if weights is None else covered & (weights != 0)
-        if sp.issparse(self.X):
-            out = np.zeros(self.X.shape[1], bool)
-            out[self.X[np.flatnonzero(rows)].indices] = True
-            return out
-        values = self.X[rows]
-        if values.shape[0] == 0:
-            return np.zeros(self.X.shape[1], bool)
-        return ~(values.min(axis=0) == values.max(axis=0))
-
-    def _candidate_labels(self, all_labels, tot_g):
-        """The labels a single-label head may predict. A label without uncovered examples of
-        its predicted value in the sample (``TP + FN = 0``) has the value 0 under every
-        heuristic but Laplace, so it can never beat another label nor the threshold 0:
-        leaving it out changes no result and saves its evaluations (many labels of sparse
-        data sets run out of uncovered minority examples early)."""
-        cfg = self.config
-        if cfg.head_mode != HEAD_SECO_SINGLE or cfg.heuristic[0] == LAPLACE:
-            return all_labels
-        return all_labels[tot_g[all_labels] > 0]
-
-    def _head(self, ref, labels, params):
-        """The head's labels (int32) of the best refinement."""
-        if self.config.head_mode == HEAD_SECO_SINGLE:
-            return np.array([ref.label], dtype=np.int32)
-        if params[P_SELECT] == 0.0:
-            return labels
-        return partial_head_labels(ref.g_sum, ref.h_sum, labels, params, ref.label)
-
-    def _irep(self, masks, head, prune_set):
-        """Number of conditions to keep (IREP as mlrl-seco, ``rule_pruning.irep_keep``: the
-        first prefix that is not worse than the whole rule on the prune set, or a later one
-        that is better)."""
-        cfg = self.config
-        g, h = self.g, self.h
-        tot_g, tot_h = g[prune_set].sum(axis=0), h[prune_set].sum(axis=0)
-        params = self._params(cfg.pruning_heuristic, tot_g, tot_h, select=False)
-
-        def quality(mask):
-            rows = mask & prune_set
-            return side_quality(g[rows].sum(axis=0), h[rows].sum(axis=0), tot_g, tot_h, False,
-                                head, cfg.head_mode, 1.0, params)[0]
-
-        return irep_keep([quality(mask) for mask in masks])
-
-
-def partial_head_labels(g_sum, h_sum, labels, params, num_labels):
-    """The ``num_labels`` labels of ``labels`` with the largest heuristic values (ties: the
-    earlier position first), as ``heuristics.partial_quality`` orders them. int32."""
-    values = np.array([label_value(g_sum, h_sum, g_sum, h_sum, False, int(k), params)
-                       for k in labels])
-    order = np.lexsort((np.arange(labels.shape[0]), -values))
-    return np.sort(labels[order[:num_labels]]).astype(np.int32)
-
+        value above 0."""
+        return induce_rule(CoveringRule(self, all_labels))

@@ -22,11 +22,9 @@ contribution to them, as in mlrl-common.
 """
 
 from dataclasses import dataclass
-from types import SimpleNamespace
-
 import numpy as np
 
-from gpurules.backends.base import refine_stepwise
+from gpurules.learners.rule_induction import StepwiseSearch
 
 
 @dataclass(frozen=True)
@@ -55,12 +53,12 @@ def rule_features(conditions):
     return np.unique(np.array([c[0] for c in conditions], np.int64))
 
 
-class FeatureSubset:
+class FeatureSubset(StepwiseSearch):
     """A backend's refinement search restricted to a fixed set of features: every step
-    searches all of them, no sampling (``resample_features=false``). Implements what the
-    learner's growth loop calls (``refine_rule``; ``features.num_features``) through the
-    backend's single-step protocol calls, with :func:`refine_stepwise`; ``uniforms`` must
-    have 0 columns. Ties between features go to the lowest feature index.
+    searches all of them, no sampling (``resample_features=false``): a
+    :class:`~gpurules.learners.rule_induction.StepwiseSearch` whose steps map positions
+    into the subset to its features; ``uniforms`` must have 0 columns. Ties between
+    features go to the lowest feature index.
 
     Args:
         backend: the fit's backend (``backends.base.Backend``).
@@ -68,24 +66,13 @@ class FeatureSubset:
     """
 
     def __init__(self, backend, features):
-        self._backend = backend
-        self._features = np.ascontiguousarray(features, np.int64)
-        self.features = SimpleNamespace(num_features=self._features.shape[0])
-
-    def find_best_refinement(self, features, labels, weights, totals, search):
-        """``Backend.find_best_refinement`` on ``self._features[features]`` (features: int64
-        positions into the subset)."""
-        return self._backend.find_best_refinement(self._features[features], labels, weights,
-                                                  totals, search)
-
-    def apply_refinement(self, refinement):
-        """``Backend.apply_refinement``."""
-        self._backend.apply_refinement(refinement)
+        features = np.ascontiguousarray(features, np.int64)
+        super().__init__(backend, features.shape[0], features.__getitem__)
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         """``Backend.refine_rule`` over the subset (``uniforms``: float64 (R, 0))."""
         if uniforms.shape[1] != 0:
             raise ValueError("FeatureSubset searches every feature of its subset: uniforms "
                              f"must have 0 columns, got {uniforms.shape[1]}")
-        return refine_stepwise(self, uniforms, labels, weights, totals, search,
-                               fix_label_after)
+        return super().refine_rule(uniforms, labels, weights, totals, search,
+                                   fix_label_after)

@@ -286,8 +286,8 @@ def _values_row_typed(values, m):
 @register_jitable
 def partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params, values=None):
     """(lifted quality, number of labels) of the best partial head over ``labels`` (see
-    :func:`prefix_quality`); :func:`gpurules.learners.covering.partial_head_labels` recovers
-    the chosen labels from the refinement's sums. ``values``: float64 (>= m,) scratch for
+    :func:`prefix_quality`); :func:`gpurules.learners.covering_rule.partial_head_labels`
+    recovers the chosen labels from the refinement's sums. ``values``: float64 (>= m,) scratch for
     the labels' heuristic values (None: allocated; the searches pass their slot's row, so
     they run without allocations)."""
     m = labels.shape[0]

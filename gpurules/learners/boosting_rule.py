@@ -1,0 +1,187 @@
+"""One BOOMER rule: its hooks of the shared refinement loop (``learners.rule_induction``),
+IREP and its head.
+
+Heads: decomposable complete/single heads (``objectives.heads``), the single-output head of
+non-decomposable statistics, and multi-output heads (``objectives.multi_output``: complete
+heads of non-decomposable losses, partial heads, GBLB). A rule's head is computed from the
+best refinement's sums with the same compiled function that scored it in the search.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from gpurules.backends.base import SearchSettings
+from gpurules.learners.post_optimization import FeatureSubset
+from gpurules.learners.rule_induction import Block, Growth
+from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, cover, fixed_head_quality,
+                                            prune_conditions)
+from gpurules.objectives import heads
+from gpurules.objectives.compiled import (head_from_work, label_score, multi_output_side,
+                                           work_views)
+from gpurules.objectives.compiled import head_scores as compiled_head_scores
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
+                                              work_arrays)
+from gpurules.objectives.non_decomposable import packed_index
+
+BLOCK = 8  # refinement steps per backend call
+
+
+def head_scores(g_sum, h_sum, labels, inv_scale, l1, l2):
+    """Optimal scores (float64 (m,)) of ``labels`` for fixed-point sums g_sum, h_sum (K,)."""
+    out = np.empty(labels.shape[0], dtype=np.float64)
+    return compiled_head_scores(g_sum, h_sum, labels, inv_scale, l1, l2, out)
+
+
+def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
+    """The multi-output head (``HEAD_MULTI_OUTPUT``) of fixed-point sums g_sum (K,), h_sum
+    (K or K(K+1)/2,): (labels int32 (c,), scores float64 (c,)), as the search scored it."""
+    g_sum = np.ascontiguousarray(g_sum, np.int64)
+    h_sum = np.ascontiguousarray(h_sum, np.int64)
+    labels = np.ascontiguousarray(labels, np.int32)
+    wf, wi = work_arrays(1, labels.shape[0])
+    views = work_views(wf[0], wi[0], labels.shape[0])
+    _, count = multi_output_side(g_sum, h_sum, g_sum, h_sum, False, labels, inv_scale,
+                                 params, views)
+    out_labels = np.empty(count, np.int32)
+    out_scores = np.empty(count, np.float64)
+    head_from_work(labels, views, count, out_labels, out_scores)
+    return out_labels, out_scores
+
+
+class BoostingRule:
+    """The hooks (``rule_induction.RuleHooks``) of one BOOMER rule.
+
+    Blocks of up to :data:`BLOCK` steps, each step on the features ``feature_sampling``
+    draws (or every feature of ``subset``), the block's draws taken from ``rng`` up front so
+    that every backend sees the same random stream; a single-label head keeps its label
+    after ``max_head_refinements`` conditions (in the engine), a partial head its outputs
+    (here, between blocks); the finished rule is pruned by IREP and gets its head
+    (:meth:`finish`).
+
+    Args:
+        config: the fit's ``BoostingConfig``; backend: its backend; rng: numpy Generator.
+        train: bool (n,) the training examples (a holdout set), or None (all).
+        weights: int32 (n,) the rule's instance weights (held-out examples 0), or None.
+        labels: int32 (m,) the outputs the head may predict.
+        num_features: int, the features of the fit.
+        subset: int64 (f,) sorted features every step searches, unsampled, or None.
+    """
+
+    def __init__(self, config, backend, rng, train, weights, labels, num_features,
+                 subset=None):
+        self.config, self.backend, self.rng, self.train = config, backend, rng, train
+        self.weights, self.labels = weights, labels
+        self.num_features, self.subset = num_features, subset
+        self.num_drawn = 0  # features drawn per step (0: every feature)
+
+    def start(self):
+        """An empty rule covering every example; its engine is the backend (sampled
+        features) or a :class:`FeatureSubset`."""
+        cfg, backend = self.config, self.backend
+        backend.reset_coverage()
+        totals = backend.covered_totals(self.weights)
+        m = cfg.feature_sampling.num_samples(self.num_features)
+        engine, self.num_drawn = backend, (m if m < self.num_features else 0)
+        if self.subset is not None:  # every step searches all of the subset's features
+            engine, self.num_drawn = FeatureSubset(backend, self.subset), 0
+        search = SearchSettings(cfg.head_mode, cfg.search_params, cfg.min_coverage, -np.inf)
+        return Growth(engine, self.labels, self.weights, totals, search)
+
+    def next_block(self, growth):
+        """Up to ``BLOCK`` steps, no more than ``max_conditions`` allows; a partial head's
+        block ends where its outputs are to be fixed."""
+        cfg, done = self.config, len(growth.conditions)
+        block = BLOCK
+        if cfg.max_conditions > 0:
+            block = min(block, cfg.max_conditions - done)
+        if block <= 0:
+            return None
+        fix_label_after = 0
+        if cfg.max_head_refinements > done:
+            fix_label_after = cfg.max_head_refinements - done
+            if cfg.partial_head:  # the outputs are fixed by after_block
+                block = min(block, fix_label_after)
+        return Block(self.rng.random((block, self.num_drawn)), fix_label_after)
+
+    def after_block(self, growth):
+        """mlrl-boomer: a partial head's outputs are fixed after ``max_head_refinements``
+        conditions; the head over them is then the complete head of those outputs."""
+        search = growth.search
+        if 0 < self.config.max_head_refinements <= len(growth.conditions) and \
+                search.head_mode == HEAD_MULTI_OUTPUT and search.params[3] != SELECT_ALL:
+            best = growth.best
+            growth.labels = self._head(best.g_sum, best.h_sum, growth.labels,
+                                       search.params)[0]
+            params = search.params.copy()
+            params[3] = SELECT_ALL
+            growth.search = dataclasses.replace(search, params=params)
+
+    def finish(self, growth):
+        """:meth:`finish_rule` of the grown rule."""
+        return self.finish_rule(growth.conditions, growth.best, growth.labels,
+                                growth.search.params)
+
+    def finish_rule(self, conditions, best, labels, params):
+        """IREP (``cfg.irep``) and the head of a grown rule, as mlrl-boomer's
+        ``AbstractRuleInduction::induceRule``: when the instance weights have zeros, the
+        rule is pruned on the training examples they leave out and
+        (``recalculate_predictions``) its head recomputed from all training examples the
+        pruned rule covers; else the head is the grown rule's (``best``: its last
+        refinement). Returns (conditions, head labels int32, scores float64, covered count)
+        and leaves the backend covering the examples the head is to be applied to."""
+        cfg, backend, weights = self.config, self.backend, self.weights
+        g_sum, h_sum, count = best.g_sum, best.h_sum, best.count
+        grown = conditions
+        pruned = cfg.irep and len(conditions) > 1 and weights is not None and \
+            bool((weights == 0).any())
+        if pruned:
+            head_labels = self._head(g_sum, h_sum, labels, params, best.label)[0]
+            conditions = conditions[:self.irep(conditions, head_labels, params)]
+            cover(backend, conditions)
+            count = backend.covered_totals(weights)[2]
+        if cfg.recalculate_predictions and (pruned or self._sampled_out()):
+            # held-out examples have no statistics: the sums are the training examples'
+            g_sum, h_sum, _ = backend.covered_totals(None)
+        head_labels, scores = self._head(g_sum, h_sum, labels, params, best.label)
+        if pruned and cfg.irep_coverage == IREP_COVERAGE_MLRL:
+            cover(backend, grown[:-1])
+        return conditions, head_labels, scores, count
+
+    def irep(self, conditions, head_labels, params):
+        """Number of ``conditions`` IREP keeps (``rule_pruning.irep_keep``), scored by the
+        head's gain over ``head_labels`` (int32) on the prune set: the training examples of
+        zero instance weight. The backend covers the whole rule on entry and its first
+        n - 1 conditions on return."""
+        prune = self.weights == 0
+        if self.train is not None:
+            prune &= self.train
+        cfg, inv_scale = self.config, self.backend.inv_scale
+
+        def quality(g, h):
+            return fixed_head_quality(g, h, head_labels, cfg.head_mode, params, inv_scale)
+
+        return prune_conditions(self.backend, conditions, prune.astype(np.int32), quality)
+
+    def _sampled_out(self):
+        """Whether the instance sample left out training examples."""
+        weights = self.weights
+        if weights is None:
+            return False
+        return bool((weights == 0).any() if self.train is None else
+                    (weights[self.train] == 0).any())
+
+    def _head(self, g_sum, h_sum, labels, params, label=-1):
+        """(labels int32, scores float64) of the rule's head for the sums of its coverage;
+        ``label``: the output a single-output head chose."""
+        cfg, inv_scale = self.config, self.backend.inv_scale
+        if cfg.head_mode == heads.HEAD_SINGLE:
+            labels = np.array([label], dtype=np.int32)
+        elif cfg.head_mode == HEAD_ND_SINGLE:
+            d = packed_index(label, label)
+            score = label_score(g_sum[label] * inv_scale, h_sum[d] * inv_scale, cfg.l1,
+                                cfg.l2)
+            return np.array([label], np.int32), np.array([score])
+        elif cfg.head_mode == HEAD_MULTI_OUTPUT:
+            return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
+        return labels, head_scores(g_sum, h_sum, labels, inv_scale, cfg.l1, cfg.l2)
