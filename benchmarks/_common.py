@@ -145,6 +145,26 @@ def parallel_params(threads: str, names: Sequence[str] = (
     return {name: value for name in names}
 
 
+def boomer_estimator(learner: str, seed: int, **params: Any) -> Any:
+    """An unfitted one-thread BoomerClassifier of ``learner`` ("ours": gpurules on the CPU,
+    "mlrl": mlrl-boomer) with ``random_state=seed`` and mlrl-boomer's ``params``."""
+    params = dict(params, random_state=seed, **parallel_params("1"))
+    if learner == "ours":
+        from gpurules import BoomerClassifier
+        return BoomerClassifier(device="cpu", **params)
+    from mlrl.boosting import BoomerClassifier
+    return BoomerClassifier(**params)
+
+
+def timed_fit(clf: Any, split: "Split") -> tuple[float, dict[str, float]]:
+    """Fit ``clf`` on the split's training part: (process CPU seconds, :func:`quality` of
+    its test predictions)."""
+    start = time.process_time()
+    clf.fit(split.X_train, split.Y_train)
+    seconds = time.process_time() - start
+    return seconds, quality(split.Y_test, clf.predict(split.X_test))
+
+
 def format_params(params: dict[str, Any]) -> str:
     """``key=value`` list for the report header ("defaults" when empty)."""
     return ", ".join(f"{k}={v}" for k, v in params.items()) or "defaults"

@@ -13,7 +13,6 @@ Run once per learner (``mlrl`` needs the Python that has mlrl-boomer):
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,24 +23,10 @@ import _common as C  # noqa: E402
 C.use_repo_checkout()
 
 
-def estimator(learner, calibration, seed):
-    """An unfitted BoomerClassifier of ``learner`` ("ours" or "mlrl")."""
-    params = dict(marginal_probability_calibration=calibration, random_state=seed,
-                  **C.parallel_params("1"))
-    if learner == "ours":
-        from gpurules import BoomerClassifier
-        return BoomerClassifier(device="cpu", **params)
-    from mlrl.boosting import BoomerClassifier
-    return BoomerClassifier(**params)
-
-
 def row(learner, split, calibration, seed):
     """The Markdown row of one fit."""
-    clf = estimator(learner, calibration, seed)
-    start = time.process_time()
-    clf.fit(split.X_train, split.Y_train)
-    seconds = time.process_time() - start
-    q = C.quality(split.Y_test, clf.predict(split.X_test))
+    clf = C.boomer_estimator(learner, seed, marginal_probability_calibration=calibration)
+    seconds, q = C.timed_fit(clf, split)
     proba = clf.predict_proba(split.X_test)
     proba = np.asarray(proba.toarray() if hasattr(proba, "toarray") else proba)
     brier = float(((proba - split.Y_test) ** 2).mean())

@@ -15,7 +15,6 @@ Python that has mlrl-boomer):
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -31,24 +30,11 @@ CONFIGS = {
 }
 
 
-def estimator(learner, config, seed):
-    """An unfitted BoomerClassifier of ``learner`` ("ours" or "mlrl")."""
-    params = dict(loss="logistic-non-decomposable", random_state=seed, **CONFIGS[config],
-                  **C.parallel_params("1"))
-    if learner == "ours":
-        from gpurules import BoomerClassifier
-        return BoomerClassifier(device="cpu", **params)
-    from mlrl.boosting import BoomerClassifier
-    return BoomerClassifier(**params)
-
-
 def row(learner, split, config, seed):
     """The Markdown row of one fit."""
-    clf = estimator(learner, config, seed)
-    start = time.process_time()
-    clf.fit(split.X_train, split.Y_train)
-    seconds = time.process_time() - start
-    q = C.quality(split.Y_test, clf.predict(split.X_test))
+    clf = C.boomer_estimator(learner, seed, loss="logistic-non-decomposable",
+                             **CONFIGS[config])
+    seconds, q = C.timed_fit(clf, split)
     return (f"| {learner} | {split.name} | {config} | {seed} | {q['ex_f1']:.4f} | "
             f"{q['subset01']:.4f} | {q['hamming']:.4f} | {seconds:.1f} |")
 
