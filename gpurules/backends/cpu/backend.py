@@ -6,7 +6,7 @@ from gpurules.backends.base import Refinement, select_refinement
 from gpurules.backends.cpu import histogram_search, refine, statistics
 from gpurules.backends.cpu.representations import search_state
 from gpurules.jit.threads import MIN_PARALLEL_WORK  # noqa: F401 (docs, tests)
-from gpurules.jit.threads import thread_limit, threads_for
+from gpurules.jit.threads import threads_for
 from gpurules.objectives.losses import target_matrix
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
@@ -121,9 +121,8 @@ class CpuBackend:
         settings = (labels, family_head_mode(search.head_mode), search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
         threads = self._search_threads(int(totals[2]), S)
-        with thread_limit(threads):
-            self._search(features, self._weights(weights), totals, settings, scratch, outs,
-                         threads)
+        self._search(features, self._weights(weights), totals, settings, scratch, outs,
+                     threads)
         return select_refinement(features, outs)
 
     def partial_histograms(self, features, weights):
@@ -163,8 +162,8 @@ class CpuBackend:
         """Run the search kernel of the feature representation on ``threads`` threads;
         results land in ``outs``."""
         module, data = self._representation(threads)
-        module.search(features, *data, self.mask, self.indicator, weights, self.g, self.h,
-                      *totals, *settings, scratch, *outs)
+        module.search.run(threads, features, *data, self.mask, self.indicator, weights, self.g,
+                          self.h, *totals, *settings, scratch, *outs)
 
     def _representation(self, threads=1):
         """(search module, its data tuple) of the fitted feature representation, for a
