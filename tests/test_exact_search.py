@@ -208,3 +208,36 @@ def test_statistics_set_by_the_learner(fmt):
 def test_unknown_head_mode_is_rejected():
     with pytest.raises(ValueError, match="head_mode"):
         SearchSettings(99, np.zeros(2), 1, -np.inf)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kept_rows_follow_the_coverage_over_a_rule(seed):
+    """The dense search keeps each feature's covered entries between the steps of a rule
+    (``representations.SearchState.kept_len``): every step of several rules, each searching
+    a random subset of features (so some kept rows date from earlier steps), with missing
+    values, nominal features and zero weights, matches the reference on the current
+    coverage."""
+    rng = np.random.default_rng(300 + seed)
+    X, nominal, g, h = random_problem(rng, n=90, A=6, K=3, n_distinct=9, nan_frac=0.15,
+                                      nominal_frac=0.3)
+    n, A = X.shape
+    backend = make_backend(X, nominal, g, h)
+    labels = np.arange(3, dtype=np.int32)
+    for _rule in range(3):
+        backend.reset_coverage()
+        weights = (rng.random(n) < 0.8).astype(np.int32)
+        for _step in range(5):
+            covered = backend.mask == backend.indicator
+            features = np.sort(rng.choice(A, size=rng.integers(1, A + 1), replace=False))
+            settings = SearchSettings.boosting(HEAD_COMPLETE, 0.1, 1.0, 1, -np.inf)
+            got = backend.find_best_refinement(features.astype(np.int64), labels, weights,
+                                               backend.covered_totals(weights), settings)
+            want = best_refinement(X, nominal, covered, weights, g, h, features, labels,
+                                   False, 0.1, 1.0, backend.inv_scale, 1, -np.inf)
+            assert (got is None) == (want is None)
+            if got is None:
+                break
+            assert got.quality == pytest.approx(want[0], rel=1e-12)
+            assert_condition_sums(X, covered, weights, g, h, got.feature, got.op,
+                                  got.threshold, got.count, got.g_sum, got.h_sum)
+            backend.apply_refinement(got)

@@ -8,7 +8,14 @@ group's sums, ``!=`` from ``totals - group``). Examples missing the feature are 
 the sorted vectors; their statistics are excluded from that feature's totals.
 
 Coverage is a mask with an indicator value (Rapp et al. 2023, Fig. 8): example ``i`` is
-covered while ``mask[i] == indicator``.
+covered while ``mask[i] == indicator``. A rule's coverage only shrinks, so the search keeps
+each feature's covered entries (as mlrl-boomer filters its feature vectors): ``kept_index``
+int32 (A, n) and ``kept_value`` float32 (A, n) hold, in sorted order, the examples covered
+when the feature was last searched, ``kept_len`` int64 (A,) how many (-1: not searched
+since the rule began; the backend resets it per rule). A search reads the kept entries
+instead of the whole sorted row and compacts them to the current coverage in the same
+pass, so its cost falls with the coverage at the feature's last visit instead of staying
+O(n). The sums are exact integers, so the visit order changes no result.
 
 Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W): ``W = K`` for decomposable losses,
 ``W = K (K + 1) / 2`` (the packed Hessian) for non-decomposable ones; a sum of ``g`` uses
@@ -182,28 +189,43 @@ def _quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, in
     return with_work
 
 
+@nb.njit(inline="always")
+def _keep_covered(src_index, src_value, m, dst_index, dst_value, mask, indicator):
+    """Copy the covered entries among the first ``m`` of ``src_*`` to the front of
+    ``dst_*`` (which may be ``src_*`` itself); returns how many."""
+    k = 0
+    for pos in range(m):
+        i = src_index[pos]
+        if mask[i] == indicator:
+            dst_index[k] = i
+            dst_value[k] = src_value[pos]
+            k += 1
+    return k
+
+
 @nb.njit
-def _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h, tot_g, tot_h,
-                    wide):
-    """Sums over the covered examples not missing feature ``f`` into tot_*; returns their
-    count. ``wide``: as for :func:`accumulate`."""
+def _feature_totals(index, m, weights, g, h, tot_g, tot_h, wide):
+    """Sums over the examples ``index[:m]`` with a non-zero weight into tot_*; returns
+    their count. ``wide``: as for :func:`accumulate`."""
     tot_g[:] = 0
     tot_h[:] = 0
     count = 0
-    for pos in range(n_present[f]):
-        i = sorted_index[f, pos]
-        if mask[i] == indicator and weights[i] != 0:
+    for pos in range(m):
+        i = index[pos]
+        if weights[i] != 0:
             accumulate(tot_g, tot_h, g, h, i, weights[i], wide)
             count += 1
     return count
 
 
 @nb.njit(_nrt=False)  # see jit/variants.py: no reference counting in the search loop
-def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, indicator,
-                    weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params,
-                    inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
-                    out_cnt, out_label, out_g, out_h):
-    """Best condition on feature ``f``; writes slot ``j`` of the ``out_*`` arrays.
+def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_index,
+                    kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
+                    tot_count, labels, head_mode, params, inv_scale, min_coverage,
+                    min_quality, scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+                    out_h):
+    """Best condition on feature ``f``; writes slot ``j`` of the ``out_*`` arrays and
+    leaves the feature's covered entries in ``kept_*`` (see the module).
 
     ``scratch`` (see the module): slot ``j``'s rows hold the running sums and the feature
     totals, and the head's work row."""
@@ -213,9 +235,15 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
     run_g, run_h = sums[0], sums[1]
     run_g[:] = 0
     run_h[:] = 0
-    if n_present[f] < mask.shape[0]:
-        tot_count = _feature_totals(f, sorted_index, n_present, mask, indicator, weights, g, h,
-                                    sums[2], sums[3], work)
+    dst_index, dst_value = kept_index[f], kept_value[f]
+    if kept_len[f] < 0:  # not visited since the rule started: the whole sorted row
+        src_index, src_value, m = sorted_index[f], sorted_value[f], n_present[f]
+    else:
+        src_index, src_value, m = dst_index, dst_value, kept_len[f]
+    if n_present[f] < mask.shape[0]:  # missing values: the totals of the covered present ones
+        m = _keep_covered(src_index, src_value, m, dst_index, dst_value, mask, indicator)
+        src_index, src_value = dst_index, dst_value
+        tot_count = _feature_totals(dst_index, m, weights, g, h, sums[2], sums[3], work)
         tot_g, tot_h = sums[2], sums[3]
     best_q = min_quality
     out_op[j] = -1
@@ -225,14 +253,21 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
     i = 0
     w = weights[0]
     is_nominal = nominal[f]
-    for pos in range(n_present[f] + 1):
-        at_end = pos == n_present[f]
+    kept = 0
+    for pos in range(m + 1):
+        at_end = pos == m
         if not at_end:
-            i = sorted_index[f, pos]
-            w = weights[i]
-            if mask[i] != indicator or w == 0:
+            i = src_index[pos]
+            if mask[i] != indicator:
                 continue
-            v = sorted_value[f, pos]
+            value = src_value[pos]
+            dst_index[kept] = i
+            dst_value[kept] = value
+            kept += 1
+            w = weights[i]
+            if w == 0:
+                continue
+            v = value
         if cnt > 0 and (at_end or v > prev):
             # a boundary after the group of examples with value ``prev``
             if is_nominal:
@@ -261,15 +296,16 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, mask, 
         accumulate(run_g, run_h, g, h, i, w, work)
         cnt += 1
         prev = v
+    kept_len[f] = kept
 
 
-def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, mask, indicator,
-                   weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale,
+def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, kept_index,
+                   kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale,
                    min_coverage, min_quality, scratch, out_q, out_op, out_thr, out_cnt,
                    out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _search_feature(np.int64(j), features[j], sorted_index, sorted_value, n_present,
-                        nominal, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                        nominal, kept_index, kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
                         labels, head_mode, params, inv_scale, min_coverage, min_quality,
                         scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
@@ -281,15 +317,26 @@ search = parallel_kernel(_search_all_py)
 @njit
 def apply_condition(f, op, threshold, sorted_index, sorted_value, n_present, mask, indicator):
     """Move the covered examples that satisfy ``x_f op threshold`` to ``indicator + 1``."""
-    for pos in range(n_present[f]):
-        i = sorted_index[f, pos]
-        if mask[i] == indicator and satisfies(op, sorted_value[f, pos], threshold):
+    _apply_row(op, threshold, sorted_index[f], sorted_value[f], n_present[f], mask, indicator)
+
+
+@nb.njit(inline="always")
+def _apply_row(op, threshold, index, value, m, mask, indicator):
+    for pos in range(m):
+        i = index[pos]
+        if mask[i] == indicator and satisfies(op, value[pos], threshold):
             mask[i] = indicator + 1
 
 
 @njit
 def apply_step(f, op, threshold, data, mask, indicator):
-    """:func:`apply_condition` on ``data = (sorted_index, sorted_value, n_present,
-    nominal)``; returns the new indicator (the fused refinement's apply step)."""
-    apply_condition(f, op, threshold, data[0], data[1], data[2], mask, indicator)
+    """:func:`apply_condition` on ``data`` (the search's arrays, see :data:`search`);
+    returns the new indicator (the fused refinement's apply step). Walks the feature's kept
+    entries when it has them (a superset of the covered ones)."""
+    sorted_index, sorted_value, n_present, _, kept_index, kept_value, kept_len = data
+    if kept_len[f] < 0:
+        _apply_row(op, threshold, sorted_index[f], sorted_value[f], n_present[f], mask,
+                   indicator)
+    else:
+        _apply_row(op, threshold, kept_index[f], kept_value[f], kept_len[f], mask, indicator)
     return indicator + 1

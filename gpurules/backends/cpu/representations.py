@@ -32,6 +32,9 @@ class SearchState:
         covered_state: int64 (2,): the state of the list of covered examples
             (``coverage.covered_list``; ``[1] = -1`` makes it stale), else None.
         parts: int64 (1,): the number of parts (threads) of the histogram build, else None.
+        kept_len: int64 (A,): per feature, how many entries of the exact search's kept
+            rows hold the examples covered when it last searched the feature in this rule
+            (-1: none yet, the search reads the whole sorted row), else None.
     """
 
     module: object
@@ -41,11 +44,14 @@ class SearchState:
     gh: np.ndarray = None
     covered_state: np.ndarray = None
     parts: np.ndarray = None
+    kept_len: np.ndarray = None
 
     def new_rule(self):
         """Forget what depended on the last rule's coverage."""
         if self.covered_state is not None:
             self.covered_state[1] = -1
+        if self.kept_len is not None:
+            self.kept_len[:] = -1
 
     def for_threads(self, threads):
         """``(module, data)`` for a search on ``threads`` threads."""
@@ -55,8 +61,15 @@ class SearchState:
 
 
 def _presorted(fs, n, width):
-    return SearchState(exact_search, (fs.sorted_index, fs.sorted_value, fs.n_present,
-                                      fs.nominal))
+    # the covered entries of each feature's sorted row, as of its last search in this rule
+    # (exact_search); pages are only touched for the features a rule searches
+    A = fs.num_features
+    kept_index = np.empty((A, n), fs.sorted_index.dtype)
+    kept_value = np.empty((A, n), fs.sorted_value.dtype)
+    kept_len = np.full(A, -1, np.int64)
+    data = (fs.sorted_index, fs.sorted_value, fs.n_present, fs.nominal, kept_index,
+            kept_value, kept_len)
+    return SearchState(exact_search, data, kept_len=kept_len)
 
 
 def _sparse(fs, n, width):
