@@ -279,7 +279,7 @@ def every_launch_on_the_backend_stream():
 def fit_too_large_raises_memory_error():
     """A fit whose estimate (``fit_memory_bytes``) exceeds the device's free memory raises
     MemoryError naming the estimate; one byte more free and it starts."""
-    from gpurules.backends.cuda.backend import fit_memory_bytes
+    from gpurules.backends.cuda.device_memory import fit_memory_bytes
     from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
     from tests.test_cuda_simulator import _simulated_backend_class
 

@@ -26,7 +26,7 @@ import pytest
 
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
-from gpurules.backends.cuda.backend import shared_histogram_bytes
+from gpurules.backends.cuda.histograms import shared_histogram_bytes
 from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
                                               SELECT_DYNAMIC, SELECT_FIXED,

@@ -21,7 +21,7 @@ import pytest
 
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
-from gpurules.backends.cuda.backend import shared_histogram_bytes
+from gpurules.backends.cuda.histograms import shared_histogram_bytes
 from gpurules.backends.thresholds import midpoint
 from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense

@@ -14,7 +14,7 @@ import inspect
 import pytest
 
 from gpurules import BoomerClassifier
-from gpurules.estimators.boomer_params import PARALLEL, SUPPORTED
+from gpurules.estimators.boomer_tables import PARALLEL, SUPPORTED
 from gpurules.estimators.options import parse_option_value
 
 MLRL_BOOMER_PARAMETERS = {'random_state': None,

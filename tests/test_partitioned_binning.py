@@ -53,7 +53,7 @@ def test_equal_width_needs_finite_values():
 
 
 def test_partial_histograms_are_the_build_rows():
-    from gpurules.estimators.boomer_params import LOSSES
+    from gpurules.estimators.boomer_tables import LOSSES
 
     X, nominal = _data()
     rng = np.random.default_rng(1)

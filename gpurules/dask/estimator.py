@@ -19,12 +19,12 @@ from gpurules.backends.dask.backend import DaskBackend, call_actors
 from gpurules.backends.dask.partition import PartitionState
 from gpurules.data.partitioned_binning import distinct_features, merge_layout, plan_bins
 from gpurules.device import CPU, parse_device
-from gpurules.estimators._base import (FitData, multi_label_classes, nominal_mask,
-                                       store_params)
+from gpurules.estimators._base import FitData, store_params
 from gpurules.estimators.boomer import BoomerClassifier
 from gpurules.estimators.boomer_params import resolve_calibration, resolve_joint_calibration
+from gpurules.estimators.multi_label import multi_label_classes
 from gpurules.estimators.validation import (check_label_names, check_labels,
-                                            check_sample_weight, check_seed,
+                                            check_sample_weight, check_seed, nominal_mask,
                                             with_display_names)
 from gpurules.rule_importance import coverage, rule_list
 

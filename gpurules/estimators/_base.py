@@ -1,15 +1,17 @@
 """What the three estimators share: the input contract (feature names and counts checked
 as scikit-learn does, categorical columns mapped by value, nominal/ordinal columns),
-tags, the device, and for the multi-label learners (BOOMER, SeCo) labels, the feature
-representation of the search, the backend and the shape of predictions.
+tags, the device, and for the multi-output learners (BOOMER's classifier and regressor,
+SeCo) the fit's flow, the feature representation of the search and the backend. The 0/1
+labels of the multi-label classifiers and the shape of their predictions are in
+``multi_label``; the checks of the inputs in ``validation``.
 
 ``fit`` calls :meth:`RuleEstimatorMixin._fit_features` once (BOOMER and SeCo through
-:meth:`MultiLabelRuleClassifier._fit_inputs`), :meth:`RuleEstimatorMixin._resolve_device`
+:meth:`MultiOutputRuleLearner._fit_inputs`), :meth:`RuleEstimatorMixin._resolve_device`
 and runs the learner inside :meth:`RuleEstimatorMixin._progress` (the ``verbose`` log,
 ``gpurules.progress``); every prediction method calls
 :meth:`RuleEstimatorMixin._predict_features`. SeCo and TURS count examples, so their
-``sample_weight`` goes through :func:`count_weights`. The mixin also gives every estimator
-``save``/``load`` (``persistence``), ``explain`` and ``feature_importances_``
+``sample_weight`` goes through ``validation.count_weights``. The mixin also gives every
+estimator ``save``/``load`` (``persistence``), ``explain`` and ``feature_importances_``
 (``docs/model-format.md``).
 """
 
@@ -18,7 +20,6 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpurules.backends.factory import backend_class, get_backend
@@ -28,12 +29,10 @@ from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import CPU, parse_device, resolve_device
 from gpurules.estimators.options import parse_option_value
-from gpurules.estimators.validation import (check_feature_indices, check_features,
-                                            check_label_names, check_labels,
+from gpurules.estimators.validation import (check_features, check_label_names,
                                             check_sample_weight, check_seed, is_dataframe,
-                                            with_display_names)
+                                            nominal_mask, with_display_names)
 from gpurules.jit.threads import thread_limit
-from gpurules.json_fields import encode_values
 from gpurules.progress import FitProgress, check_verbose
 from gpurules.rule_importance import record_training_coverage
 
@@ -49,70 +48,12 @@ def store_params(estimator, params):
             setattr(estimator, name, value)
 
 
-def multi_label_classes(num_labels, label_dtype):
-    """``classes_`` of a model fitted on a 2-D label matrix: one ``[0, 1]`` array per
-    label (of the labels' dtype when numeric, else uint8), as scikit-learn's multi-output
-    classifiers expose them (its scorers read it)."""
-    dtype = label_dtype if label_dtype.kind in "biuf" else np.uint8
-    return [np.array([0, 1], dtype=dtype) for _ in range(num_labels)]
-
-
-def count_weights(sample_weight, n_examples, estimator):
-    """The ``sample_weight`` of a learner that counts examples (SeCo's confusion matrices,
-    TURS's class counts and code lengths): a weight w counts its example w times, exactly
-    as w copies of its row would, so the weights must be integers.
-
-    Args:
-        sample_weight: None or array-like (n,) of non-negative integer values (any dtype).
-        n_examples: n. estimator: the estimator's name, for messages.
-
-    Returns:
-        int64 (n,), or None when ``sample_weight`` is None or all ones (the unweighted fit).
-
-    Raises:
-        ValueError: wrong shape, negative, not finite, all zero, or not an integer.
-    """
-    if sample_weight is None:
-        return None
-    w = check_sample_weight(sample_weight, n_examples)
-    bad = np.flatnonzero((w != np.floor(w)) | (w > np.iinfo(np.int32).max))
-    if bad.size:
-        raise ValueError(
-            f"{estimator} counts examples (its rules are chosen by counts of covered "
-            f"examples), so sample_weight must hold non-negative integers: a weight w "
-            f"counts its example w times, as w copies of its row would; got "
-            f"{float(w[bad[0]])!r} at index {bad[0]}")
-    w = w.astype(np.int64)
-    return None if (w == 1).all() else w
-
-
 def take_rows(X, rows):
     """The rows ``rows`` (int or bool index (m,)) of a float32 ndarray or scipy sparse X, in
     X's format."""
     if sp.issparse(X):
         return X.tocsr()[rows].asformat(X.format)
     return np.ascontiguousarray(X[rows])
-
-
-def nominal_mask(num_features, declared, detected, ordinal=None,
-                 param="nominal_feature_indices"):
-    """bool (A,): which columns are nominal.
-
-    Args:
-        num_features: A.
-        declared: the column indices of parameter ``param`` (None: none).
-        detected: column indices found nominal in the input (a DataFrame's categoricals).
-        ordinal: the ``ordinal_feature_indices`` (searched like numerical columns; None:
-            none); ValueError if one of them is nominal too.
-    """
-    nominal = set(check_feature_indices(declared, num_features, param)) | set(detected)
-    ordinal = set(check_feature_indices(ordinal, num_features, "ordinal_feature_indices"))
-    if nominal & ordinal:
-        raise ValueError(f"features {sorted(nominal & ordinal)} are declared both nominal "
-                         f"and ordinal")
-    mask = np.zeros(num_features, dtype=bool)
-    mask[list(nominal)] = True
-    return mask
 
 
 class RuleEstimatorMixin:
@@ -225,7 +166,7 @@ class FitData(NamedTuple):
     info: ``FeatureInput``; its X: float32 ndarray (n, A) or CSC matrix.
     Y: uint8 (n, K) of 0/1 (a regressor's: float64 (n, K) targets).  nominal: bool (A,),
         the nominal features.
-    weight: the ``sample_weight`` as :meth:`MultiLabelRuleClassifier._fit_weights` checks
+    weight: the ``sample_weight`` as :meth:`MultiOutputRuleLearner._fit_weights` checks
         it: BOOMER float64 (n,) (ones without it); SeCo int64 (n,) or None (all ones).
     sparse_value: float, the value of the entries a sparse X does not store.
     rng: ``numpy.random.Generator`` seeded with ``random_state``.
@@ -423,56 +364,3 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
         "'a', 'b' or 'c'"."""
         names = [repr(name) for name in self._SUPPORTED["feature_binning"] if name != "none"]
         return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-
-
-class MultiLabelRuleClassifier(MultiOutputRuleLearner, ClassifierMixin, BaseEstimator):
-    """Base of the multi-label learners (BOOMER, SeCo): :class:`MultiOutputRuleLearner`
-    with 0/1 labels. Fitted attributes set here: ``classes_`` and those of
-    :class:`MultiOutputRuleLearner`.
-    """
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.classifier_tags.multi_label = True
-        return tags
-
-    def _fit_targets(self, y, n_examples):
-        """The labels: uint8 (n, K) of 0/1 (``validation.check_labels``); sets
-        ``classes_``, ``_one_d`` and ``_label_dtype``."""
-        Y, self.classes_, self._one_d = check_labels(y, n_examples)
-        self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
-        if not self._one_d:
-            self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)
-        return Y
-
-    def _prediction_state(self):
-        """Adds the label side of prediction, classes and label dtype, to
-        :meth:`MultiOutputRuleLearner._prediction_state`."""
-        state = super()._prediction_state()
-        return {**state, "label_dtype": self._label_dtype.str,
-                "classes": encode_values(self.classes_, "classes_") if state["one_d"] else
-                None}
-
-    def _restore_prediction_state(self, node):
-        super()._restore_prediction_state(node)
-        try:
-            self._label_dtype = np.dtype(node.get("label_dtype").str())
-        except TypeError:
-            node.get("label_dtype").fail("a NumPy dtype string such as '<i8'")
-        self.classes_ = node.get("classes").values() if self._one_d else \
-            multi_label_classes(self.n_outputs_, self._label_dtype)
-
-    def _label_output(self, relevant):
-        """What ``predict`` returns for ``relevant`` ((n, K) of 0/1 or bool): the classes of
-        a 1-D y (from column 0), else the labels in y's dtype (uint8 for a non-numeric
-        one), as CSR if ``prediction_format='sparse'``."""
-        if self._one_d:
-            codes = relevant[:, 0].astype(np.intp)
-            return self.classes_[codes] if len(self.classes_) == 2 else \
-                np.full(codes.shape, self.classes_[0])
-        dtype = self._label_dtype if self._label_dtype.kind in "biuf" else np.uint8
-        out = relevant.astype(dtype, copy=False)
-        if self._option("prediction_format")[0] == "sparse":
-            return sp.csr_matrix(out)
-        return out

@@ -5,10 +5,12 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.factory import backend_class
-from gpurules.estimators._base import MultiLabelRuleClassifier, store_params, take_rows
-from gpurules.estimators.boomer_params import (LOSSES, SUPPORTED, resolve_calibration,
-                                               resolve_config, resolve_joint_calibration,
-                                               resolve_predictors, with_label_ratio)
+from gpurules.estimators._base import store_params, take_rows
+from gpurules.estimators.boomer_params import (resolve_calibration, resolve_config,
+                                               resolve_joint_calibration, resolve_predictors,
+                                               with_label_ratio)
+from gpurules.estimators.boomer_tables import LOSSES, SUPPORTED
+from gpurules.estimators.multi_label import MultiLabelRuleClassifier
 from gpurules.learners.boosting import BoostingLearner
 from gpurules.objectives.calibration import IsotonicCalibration, JointCalibration
 from gpurules.objectives.predictors import (marginal_probabilities, marginalized,

@@ -1,4 +1,5 @@
-"""BOOMER's parameters: supported values (mlrl-boomer 0.15 strings) and their resolution.
+"""BOOMER's parameters: their resolution against the tables of supported values
+(``boomer_tables``, mlrl-boomer 0.15 strings).
 
 ``resolve_config`` turns the estimator's constructor arguments into a ``BoostingConfig``
 plus thread counts, raising ``ValueError`` for anything unsupported.
@@ -9,86 +10,20 @@ import os
 
 import numpy as np
 
+from gpurules.estimators.boomer_tables import LOSSES, PARALLEL, SUPPORTED
 from gpurules.estimators.options import check_number, parse_option_value
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.post_optimization import SequentialPostOptimization
 from gpurules.learners.pruning import AGGREGATIONS, PostPruning, PrePruning
-from gpurules.learners.sampling import (INSTANCE_SAMPLING_KINDS, FeatureSampling,
-                                        InstanceSampling, OutputSampling)
+from gpurules.learners.sampling import FeatureSampling, InstanceSampling, OutputSampling
 from gpurules.objectives import predictors
 from gpurules.objectives.calibration import JointCalibration, MarginalCalibration
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
-from gpurules.objectives.losses import DECOMPOSABLE_LOSSES, REGRESSION_LOSSES
+from gpurules.objectives.losses import REGRESSION_LOSSES
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
                                               SELECT_ALL, SELECT_DYNAMIC, SELECT_FIXED,
                                               multi_output_params)
-from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES
-
-LOSSES = {**DECOMPOSABLE_LOSSES, **NON_DECOMPOSABLE_LOSSES}
-
-# name -> {option: default}; the first name is the effective default.
-SUPPORTED = {
-    "loss": {name: {} for name in LOSSES},
-    "head_type": {"auto": {}, "single": {}, "complete": {},
-                  "partial-fixed": {"output_ratio": 0.0, "min_outputs": 2, "max_outputs": 0},
-                  "partial-dynamic": {"threshold": 0.02, "exponent": 2.0}},
-    "default_rule": {"auto": {}, "true": {}, "false": {}},
-    "rule_induction": {"top-down-greedy": {
-        "max_conditions": 0, "min_coverage": 1, "min_support": 0.0,
-        "max_head_refinements": 1, "recalculate_predictions": True}},
-    "feature_sampling": {
-        "without-replacement": {"sample_size": 0.0, "min_samples": 1, "max_samples": 0,
-                                "num_retained": 0},
-        "none": {}},
-    "instance_sampling": {
-        "none": {},
-        **{kind: {"sample_size": 0.66, "min_samples": 1, "max_samples": 0}
-           for kind in INSTANCE_SAMPLING_KINDS[1:]}},
-    "feature_format": {"auto": {}, "dense": {}, "sparse": {}},
-    "output_format": {"auto": {}, "dense": {}, "sparse": {}},
-    "prediction_format": {"auto": {}, "dense": {}, "sparse": {}},
-    "statistic_format": {"auto": {}, "dense": {}},
-    # "32-bit"/"64-bit": mlrl-boomer's names; statistics are fixed-point int64 either way
-    "statistic_type": {"float64": {}, "float32": {}, "64-bit": {}, "32-bit": {}},
-    "global_pruning": {
-        "none": {},
-        "pre-pruning": {"use_holdout_set": True, "remove_unused_rules": True,
-                        "min_rules": 100, "update_interval": 1, "stop_interval": 1,
-                        "num_past": 50, "num_recent": 50, "min_improvement": 0.005,
-                        "aggregation": "avg"},
-        "post-pruning": {"use_holdout_set": True, "remove_unused_rules": True,
-                         "min_rules": 100, "interval": 1}},
-    "post_optimization": {"none": {},
-                          "sequential": {"num_iterations": 2, "refine_heads": False,
-                                         "resample_features": True}},
-    "marginal_probability_calibration": {"none": {}, "isotonic": {"use_holdout_set": True}},
-    "joint_probability_calibration": {"none": {}, "isotonic": {"use_holdout_set": True}},
-    "binary_predictor": {"auto": {},
-                         "output-wise": {"based_on_probabilities": False,
-                                         "use_probability_calibration": True},
-                         "example-wise": {"based_on_probabilities": False,
-                                          "use_probability_calibration": True},
-                         "gfm": {"use_probability_calibration": True}},
-    "probability_predictor": {"auto": {}, "output-wise": {"use_probability_calibration": True},
-                              "marginalized": {"use_probability_calibration": True}},
-    "output_sampling": {
-        "none": {}, "round-robin": {},
-        "without-replacement": {"sample_size": 0.33, "min_samples": 1, "max_samples": 1}},
-    "holdout": {"auto": {}, "none": {},
-                "random": {"holdout_set_size": 0.33},
-                "stratified-output-wise": {"holdout_set_size": 0.33},
-                "stratified-example-wise": {"holdout_set_size": 0.33}},
-    "feature_binning": {
-        "auto": {}, "none": {},
-        "equal-width": {"bin_ratio": 0.33, "min_bins": 2, "max_bins": 0},
-        "equal-frequency": {"bin_ratio": 0.33, "min_bins": 2, "max_bins": 0}},
-    "label_binning": {"auto": {}, "none": {},
-                      "equal-width": {"bin_ratio": 0.04, "min_bins": 1, "max_bins": 0}},
-    "rule_pruning": {"none": {}, "irep": {}},
-}
-
-PARALLEL = {"auto": {}, "true": {"num_preferred_threads": 0}, "false": {}}
 
 
 def parse(param, value):
@@ -387,16 +322,6 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
 
 
 # -- BoomerRegressor ------------------------------------------------------------------------
-# the classifier's parameters that mlrl-boomer 0.15.6's BoomerRegressor does not have
-CLASSIFICATION_ONLY = ("label_binning", "marginal_probability_calibration",
-                       "joint_probability_calibration", "binary_predictor",
-                       "probability_predictor")
-# mlrl-boomer's regressor has no stratified holdout or instance sampling (no labels)
-_STRATIFIED = ("stratified-output-wise", "stratified-example-wise")
-REGRESSOR_SUPPORTED = {
-    param: {name: options for name, options in values.items() if name not in _STRATIFIED}
-    for param, values in SUPPORTED.items() if param not in CLASSIFICATION_ONLY}
-REGRESSOR_SUPPORTED["loss"] = {name: {} for name in REGRESSION_LOSSES}
 # partial-fixed output_ratio=0 of a regressor: mlrl-boomer's fixed 0.33
 # (``calculateOutputRatio`` of a regression matrix)
 REGRESSION_OUTPUT_RATIO = float(np.float32(0.33))

@@ -8,7 +8,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from gpurules.estimators._base import MultiOutputRuleLearner, store_params
 from gpurules.estimators.boomer import BoostingEstimatorMixin
-from gpurules.estimators.boomer_params import REGRESSOR_SUPPORTED, resolve_regressor_config
+from gpurules.estimators.boomer_params import resolve_regressor_config
+from gpurules.estimators.boomer_tables import REGRESSOR_SUPPORTED
 from gpurules.estimators.validation import check_targets
 from gpurules.objectives.losses import REGRESSION_LOSSES, regression
 

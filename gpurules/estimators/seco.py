@@ -6,9 +6,10 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from gpurules.backends.factory import backend_class
-from gpurules.estimators._base import (MultiLabelRuleClassifier, count_weights, store_params,
-                                       take_rows)
+from gpurules.estimators._base import store_params, take_rows
+from gpurules.estimators.multi_label import MultiLabelRuleClassifier
 from gpurules.estimators.seco_params import SUPPORTED, parse, resolve_config
+from gpurules.estimators.validation import count_weights
 from gpurules.learners.covering import CoveringLearner
 
 
@@ -62,7 +63,7 @@ class SeCoClassifier(MultiLabelRuleClassifier):
         store_params(self, locals())
 
     def _fit_weights(self, sample_weight, n_examples):
-        """int64 (n,) or None (all ones): ``_base.count_weights``."""
+        """int64 (n,) or None (all ones): ``validation.count_weights``."""
         return count_weights(sample_weight, n_examples, type(self).__name__)
 
     def _learn(self, config, data, progress):

@@ -11,8 +11,8 @@ import math
 
 from gpurules.estimators.boomer_params import num_threads
 from gpurules.estimators.options import check_number, parse_option_value
-from gpurules.learners.covering import CoveringConfig, InstanceSampling
-from gpurules.learners.sampling import FeatureSampling
+from gpurules.learners.covering import CoveringConfig
+from gpurules.learners.sampling import SECO_DRAWS, FeatureSampling, InstanceSampling
 from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
                                             HEURISTIC_IDS, heuristic_parameter)
 from gpurules.objectives.lift_functions import DEFAULTS as LIFT_DEFAULTS
@@ -138,7 +138,7 @@ def resolve_config(est):
         irep=parse("rule_pruning", est.rule_pruning)[0] == "irep",
         instance_sampling=InstanceSampling(is_name, inst.get("sample_size", 0.66),
                                            inst.get("min_samples", 1),
-                                           inst.get("max_samples", 0)),
+                                           inst.get("max_samples", 0), SECO_DRAWS),
         feature_sampling=FeatureSampling(
             enabled=fs_name != "none", sample_size=fs.get("sample_size", 0.0),
             min_samples=fs.get("min_samples", 1), max_samples=fs.get("max_samples", 0)),

@@ -11,10 +11,10 @@ from sklearn.utils.multiclass import type_of_target
 
 from gpurules.backends.factory import get_class_histograms
 from gpurules.compile_log import logs_compilation
-from gpurules.estimators._base import (RuleEstimatorMixin, count_weights,
-                                       multi_label_classes, nominal_mask, store_params,
-                                       take_rows)
-from gpurules.estimators.validation import check_labels, check_seed
+from gpurules.estimators._base import RuleEstimatorMixin, store_params, take_rows
+from gpurules.estimators.multi_label import multi_label_classes
+from gpurules.estimators.validation import (check_labels, check_seed, count_weights,
+                                            nominal_mask)
 from gpurules.json_fields import encode_floats
 from gpurules.learners.turs import TursLearner, to_model
 from gpurules.learners.turs_data import prepare

@@ -306,3 +306,53 @@ def with_display_names(info, feature_names=None, nominal_values=None):
         column = check_feature_indices([column], num_features, "nominal_values")[0]
         levels[column] = [str(v) for v in values]
     return info._replace(names=names, levels=levels)
+
+
+def count_weights(sample_weight, n_examples, estimator):
+    """The ``sample_weight`` of a learner that counts examples (SeCo's confusion matrices,
+    TURS's class counts and code lengths): a weight w counts its example w times, exactly
+    as w copies of its row would, so the weights must be integers.
+
+    Args:
+        sample_weight: None or array-like (n,) of non-negative integer values (any dtype).
+        n_examples: n. estimator: the estimator's name, for messages.
+
+    Returns:
+        int64 (n,), or None when ``sample_weight`` is None or all ones (the unweighted fit).
+
+    Raises:
+        ValueError: wrong shape, negative, not finite, all zero, or not an integer.
+    """
+    if sample_weight is None:
+        return None
+    w = check_sample_weight(sample_weight, n_examples)
+    bad = np.flatnonzero((w != np.floor(w)) | (w > np.iinfo(np.int32).max))
+    if bad.size:
+        raise ValueError(
+            f"{estimator} counts examples (its rules are chosen by counts of covered "
+            f"examples), so sample_weight must hold non-negative integers: a weight w "
+            f"counts its example w times, as w copies of its row would; got "
+            f"{float(w[bad[0]])!r} at index {bad[0]}")
+    w = w.astype(np.int64)
+    return None if (w == 1).all() else w
+
+
+def nominal_mask(num_features, declared, detected, ordinal=None,
+                 param="nominal_feature_indices"):
+    """bool (A,): which columns are nominal.
+
+    Args:
+        num_features: A.
+        declared: the column indices of parameter ``param`` (None: none).
+        detected: column indices found nominal in the input (a DataFrame's categoricals).
+        ordinal: the ``ordinal_feature_indices`` (searched like numerical columns; None:
+            none); ValueError if one of them is nominal too.
+    """
+    nominal = set(check_feature_indices(declared, num_features, param)) | set(detected)
+    ordinal = set(check_feature_indices(ordinal, num_features, "ordinal_feature_indices"))
+    if nominal & ordinal:
+        raise ValueError(f"features {sorted(nominal & ordinal)} are declared both nominal "
+                         f"and ordinal")
+    mask = np.zeros(num_features, dtype=bool)
+    mask[list(nominal)] = True
+    return mask

@@ -24,78 +24,12 @@ import scipy.sparse as sp
 
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.exceptions import FitStoppedEarlyWarning
-from gpurules.learners.holdout import output_wise_strata
 from gpurules.learners.covering_rule import CoveringRule
 from gpurules.learners.rule_induction import induce_rule
 from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL
-from gpurules.learners.sampling import FeatureSampling, floyd_sample
+from gpurules.learners.sampling import FeatureSampling, InstanceSampling
 from gpurules.objectives.lift_functions import lift_tables
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
-
-@dataclass(frozen=True)
-class InstanceSampling:
-    """mlrl-seco's instance sampling: ``none``, ``with-replacement``,
-    ``without-replacement``, ``stratified-output-wise`` or ``stratified-example-wise``, each
-    with ``sample_size`` (fraction), ``min_samples`` and ``max_samples`` (0 = no limit).
-
-    The stratified kinds split the examples into strata once per fit (:meth:`strata`) and
-    draw from each stratum as mlrl-common 0.15 does: ``ceil`` or ``floor`` of
-    ``sample_size * len(stratum)`` (float32) examples, ``ceil`` while more in-sample than
-    out-of-sample examples are still wanted (a coin flip on a tie), so rare strata are
-    rounded up.
-    """
-
-    kind: str = "none"
-    sample_size: float = 0.66
-    min_samples: int = 1
-    max_samples: int = 0
-
-    def _size(self, n):
-        m = int(round(self.sample_size * n))
-        if self.max_samples > 0:
-            m = min(m, self.max_samples)
-        return min(max(m, self.min_samples, 1), n)
-
-    def strata(self, Y):
-        """The strata of a stratified kind (list of int64 arrays), else None."""
-        if self.kind == "stratified-output-wise":
-            return output_wise_strata(Y)
-        if self.kind == "stratified-example-wise":
-            return _example_wise_strata(Y)
-        return None
-
-    def sample(self, rng, n, strata=None):
-        """int32 (n,) weights (how often each example is drawn); None for ``none``.
-        ``strata``: from :meth:`strata`, for the stratified kinds."""
-        if self.kind == "none":
-            return None
-        if self.kind == "with-replacement":
-            drawn = rng.integers(0, n, size=self._size(n))
-            return np.bincount(drawn, minlength=n).astype(np.int32)
-        weights = np.zeros(n, np.int32)
-        if self.kind == "without-replacement":
-            weights[floyd_sample(rng, n, self._size(n))] = 1
-            return weights
-        wanted_in = int(round(np.float32(self.sample_size) * np.float32(n)))
-        wanted_out = n - wanted_in
-        fraction = np.float32(self.sample_size)
-        for members in strata:
-            size = members.shape[0]
-            up = wanted_in > wanted_out or (wanted_in == wanted_out and rng.random() < 0.5)
-            exact = float(fraction * np.float32(size))
-            take = min(int(np.ceil(exact) if up else np.floor(exact)), size)
-            wanted_in -= take
-            wanted_out -= size - take
-            if take > 0:
-                weights[members[floyd_sample(rng, size, take)]] = 1
-        return weights
-
-
-def _example_wise_strata(Y):
-    """One stratum per distinct label vector, the rarest first (examples ascending)."""
-    _, inverse, counts = np.unique(Y, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.ravel()
-    return [np.flatnonzero(inverse == v) for v in np.argsort(counts, kind="stable")]
 
 
 @dataclass(frozen=True)

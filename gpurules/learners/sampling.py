@@ -51,26 +51,56 @@ class FeatureSampling:
 
 INSTANCE_SAMPLING_KINDS = ("none", "with-replacement", "without-replacement",
                            "stratified-output-wise", "stratified-example-wise")
+# how an InstanceSampling draws: as mlrl-boomer (BOOMER's learner) or as mlrl-seco (SeCo's)
+BOOMER_DRAWS, SECO_DRAWS = "boomer", "seco"
 
 
 @dataclass(frozen=True)
 class InstanceSampling:
-    """mlrl-boomer's ``instance_sampling``: ``kind`` one of ``INSTANCE_SAMPLING_KINDS``,
-    ``{sample_size, min_samples, max_samples}`` as there (``max_samples = 0``: no limit).
+    """``instance_sampling`` of mlrl-boomer and mlrl-seco: ``kind`` one of
+    ``INSTANCE_SAMPLING_KINDS``, ``{sample_size, min_samples, max_samples}`` as there
+    (``max_samples = 0``: no limit); ``draws`` says whose random draws it makes, so that a
+    model's examples are drawn in the same order as always.
 
-    The number of examples drawn is ``bounded_fraction(n, sample_size, min_samples,
-    max_samples)`` for the two unstratified kinds. The stratified kinds use the strata of
-    the holdout split (``learners.holdout``); per stratum of m examples they draw
-    ``sample_size * m`` examples without replacement (float32), rounded up while fewer
-    than the bounded total have been drawn than left out, down otherwise, by a coin flip
-    on a tie (mlrl-boomer's ``tiebreak``), so ``min_samples``/``max_samples`` only steer
-    the rounding.
+    ``draws = BOOMER_DRAWS`` (BOOMER): ``bounded_fraction(n, sample_size, min_samples,
+    max_samples)`` examples for the two unstratified kinds, ``without-replacement`` by
+    ``rng.choice``. ``draws = SECO_DRAWS`` (SeCo): ``round(sample_size * n)`` examples
+    (float64, then bounded by ``max_samples``, ``min_samples`` and n),
+    ``without-replacement`` by :func:`floyd_sample`.
+
+    The stratified kinds split the examples into strata once per fit (:meth:`strata`; for
+    ``stratified-example-wise`` the two conventions order tied strata differently) and
+    draw ``sample_size * m`` examples (float32) without replacement from each stratum of
+    m examples, rounded up while more examples are still wanted in the sample than out of
+    it, down while fewer, by a coin flip on a tie (mlrl-boomer's ``tiebreak``,
+    :func:`round_stratum`). BOOMER: the examples wanted in the sample are the bounded
+    total above (so ``min_samples``/``max_samples`` only steer the rounding), every
+    stratum's count is rounded first (:func:`stratum_sample_counts`), then each stratum
+    draws ``rng.permutation``. SeCo: ``round(float32(sample_size) * float32(n))`` are
+    wanted, and each stratum's count is rounded (:func:`seco_stratum_counts`) just before
+    :func:`floyd_sample` draws it (nothing drawn for a count of 0).
     """
 
     kind: str = "none"
     sample_size: float = 0.66
     min_samples: int = 1
     max_samples: int = 0
+    draws: str = BOOMER_DRAWS
+
+    def __post_init__(self):
+        if self.draws not in (BOOMER_DRAWS, SECO_DRAWS):
+            raise ValueError(f"draws must be {BOOMER_DRAWS!r} or {SECO_DRAWS!r}, got "
+                             f"{self.draws!r}")
+
+    def num_samples(self, num_examples):
+        """How many examples the unstratified kinds draw of ``num_examples`` (int)."""
+        if self.draws == BOOMER_DRAWS:
+            return bounded_fraction(num_examples, self.sample_size, self.min_samples,
+                                    self.max_samples)
+        m = int(round(self.sample_size * num_examples))
+        if self.max_samples > 0:
+            m = min(m, self.max_samples)
+        return min(max(m, self.min_samples, 1), num_examples)
 
     def strata(self, Y):
         """The strata of labels ``Y`` (uint8 (n, K)) a stratified kind draws from, once per
@@ -78,7 +108,8 @@ class InstanceSampling:
         if self.kind == "stratified-output-wise":
             return output_wise_strata(Y)
         if self.kind == "stratified-example-wise":
-            return example_wise_strata(Y)
+            return example_wise_strata(Y) if self.draws == BOOMER_DRAWS else \
+                example_wise_strata_by_vector(Y)
         return None
 
     def sample(self, rng, num_examples, strata=None):
@@ -87,21 +118,39 @@ class InstanceSampling:
         required by the stratified kinds."""
         if self.kind == "none":
             return None
-        m = bounded_fraction(num_examples, self.sample_size, self.min_samples,
-                             self.max_samples)
         if self.kind == "with-replacement":
-            drawn = rng.integers(0, num_examples, size=m)
+            drawn = rng.integers(0, num_examples, size=self.num_samples(num_examples))
             return np.bincount(drawn, minlength=num_examples).astype(np.int32)
         weights = np.zeros(num_examples, dtype=np.int32)
         if self.kind == "without-replacement":
-            weights[rng.choice(num_examples, size=m, replace=False)] = 1
+            m = self.num_samples(num_examples)
+            weights[rng.choice(num_examples, size=m, replace=False)
+                    if self.draws == BOOMER_DRAWS else floyd_sample(rng, num_examples, m)] = 1
             return weights
         if strata is None:
             raise ValueError(f"instance_sampling={self.kind!r} needs the strata of the labels")
-        for stratum, take in zip(strata, stratum_sample_counts(
-                rng, [s.shape[0] for s in strata], self.sample_size, m)):
-            weights[stratum[rng.permutation(stratum.shape[0])[:take]]] = 1
+        sizes = [s.shape[0] for s in strata]
+        if self.draws == BOOMER_DRAWS:
+            counts = stratum_sample_counts(rng, sizes, self.sample_size,
+                                           self.num_samples(num_examples))
+            for stratum, take in zip(strata, counts):
+                weights[stratum[rng.permutation(stratum.shape[0])[:take]]] = 1
+            return weights
+        wanted = int(round(np.float32(self.sample_size) * np.float32(num_examples)))
+        for stratum, take in zip(strata, seco_stratum_counts(
+                rng, sizes, self.sample_size, wanted, num_examples - wanted)):
+            if take > 0:
+                weights[stratum[floyd_sample(rng, stratum.shape[0], take)]] = 1
         return weights
+
+
+def round_stratum(rng, sample_size, size, wanted_in, wanted_out):
+    """How many of a stratum's ``size`` examples to draw: ``float32(sample_size) *
+    float32(size)`` rounded up if ``wanted_in > wanted_out`` (examples still wanted in and
+    out of the sample), down if less, by a coin flip (one ``rng.random()``) if equal."""
+    decimal = np.float32(sample_size) * np.float32(size)
+    round_up = wanted_in > wanted_out or (wanted_in == wanted_out and rng.random() < 0.5)
+    return int(math.ceil(decimal) if round_up else math.floor(decimal))
 
 
 def stratum_sample_counts(rng, sizes, sample_size, num_samples):
@@ -114,14 +163,34 @@ def stratum_sample_counts(rng, sizes, sample_size, num_samples):
     drawn = left_out = 0
     counts = []
     for size in sizes:
-        decimal = np.float32(sample_size) * np.float32(size)
-        desired, desired_out = max(num_samples - drawn, 0), max(num_out - left_out, 0)
-        round_up = desired > desired_out or (desired == desired_out and rng.random() < 0.5)
-        take = int(math.ceil(decimal) if round_up else math.floor(decimal))
+        take = round_stratum(rng, sample_size, size, max(num_samples - drawn, 0),
+                             max(num_out - left_out, 0))
         drawn += take
         left_out += size - take
         counts.append(take)
     return counts
+
+
+def seco_stratum_counts(rng, sizes, sample_size, wanted_in, wanted_out):
+    """SeCo's counts per stratum (a generator of ints, one per entry of ``sizes``, each
+    rounded when asked for, so its coin flip comes after the draws of the strata before):
+    :func:`round_stratum` with signed counts of the examples still wanted in
+    (``wanted_in`` at first) and out of the sample (``wanted_out``), each count at most its
+    stratum's size."""
+    for size in sizes:
+        take = min(round_stratum(rng, sample_size, size, wanted_in, wanted_out), size)
+        wanted_in -= take
+        wanted_out -= size - take
+        yield take
+
+
+def example_wise_strata_by_vector(Y):
+    """One stratum (int64 example indices, ascending) per distinct label vector of ``Y``
+    (uint8 (n, K)), the rarest first, ties in the lexicographic order of the vectors
+    (SeCo's order; ``holdout.example_wise_strata`` breaks ties by first occurrence)."""
+    _, inverse, counts = np.unique(Y, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    return [np.flatnonzero(inverse == v) for v in np.argsort(counts, kind="stable")]
 
 
 OUTPUT_SAMPLING_KINDS = ("none", "round-robin", "without-replacement")

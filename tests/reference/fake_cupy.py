@@ -15,7 +15,7 @@ import types
 
 import numpy as np
 
-from gpurules.backends.cuda.backend import shared_histogram_bytes
+from gpurules.backends.cuda.histograms import shared_histogram_bytes
 from tests.reference.histogram import histograms
 
 SM_COUNT = 2

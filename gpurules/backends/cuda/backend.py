@@ -7,12 +7,13 @@ record (every step's sampled features, the head's labels and parameters: one hos
 copy) and receives one (the steps' conditions, the last one's sums and the state: one
 device->host copy). A single ``find_best_refinement`` (SeCo, tests) sends one record and
 receives the ``out_*`` arrays of the search (S entries and S*(K+W) sums). The instance
-weights are uploaded once per rule. Every device array is allocated once per fit: the per-fit arrays in ``start_fit``, the
-scratch of the searches (histograms, outputs, work arrays) on first use, as views of buffers
-that grow only when a larger sample needs it (``_buffer``); see :func:`fit_memory_bytes` for
-the estimate that is checked against the device's free memory. Histograms are built by the CUDA
-C kernels of ``kernels/histogram.cu`` (CuPy ``RawModule``); the threshold scan
-(``histogram_search``), a block's choice of each step's refinement (``refine``), the
+weights are uploaded once per rule. Every device array is allocated once per fit: the
+per-fit arrays in ``start_fit``, the scratch of the searches (histograms, outputs, work
+arrays) on first use, as views of buffers that grow only when a larger sample needs it
+(``device_memory``: ``_buffer``; ``fit_memory_bytes`` is the estimate that is checked
+against the device's free memory). Histograms are built by the CUDA C kernels of
+``kernels/histogram.cu`` (CuPy ``RawModule``; the slots and launches: ``histograms``); the
+threshold scan (``histogram_search``), a block's choice of each step's refinement (``refine``), the
 statistics (``statistics``) and the coverage (``coverage``) are Numba CUDA kernels, listed
 by name in ``kernels``.
 
@@ -37,27 +38,14 @@ import numpy as np
 
 from gpurules.backends.base import select_refinement
 from gpurules.backends.cuda import sources
-from gpurules.backends.cuda.records import out_bytes, out_views, pack, views
+from gpurules.backends.cuda.device_memory import DeviceMemory, fit_memory_bytes
+from gpurules.backends.cuda.histograms import (HIST_ITEMS_PER_THREAD, HistogramBuilder,
+                                               raw_module)
+from gpurules.backends.cuda.records import out_bytes, out_views
 from gpurules.objectives.losses import is_regression, target_matrix
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
 _SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statistics
-
-_HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
-_MAX_GRID_Y = 65535
-_DEFAULT_SHARED_BYTES = 48 * 1024  # usable without opting in
-_GROUP_SHARED_BYTES = 48 * 1024  # the most shared memory of a group of several features
-_MODULES = {}  # device index -> cupy.RawModule of histogram.cu
-
-
-def _raw_module(cp, device_index):
-    """The compiled ``histogram.cu`` for a device, compiled once per process and device."""
-    module = _MODULES.get(device_index)
-    if module is None:
-        module = cp.RawModule(code=sources.kernel_source(sources.HISTOGRAM_SOURCE),
-                              options=sources.RAW_MODULE_OPTIONS)
-        _MODULES[device_index] = module
-    return module
 
 
 def _numba_stream(nb_cuda, stream):
@@ -70,33 +58,10 @@ def _numba_stream(nb_cuda, stream):
     return nb_cuda.external_stream(stream.ptr)
 
 
-def fit_memory_bytes(n, A, K, W, hist_rows, target_bytes=1):
-    """Device memory (bytes) of a fit's per-fit arrays and histograms.
-
-    Per example: ``bin_index`` int32 (A), ``Y`` (K) of ``target_bytes`` each (uint8
-    labels; float64 regression targets), ``P`` float64 (K), ``g`` int64
-    (K), ``h`` int64 (W), mask, weights, unit weights and two covered lists int32, base
-    weight float64; per
-    histogram row (``hist_rows``: the bins of the features one refinement samples, at most
-    the data set's ``total_bins``): ``hist_g`` (K), ``hist_h`` (W) and ``hist_count`` int64.
-    ``start_fit`` checks this estimate, with the rows of the widest feature, against the
-    device's free memory; the histograms of a larger sample and the search's other scratch
-    (outputs, prefix sums, candidates) are checked when first allocated (``_buffer``).
-
-    Returns: int."""
-    per_example = 4 * A + target_bytes * K + 8 * K + 8 * K + 8 * W + 5 * 4 + 8
-    return int(n * per_example + 8 * hist_rows * (K + W + 1))
-
-
-def shared_histogram_bytes(num_bins, K, W=None):
-    """Dynamic shared memory (bytes) of ``histogram_shared`` for a feature with ``num_bins``,
-    gradients of width ``K`` and Hessians of width ``W`` (default ``K``)."""
-    W = K if W is None else W
-    return num_bins * (K + W + 1) * 8
-
-
-class CudaBackend:
-    """Histogram search and statistics on CUDA device ``device_index``.
+class CudaBackend(HistogramBuilder, DeviceMemory):
+    """Histogram search and statistics on CUDA device ``device_index`` (the histograms:
+    ``histograms.HistogramBuilder``; device memory and uploads: ``device_memory.
+    DeviceMemory``).
 
     Args:
         device_index: int, the CUDA device.
@@ -134,7 +99,7 @@ class CudaBackend:
         self._shared_limit = rt.deviceGetAttribute(
             rt.cudaDevAttrMaxSharedMemoryPerBlockOptin, self.device_index)
         with self._on_device():
-            module = _raw_module(cp, self.device_index)
+            module = raw_module(cp, self.device_index)
             self._hist = {name: module.get_function(name) for name in sources.HISTOGRAM_KERNELS}
 
     @contextlib.contextmanager
@@ -161,45 +126,6 @@ class CudaBackend:
         blocks = math.ceil(work / (self.threads * items_per_thread))
         return max(1, min(blocks, 32 * self._sm_count))
 
-    def _check_memory(self, nbytes, what):
-        """Raise MemoryError unless ``nbytes`` more device memory are free (CuPy's pool
-        included), rather than let CUDA fail half-way through a fit."""
-        with self._on_device():
-            free = self.cp.cuda.runtime.memGetInfo()[0]
-            pool = getattr(self.cp, "get_default_memory_pool", None)
-            free += pool().free_bytes() if pool is not None else 0
-        if nbytes > free:
-            raise MemoryError(
-                f"{what} needs about {nbytes / 2 ** 20:.1f} MiB of memory on {self.device} "
-                f"but {free / 2 ** 20:.1f} MiB are free (estimate: "
-                f"gpurules.backends.cuda.backend.fit_memory_bytes); fit on fewer examples, "
-                f"features or bins, or with device='cpu'")
-
-    def _buffer(self, name, shape, dtype, zero_new=False):
-        """Device scratch ``shape``/``dtype`` (C order, contents undefined; zeros when newly
-        allocated with ``zero_new``): a view of the first elements of the fit's buffer
-        ``name``, (re-)allocated only when it is too small, so refinements of the same size
-        allocate nothing."""
-        size = int(np.prod(shape, dtype=np.int64))
-        buf = self._buffers.get(name)
-        if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
-            self._check_memory(size * np.dtype(dtype).itemsize, f"the buffer {name!r}")
-            allocate = self.cp.zeros if zero_new else self.cp.empty
-            buf = self._buffers[name] = allocate(max(size, 1), dtype)
-        return buf[:size].reshape(shape)
-
-    def _upload(self, host, device):
-        """Copy the host array into the device array of the same shape and dtype (one
-        host->device copy, no allocation)."""
-        device.set(np.ascontiguousarray(host))
-
-    def _upload_record(self, *arrays):
-        """Upload host arrays as one packed record (one host->device copy); returns their
-        device views, same dtypes and shapes (``records.pack``)."""
-        host, offsets = pack(arrays)
-        device = self._buffer("upload", host.shape, np.uint8)
-        self._upload(host, device)
-        return tuple(views(device, arrays, offsets))
 
     # -- per-fit state ---------------------------------------------------------------
     def start_fit(self, features, Y, loss, base_weight, scale):
@@ -236,7 +162,7 @@ class CudaBackend:
             self._sums = cp.zeros(K + W + 1, np.int64)  # covered_totals: g | h | count
             self._ticket = cp.zeros(1, np.int32)  # covered_totals' last-block ticket
             self._partial = cp.empty(  # covered_totals' sums per block
-                (self._blocks(n * W, _HIST_ITEMS_PER_THREAD), K + W + 1), np.int64)
+                (self._blocks(n * W, HIST_ITEMS_PER_THREAD), K + W + 1), np.int64)
             self._ones = cp.ones(n, np.int32)
             self._weights_dev = cp.empty(n, np.int32)
             self._v = {name: self._nb(getattr(self, name)) for name in (
@@ -366,122 +292,11 @@ class CudaBackend:
                 f"{'non-' if self.non_decomposable else ''}decomposable statistics; known: "
                 f"{modes}")
 
-    def _in_shared(self, features):
-        """bool (S,): which of the sampled ``features`` (host int64) get the shared-memory
-        histogram kernel (their bins fit, and global atomics are not forced)."""
-        K, W = self.g.shape[1], self.h.shape[1]
-        need = shared_histogram_bytes(self._num_bins[features], K, W)
-        return (need <= self._shared_limit) & (not self.force_global_atomics)
-
-    def _slot_order(self, features):
-        """int64 (S,): the histogram slots' order of ``features``: those of
-        ``histogram_shared`` first, then those of ``histogram_global``, each group in the
-        given order."""
-        return np.argsort(~self._in_shared(features), kind="stable")
-
-    def _slot_offset(self, features):
-        """int64 (S + 1,): slot ``s`` (``features[s]``) owns the histogram rows
-        ``slot_offset[s] .. slot_offset[s + 1] - 1``."""
-        return np.concatenate([[0], np.cumsum(self._num_bins[features])]).astype(np.int64)
-
-    def _histogram_views(self, rows):
-        """Point ``hist_g`` int64 (rows, K), ``hist_h`` int64 (rows, W) and ``hist_count``
-        int64 (rows,) (and their Numba views) at one buffer of the fit."""
-        K, W = self.g.shape[1], self.h.shape[1]
-        buf = self._buffer("histograms", (rows * (K + W + 1),), np.int64)
-        self.hist_g = buf[:rows * K].reshape(rows, K)
-        self.hist_h = buf[rows * K:rows * (K + W)].reshape(rows, W)
-        self.hist_count = buf[rows * (K + W):]
-        for name in ("hist_g", "hist_h", "hist_count"):
-            self._v[name] = self._nb(getattr(self, name))
-
-    def _group_offsets(self, features):
-        """int64 (G_shared + 1 + 2,): the group offsets of the ``histogram_shared`` launch
-        over the first slots of ``features`` (host int64, slot order), then those of the
-        ``histogram_global`` launch over the rest (one group, [0, S_global]); each launch's
-        offsets count from its own first slot. Shared groups are consecutive slots whose
-        rows fit in ``_GROUP_SHARED_BYTES`` together (a wider slot alone), so one pass
-        over the statistics serves a whole group (within the device's shared memory)."""
-        K, W = self.g.shape[1], self.h.shape[1]
-        shared = int(self._in_shared(features).sum())
-        per_row = shared_histogram_bytes(1, K, W)
-        cap = min(_GROUP_SHARED_BYTES, self._shared_limit)
-        offsets, rows = [0], 0
-        for s, bins in enumerate(self._num_bins[features[:shared]]):
-            if rows and (rows + bins) * per_row > cap:
-                offsets.append(s)
-                rows = 0
-            rows += int(bins)
-        if shared:
-            offsets.append(shared)
-        offsets += [0, features.shape[0] - shared]
-        return np.asarray(offsets, np.int64)
 
     def _widths(self):
         """(K, W): the statistics' gradient and Hessian columns."""
         return self.g.shape[1], self.h.shape[1]
 
-    def build_histograms(self, features, weights, uploaded=None, step=None, layout=None):
-        """Fill ``hist_g``, ``hist_h``, ``hist_count`` (device) for the sampled ``features``
-        (host int64 (S,)) from the covered examples with ``weights`` (host int32 (n,) or
-        ``None``), one slot of rows per feature (``slots``: the features in slot order and
-        the slot offsets, host). Features whose bins fit in shared memory use
-        ``histogram_shared`` in groups (:meth:`_group_offsets`), the others (or all, with
-        ``force_global_atomics``) ``histogram_global``. ``uploaded``: (features, slot
-        offsets, group offsets) on the device, the features already in slot order
-        (:meth:`_slot_order`). ``step``: the refinement step whose covered list is read
-        (default: the current one). ``layout``: the same slot and group offsets on the host
-        (computed when None)."""
-        K, W = self._widths()
-        if uploaded is None:
-            features = features[self._slot_order(features)]
-        if layout is None:
-            layout = self._slot_offset(features), self._group_offsets(features)
-        slot_offset, groups = layout
-        if uploaded is None:
-            uploaded = self._upload_record(features, slot_offset, groups)
-        features_dev, self._slot_dev, groups_dev = uploaded
-        step = self._step if step is None else step
-        S = features.shape[0]
-        self.slots = (features, slot_offset)
-        self._histogram_views(int(slot_offset[-1]))
-        weights_dev = self._weights(weights)
-        self._hist["zero_histograms"](
-            (self._blocks(int(slot_offset[-1]) * W), 1), (self.threads,),
-            (self._slot_dev, np.int32(S), np.int32(K), np.int32(W), self.hist_g, self.hist_h,
-             self.hist_count))
-        G = groups.shape[0] - 3  # shared groups
-        shared = int(groups[G]) if G else 0
-        if shared:
-            rows = np.diff(slot_offset[groups[:G + 1]])
-            need = int(shared_histogram_bytes(rows, K, W).max())
-            self._launch_histogram(features_dev[:shared], shared, groups_dev[:G + 1], weights_dev,
-                                   need, step)
-        if shared < S:
-            self._launch_histogram(features_dev[shared:], S - shared, groups_dev[G + 1:],
-                                   weights_dev, 0, step)
-
-    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes, step):
-        """One histogram launch over the ``S`` features ``slots_dev`` (device int64) in the
-        groups ``groups_dev`` (device int64 (G + 1,)) from the covered list of refinement
-        step ``step``: the first ``S`` slots of ``build_histograms`` when ``shared_bytes`` >
-        0 (shared memory privatised), else its last ``S`` slots (global atomics)."""
-        n, K = self.g.shape
-        W = self.h.shape[1]
-        G = groups_dev.shape[0] - 1
-        first = 0 if shared_bytes else self._slot_dev.shape[0] - 1 - S
-        chunks = math.ceil(n * W / (self.threads * _HIST_ITEMS_PER_THREAD))
-        chunks = max(1, min(chunks, math.ceil(4 * self._sm_count / G)))
-        kernel = self._hist["histogram_shared" if shared_bytes else "histogram_global"]
-        if shared_bytes > _DEFAULT_SHARED_BYTES and \
-                kernel.max_dynamic_shared_size_bytes < shared_bytes:
-            kernel.max_dynamic_shared_size_bytes = shared_bytes
-        slot = step % self._lens.size
-        args = (slots_dev, np.int32(S), self._slot_dev[first:], groups_dev, np.int32(G),
-                self.bin_index, self._covered[step % 2], self._lens[slot:slot + 1],
-                weights_dev, self.g, self.h, np.int32(K), np.int32(W), np.int32(n),
-                np.int32(self.bin_index.shape[0]), self.hist_g, self.hist_h, self.hist_count)
-        kernel((chunks, min(G, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
 
     def _launch_search(self, features, features_dev, slot_dev, labels_dev, state_dev,
                        params_dev, quality_dev, search):

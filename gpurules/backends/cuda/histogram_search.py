@@ -23,11 +23,8 @@ Given the histograms of the sampled features (``kernels/histogram.cu``), one sea
    be strictly better (numerical), or be better, then have a smaller threshold, then the
    smaller op (nominal; bins are in ascending order of their values, ``==`` before ``!=``).
 
-The quality of a candidate is ``objectives.quality.side_quality``'s, computed by the thread:
-the boosting heads (``HEAD_COMPLETE``/``HEAD_SINGLE``, ``params = [l1, l2]``) and SeCo's
-(``HEAD_SECO_SINGLE``/``HEAD_SECO_PARTIAL``) label by label, in label order; the heads
-solved as systems (``HEAD_MULTI_OUTPUT``, ``HEAD_ND_SINGLE``) through
-``device_math.system_quality`` with the thread's head work rows.
+The quality of a candidate is ``objectives.quality.side_quality``'s, computed by the thread
+(``candidate_quality``).
 
 Shapes and dtypes (S sampled features, R = slot_offset[S] histogram rows, K labels, W >= K
 Hessian columns, m head labels, C = K + W + 1 histogram columns, T threads per block):
@@ -49,11 +46,9 @@ import math
 import numpy as np
 from numba import cuda, types
 
-from gpurules.backends.cuda.device_math import (_device, bin_threshold, label_choice_key,
-                                                label_gain, signature_types, system_quality,
-                                                work_views)
+from gpurules.backends.cuda.candidate_quality import candidate, covered_run, score
+from gpurules.backends.cuda.device_math import bin_threshold, signature_types
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
-from gpurules.objectives import heuristics
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, work_sizes
@@ -71,9 +66,6 @@ SYSTEM_HEAD_MODES = (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE)
 # kernels, written by a block's selection (``refine.py``)
 STEPS, FINISHED, NUM_LABELS, LABEL_FIXED = range(4)
 STATE_SIZE = 4
-
-seco_value = _device(heuristics.value_from_sums)
-seco_prefix_quality = _device(heuristics.prefix_quality)
 
 
 # -- 1. prefix sums ------------------------------------------------------------------------
@@ -143,123 +135,7 @@ def _prefix_sums(state, slot_offset, tile, sums, hist_g, hist_h, hist_count):
             _put(hist_g, hist_h, hist_count, r, c, run)
 
 
-# -- 2. candidates -------------------------------------------------------------------------
-@cuda.jit(device=True)
-def _candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage):
-    """Candidate ``c`` of slot ``j`` on the prefix sums: (row r = slot_offset[j] + b, side,
-    covered count); count 0 where there is no candidate."""
-    lo = slot_offset[j]
-    b = c // 2
-    side = c - 2 * b
-    r = lo + b
-    if b >= slot_offset[j + 1] - lo:
-        return r, side, 0
-    before = hist_count[r - 1] if b > 0 else 0
-    below = hist_count[r] - before  # the bin's own count
-    if below == 0:
-        return r, side, 0
-    if not is_nominal:
-        below = before  # the bins below the boundary
-        if below == 0:
-            return r, side, 0
-    count = hist_count[slot_offset[j + 1] - 1] - below if side == 1 else below
-    if count < min_coverage or count <= 0:
-        return r, side, 0
-    return r, side, count
-
-
-@cuda.jit(device=True)
-def _run(hist, r, k, is_nominal, first):
-    """The covered side's running sum of column ``k``: the bins below row ``r``
-    (numerical) or row ``r``'s own bin (nominal); ``first``: r is the slot's first row."""
-    if is_nominal:
-        return hist[r, k] - (0 if first else hist[r - 1, k])
-    return hist[r - 1, k]
-
-
-@cuda.jit(device=True)
-def _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels, head_mode,
-                   params, inv_scale, values):
-    """(quality, label) of the label-by-label heads (boosting complete/single, SeCo
-    single/partial; the partial head's per-label values go to ``values`` float64 (>= m,)),
-    labels in order, ties to the first, as ``objectives.quality.side_quality``: a single
-    head's label by ``heads.label_choice_key`` (boosting) or its value (SeCo)."""
-    seco = head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL
-    best = 0.0
-    best_key = 0.0
-    best_label = -1
-    total = 0.0
-    for idx in range(labels.shape[0]):
-        k = labels[idx]
-        gk = _run(hist_g, r, k, is_nominal, first)
-        hk = _run(hist_h, r, k, is_nominal, first)
-        if side == 1:
-            gk = hist_g[last, k] - gk
-            hk = hist_h[last, k] - hk
-        key = 0.0
-        if seco:
-            value = seco_value(float(gk), float(hk), k, params)
-            key = value
-        else:
-            value = label_gain(gk * inv_scale, hk * inv_scale, params[0], params[1])
-            if head_mode == HEAD_SINGLE:  # mlrl-boomer's choice: the largest |score|
-                key = label_choice_key(gk * inv_scale, hk * inv_scale, params[0], params[1])
-        if head_mode == HEAD_SECO_PARTIAL:
-            values[idx] = value
-        elif head_mode == HEAD_COMPLETE:
-            total += value
-        elif best_label < 0 or key > best_key:
-            best_key = key
-            best = value
-            best_label = k
-    if head_mode == HEAD_SECO_PARTIAL:
-        return seco_prefix_quality(values, labels.shape[0], params)
-    if head_mode == HEAD_COMPLETE:
-        return total, -1
-    return best, best_label
-
-
-@cuda.jit(device=True)
-def _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels, head_mode,
-                    params, inv_scale, row_f, row_i, run):
-    """(quality, label) of the heads solved as systems, with the thread's work rows; a
-    nominal bin's own sums are written to ``run`` int64 (K + W,) first."""
-    K = hist_g.shape[1]
-    if is_nominal:
-        for k in range(K):
-            run[k] = _run(hist_g, r, k, True, first)
-        for k in range(hist_h.shape[1]):
-            run[K + k] = _run(hist_h, r, k, True, first)
-        run_g = run[:K]
-        run_h = run[K:]
-    else:
-        run_g = hist_g[r - 1]
-        run_h = hist_h[r - 1]
-    views = work_views(row_f, row_i, labels.shape[0])
-    return system_quality(run_g, run_h, hist_g[last], hist_h[last], side == 1, labels,
-                          head_mode, inv_scale, params, views)
-
-
-@cuda.jit(device=True)
-def _score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels, head_mode,
-           params, inv_scale, min_coverage, row, work_f, work_i, run_i):
-    """(quality, label) of candidate ``c`` of slot ``j``; (-inf, -1) where there is none.
-    Only the SeCo partial head and the system heads use scratch row ``row`` of ``work_f``,
-    ``work_i``, ``run_i``."""
-    r, side, count = _candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage)
-    if count == 0:
-        return -math.inf, -1
-    first = r == slot_offset[j]
-    last = slot_offset[j + 1] - 1
-    if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE or \
-            head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL:
-        values = work_f[row] if head_mode == HEAD_SECO_PARTIAL else work_f[0]
-        return _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
-                              head_mode, params, inv_scale, values)
-    return _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
-                           head_mode, params, inv_scale, work_f[row], work_i[row], run_i[row])
-
-
+# -- 2. candidates (scored by ``candidate_quality``) ----------------------------------
 @cuda.jit(device=True)
 def _before(q, c, other_q, other_c):
     """Whether candidate (q, c) precedes (other_q, other_c): a candidate (c >= 0) before
@@ -303,7 +179,7 @@ def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_
         if t == 0:
             out_op[j] = -1
         return
-    r, side, count = _candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage)
+    r, side, count = candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage)
     b = bin_offset[f] + r - slot_offset[j]  # the bin's global index
     first = r == slot_offset[j]
     last = slot_offset[j + 1] - 1
@@ -320,10 +196,10 @@ def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_
     K = hist_g.shape[1]
     for k in range(t, K + hist_h.shape[1], cuda.blockDim.x):
         if k < K:
-            run = _run(hist_g, r, k, is_nominal, first)
+            run = covered_run(hist_g, r, k, is_nominal, first)
             out_g[j, k] = hist_g[last, k] - run if side == 1 else run
         else:
-            run = _run(hist_h, r, k - K, is_nominal, first)
+            run = covered_run(hist_h, r, k - K, is_nominal, first)
             out_h[j, k - K] = hist_h[last, k - K] - run if side == 1 else run
 
 
@@ -352,7 +228,7 @@ def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offse
         f = features[j]
         is_nominal = nominal[f]
         c = tile * cuda.blockDim.x + t
-        q, label = _score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels,
+        q, label = score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels,
                           head_mode, params, inv_scale, min_coverage, row, work_f, work_i,
                           run_i)
         if not q > min_quality:

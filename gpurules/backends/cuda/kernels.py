@@ -2,7 +2,7 @@
 
 Each kernel lives beside its CPU twin's name: ``statistics`` (compute, update, aggregate),
 ``coverage`` (the covered examples' mask and compacted list), ``histogram_search``
-(prefix sums and the candidates' scan) and ``refine`` (a device-resident block's choice of
+(prefix sums and the candidates' scan; a candidate's quality: ``candidate_quality``) and ``refine`` (a device-resident block's choice of
 each step's refinement); the histograms themselves are built by the CUDA C
 kernels in ``kernels/histogram.cu`` (``sources``). The math comes from ``device_math``
 (compiled once from ``gpurules.objectives``). Every kernel is a plain Python function
