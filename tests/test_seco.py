@@ -11,8 +11,8 @@ from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse
-from gpurules.learners.covering import InstanceSampling
 from gpurules.learners.holdout import output_wise_strata
+from gpurules.learners.sampling import SECO_DRAWS, InstanceSampling
 from gpurules.objectives import heuristics as H
 from gpurules.objectives.lift_functions import lift_tables
 from tests.reference import seco_reference as ref
@@ -94,10 +94,11 @@ def test_output_wise_strata_follow_mlrl_order():
     Y = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 1], [0, 1, 0], [0, 0, 0]], np.uint8)
     strata = output_wise_strata(Y)
     assert [s.tolist() for s in strata] == [[2], [3], [0, 1], [4]]
-    sampling = InstanceSampling("stratified-output-wise", 0.66)
-    w = sampling.sample(np.random.default_rng(0), 5, strata)
-    # ceil(0.66) for the single-example strata while more samples are wanted
-    assert w[2] == 1 and w.sum() in (3, 4)
+    for draws in ("boomer", SECO_DRAWS):
+        sampling = InstanceSampling("stratified-output-wise", 0.66, draws=draws)
+        w = sampling.sample(np.random.default_rng(0), 5, strata)
+        # ceil(0.66) for the single-example strata while more samples are wanted
+        assert w[2] == 1 and w.sum() in (3, 4)
 
 
 def _fit(X, Y, **kw):
