@@ -21,9 +21,10 @@ class CpuBackend:
     ``NonDecomposableLossSpec``; sums and refinements carry ``h`` of width W.
 
     Args:
-        n_threads_search: the most threads for the search over features; a search with
-            less than ``MIN_PARALLEL_WORK`` (covered examples x sampled features) runs on
-            one (see :meth:`_search_threads`).
+        n_threads_search: the most threads for the search over features; small searches
+            run on one (``jit.threads.threads_for``: covered examples x sampled features
+            per call when the workers sleep between parallel regions, examples x sampled
+            features per fit when they spin; see :meth:`_search_threads`).
         n_threads_update: threads for the statistics update.
     """
 
@@ -211,7 +212,7 @@ class CpuBackend:
 
     def _search_threads(self, covered, S):
         """Threads for a search of ``S`` features over ``covered`` examples."""
-        return threads_for(covered * S, self.n_threads_search)
+        return threads_for(covered * S, self.n_threads_search, self.g.shape[0] * S)
 
     def _result_buffers(self, S, head_mode):
         """Per-feature scratch (sums and head work rows, see exact_search) and result slots,
@@ -270,8 +271,10 @@ class CpuBackend:
 
     def _update_threads(self, labels):
         """Threads for an update of ``labels`` over all examples: one below
-        ``MIN_PARALLEL_WORK`` (example x label) visits, as for the search."""
-        return threads_for(self.g.shape[0] * len(labels), self.n_threads_update)
+        ``MIN_PARALLEL_WORK`` (example x label) visits, or ``MIN_PARALLEL_FIT`` with
+        spinning workers, as for the search."""
+        work = self.g.shape[0] * len(labels)
+        return threads_for(work, self.n_threads_update, work)
 
     def training_scores(self):
         """float64 (n, K): the current scores of the training examples."""
