@@ -23,7 +23,9 @@ adds Gaussian noise (``--noise``, standard deviation) so that every feature is c
 ``--synthetic counts`` keeps the counts. Quality on the test part: Hamming loss, subset 0/1
 loss, example-wise F1 (see benchmarks/_common.py). Every learner gets ``random_state=1``.
 
-Times (``time.perf_counter``): the median of ``--repeats`` fits; before them gpurules makes an
+Times (``time.perf_counter``, and process CPU time for the growth exponents): the median of
+``--repeats`` fits; after the table, each system's growth exponent ``e`` (fit time ~ n^e)
+between consecutive synthetic sizes. Before the fits gpurules makes an
 untimed 10-rule fit on (at most 1,000 examples of) the same data, so that Numba/NVRTC
 compilation is left out;
 ``--skip-cold`` skips the separate cold fit (a fresh process with empty Numba and CuPy caches,
@@ -56,9 +58,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # before mlrl's OpenMP runt
 import argparse  # noqa: E402
 import functools  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
+import time  # noqa: E402
 import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -100,8 +104,12 @@ def synthetic_split(n: int, seed: int, noise: float = 0.0) -> C.Split:
         X = X + np.random.default_rng(seed).normal(0.0, noise, size=X.shape)
     X = np.ascontiguousarray(X, dtype=np.float32)
     Y = np.ascontiguousarray(Y, dtype=np.uint8)
-    name = f"synthetic-{n}" if noise <= 0 else f"synthetic-continuous-{n}"
-    return C.Split(name, X[:n], Y[:n], X[n:], Y[n:], [])
+    return C.Split(synthetic_name(n, noise), X[:n], Y[:n], X[n:], Y[n:], [])
+
+
+def synthetic_name(n: int, noise: float = 0.0) -> str:
+    """The name of the synthetic split of ``n`` training examples."""
+    return f"synthetic-{n}" if noise <= 0 else f"synthetic-continuous-{n}"
 
 
 def load_data(spec: str, data_dir: Path, seed: int, noise: float = 0.0) -> C.Split:
@@ -179,14 +187,35 @@ def count_rules(system: str, clf) -> int:
 
 def measure(system: str, split: C.Split, args: argparse.Namespace) -> dict:
     """Median fit time over ``args.repeats`` fresh fits; quality and rules of the last."""
-    times, clf = [], None
+    times, cpu_times, clf = [], [], None
     for _ in range(args.repeats):
         clf = make_estimator(system, args.max_rules, args.threads)
+        cpu = time.process_time()
         seconds, _ = C.timed(lambda: clf.fit(split.X_train, split.Y_train))
+        cpu_times.append(time.process_time() - cpu)
         times.append(seconds)
     result = C.quality(split.Y_test, clf.predict(split.X_test))
-    result.update(fit_s=C.median(times), rules=count_rules(system, clf))
+    result.update(fit_s=C.median(times), fit_cpu_s=C.median(cpu_times),
+                  rules=count_rules(system, clf))
     return result
+
+
+def growth_rows(sizes: list[int], results: dict, systems: list[str],
+                noise: float = 0.0) -> list[list]:
+    """Per system and pair of consecutive synthetic sizes n1 < n2, the growth exponent
+    ``log(t2 / t1) / log(n2 / n1)`` of its fit time t, in process CPU time and in wall
+    time (a fit that grows as n^e has exponent e)."""
+    rows = []
+    for system in systems:
+        for n1, n2 in zip(sizes, sizes[1:]):
+            r1, r2 = (results.get((synthetic_name(n, noise), system), {}) for n in (n1, n2))
+            if "fit_s" not in r1 or "fit_s" not in r2:
+                continue
+            scale = math.log(n2 / n1)
+            rows.append([system, f"{n1:g} -> {n2:g}",
+                         f"{math.log(r2['fit_cpu_s'] / r1['fit_cpu_s']) / scale:.2f}",
+                         f"{math.log(r2['fit_s'] / r1['fit_s']) / scale:.2f}"])
+    return rows
 
 
 def warm_up(system: str, split: C.Split, args: argparse.Namespace) -> None:
@@ -364,7 +393,7 @@ def plot(path: Path, sizes: list[int], results: dict, systems: list[str],
     rows = []
     for system in systems:
         for n in sizes:
-            name = f"synthetic-{n}" if noise <= 0 else f"synthetic-continuous-{n}"
+            name = synthetic_name(n, noise)
             rows.append({"n_train": n, "system": system,
                          "fit s": results.get((name, system), {}).get("fit_s", "-")})
     ax = plot_fit_time(rows, xlabel="training examples n (100 features, 20 labels)")
@@ -459,6 +488,11 @@ def report(args, splits, results, profiles, cold, machine, copy_gbps) -> str:
         by_system = {s: results.get((split[0], s), {}) for s in args.systems}
         rows += [result_row(split, s, by_system[s], by_system) for s in args.systems]
     lines.append(C.markdown_table(HEADERS, rows))
+    growth = growth_rows(args.sizes, results, args.systems, args.noise)
+    if growth:
+        lines += ["", "Growth exponent e of the fit time (t ~ n^e) between consecutive "
+                  "synthetic sizes (median fits):", "",
+                  C.markdown_table(["system", "n", "e, CPU time", "e, wall time"], growth)]
     if cold:
         lines += ["", "Cold fit (fresh process, empty Numba/CuPy caches, first data set):", ""]
         lines.append(C.markdown_table(["system", "cold fit s"],
