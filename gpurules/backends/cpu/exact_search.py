@@ -300,14 +300,15 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_i
 
 
 def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, kept_index,
-                   kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale,
-                   min_coverage, min_quality, scratch, out_q, out_op, out_thr, out_cnt,
-                   out_label, out_g, out_h):
+                   kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
+                   tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                   scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _search_feature(np.int64(j), features[j], sorted_index, sorted_value, n_present,
-                        nominal, kept_index, kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                        labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                        scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                        nominal, kept_index, kept_value, kept_len, mask, indicator, weights,
+                        g, h, tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale,
+                        min_coverage, min_quality, scratch, out_q, out_op, out_thr, out_cnt,
+                        out_label, out_g, out_h)
 
 
 # one kernel for every thread count (``jit.parallel_kernel``)
