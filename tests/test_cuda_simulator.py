@@ -90,7 +90,7 @@ def _simulate_scan(binned, features, mask, weights, g, h, labels, search, thread
         histogram_search, buffer, lambda a: a, lambda work: max(1, min(-(-work // threads), 4)),
         threads, tuple(hists), (features, slot_offset, B),
         (binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal), labels,
-        histogram_search.initial_state(labels.size),
+        histogram_search.initial_state(labels.size, int(((mask == 1) & (weights != 0)).sum())),
         (search.head_mode, np.asarray(search.params, np.float64), INV_SCALE,
          search.min_coverage, np.array([search.min_quality])), out)
     assert not buffers["tickets"].any(), "the tickets are back at 0"
@@ -364,7 +364,7 @@ def select_best_contract():
                                      *out, labels, quality, fix, 4, *res)
         return labels, quality, res
 
-    state = initial_state(3)
+    state = initial_state(3, 20)
     labels, quality, res = launch(state, [0, 1, 0])
     f, op, thr, q, cnt, label, g, h = res
     assert (f[1], op[1], thr[1], q[1], cnt[1], label[1]) == (42, 0, np.float32(2.5), 3.0, 5, 7)
@@ -374,7 +374,7 @@ def select_best_contract():
     state[FINISHED] = 1
     _, quality, res = launch(state, [0, 1, 0])
     assert quality[0] == 0.5 and res[0][1] == 0 and state[STEPS] == 2
-    state = initial_state(3)
+    state = initial_state(3, 20)
     labels, quality, _ = launch(state, [-1, -1, -1], r=0)
     assert state[FINISHED] == 1 and state[STEPS] == 0 and labels[0] == 0
 
