@@ -106,7 +106,8 @@ def _split_histogram_search(timer):
         middle = time.perf_counter()
         histogram_search.scan_histograms(
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, backend.hist,
-            backend.hist_count, *settings, *outs, n_threads=threads,
+            backend.hist_count, *settings[:5], int(totals[2]), settings[5], *outs,
+            n_threads=threads,
             work=scratch[1:3] if scratch[1] is not None else None)
         end = time.perf_counter()
         timer.seconds["  build"] += middle - start

@@ -337,3 +337,52 @@ def test_feature_binning_validation(data):
     X, Y = data
     with pytest.raises(ValueError, match="bin_ratio"):
         fit(X, Y, feature_binning="equal-width{bin_ratio=0}")
+
+
+def constant_nominal_data(seed=0, n=300):
+    """Many constant nominal columns (0, or 2), a few nearly constant ones, four informative
+    ones and a numerical one; every column but the last nominal. Labels: ORs of two
+    informative columns, with noise."""
+    rng = np.random.default_rng(seed)
+    constant = np.tile(np.array([0.0, 2.0] * 15), (n, 1))
+    rare = np.zeros((n, 10))
+    rare[rng.integers(0, n, 10), np.arange(10)] = 1.0
+    informative = (rng.random((n, 4)) < 0.3).astype(float)
+    X = np.hstack([constant, rare, informative, rng.normal(size=(n, 1))])
+    order = np.concatenate([rng.permutation(X.shape[1] - 1), [X.shape[1] - 1]])
+    X = X[:, order].astype(np.float32)
+    Y = np.stack([(informative[:, k] + informative[:, (k + 1) % 4] > 0) ^
+                  (rng.random(n) < 0.05) for k in range(4)], 1).astype(np.uint8)
+    return X, Y, list(range(X.shape[1] - 1))
+
+
+def covered_by_each_condition(model, X):
+    """[(rule, position, examples covered before, after)] of every condition of a RuleModel
+    (missing values satisfy no condition)."""
+    out = []
+    for r in range(model.num_rules):
+        covered = np.ones(X.shape[0], bool)
+        lo, hi = model.rule_cond_start[r], model.rule_cond_start[r + 1]
+        for c in range(lo, hi):
+            x, t = X[:, model.cond_feature[c]], model.cond_threshold[c]
+            with np.errstate(invalid="ignore"):
+                sat = [x <= t, x > t, x == t, x != t][model.cond_op[c]] & ~np.isnan(x)
+            out.append((r, c - lo, int(covered.sum()), int((covered & sat).sum())))
+            covered &= sat
+    return out
+
+
+@pytest.mark.parametrize("params", [{}, {"feature_binning": "equal-width"}])
+def test_constant_nominal_columns_give_no_condition_that_changes_nothing(params):
+    """Every condition excludes an example (unit weights: as the searches count them), and
+    the fit does not stop where a first step draws constant columns only: the features are
+    drawn anew (``rule_induction.first_condition_redraws``); the same model for the seed."""
+    X, Y, nominal = constant_nominal_data()
+    fits = [BoomerClassifier(max_rules=30, device="cpu", random_state=3, **params).fit(
+        X, Y, nominal_feature_indices=nominal) for _ in range(2)]
+    model = fits[0].model_
+    assert model.num_rules == 29  # max_rules counts the default rule
+    steps = covered_by_each_condition(model, X)
+    assert steps and all(after < before for _, _, before, after in steps), \
+        [s for s in steps if s[3] == s[2]]
+    assert_same_model(fits[0].model_, fits[1].model_)

@@ -35,7 +35,7 @@ from tests.reference.cuda_reference import (
     slot_layout, slot_refinements, uncovered_bin_problem)
 from tests.reference.cuda_support import require, run_checks, run_isolated
 from tests.reference.host_kernels import HostKernels, compiler
-from tests.reference.search import satisfied
+from tests.reference.search import USELESS, constant_columns_problem, satisfied
 
 INV_SCALE = 2.0 ** -20  # the scale of the reference searches
 SCALE = 2.0 ** 30
@@ -90,7 +90,7 @@ def _simulate_scan(binned, features, mask, weights, g, h, labels, search, thread
         histogram_search, buffer, lambda a: a, lambda work: max(1, min(-(-work // threads), 4)),
         threads, tuple(hists), (features, slot_offset, B),
         (binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal), labels,
-        histogram_search.initial_state(labels.size),
+        histogram_search.initial_state(labels.size, int(((mask == 1) & (weights != 0)).sum())),
         (search.head_mode, np.asarray(search.params, np.float64), INV_SCALE,
          search.min_coverage, np.array([search.min_quality])), out)
     assert not buffers["tickets"].any(), "the tickets are back at 0"
@@ -344,12 +344,14 @@ def backend_with_statistics_set_by_the_learner():
 @check
 def select_best_contract():
     """``refine.select_best`` on hand-made slots: the first best in the caller's order
-    (slot 2, caller index 0, ties slot 1), its record and sums, ``min_quality`` raised, a
+    (slot 2, caller index 0, ties slot 1), its record and sums, ``min_quality`` raised, the
+    rule's covered count set to its count, a
     single-label head's label fixed (labels[0], one label searched), not finished; then
     nothing once finished; no candidate: finished, no step recorded."""
     from gpurules.backends.cuda import refine
-    from gpurules.backends.cuda.histogram_search import (BLOCK, FINISHED, LABEL_FIXED,
-                                                         NUM_LABELS, STEPS, initial_state)
+    from gpurules.backends.cuda.histogram_search import (BLOCK, COVERED, FINISHED,
+                                                         LABEL_FIXED, NUM_LABELS, STEPS,
+                                                         initial_state)
 
     def launch(state, op, r=1, fix=2):
         q = np.array([1.0, 3.0, 3.0])
@@ -364,17 +366,17 @@ def select_best_contract():
                                      *out, labels, quality, fix, 4, *res)
         return labels, quality, res
 
-    state = initial_state(3)
+    state = initial_state(3, 20)
     labels, quality, res = launch(state, [0, 1, 0])
     f, op, thr, q, cnt, label, g, h = res
     assert (f[1], op[1], thr[1], q[1], cnt[1], label[1]) == (42, 0, np.float32(2.5), 3.0, 5, 7)
     assert g.tolist() == [4, 5] and h.tolist() == [10, 11] and quality[0] == 3.0
     assert labels[0] == 7 and state[NUM_LABELS] == 1 and state[LABEL_FIXED] == 1
-    assert state[STEPS] == 2 and state[FINISHED] == 0
+    assert state[STEPS] == 2 and state[FINISHED] == 0 and state[COVERED] == 5
     state[FINISHED] = 1
     _, quality, res = launch(state, [0, 1, 0])
     assert quality[0] == 0.5 and res[0][1] == 0 and state[STEPS] == 2
-    state = initial_state(3)
+    state = initial_state(3, 20)
     labels, quality, _ = launch(state, [-1, -1, -1], r=0)
     assert state[FINISHED] == 1 and state[STEPS] == 0 and labels[0] == 0
 
@@ -488,6 +490,53 @@ def seco_refinements_equal_cpu():
                 got = gpu.find_best_refinement(features, labels, weights, totals, search)
                 assert want is not None
                 assert_same_refinements([got], [want])
+
+
+@check
+def constant_columns_equal_cpu():
+    """No candidate that changes nothing (``thresholds.admissible``, the rule's count in
+    ``state[COVERED]``) on ``reference.search.constant_columns_problem``: the scan per feature
+    equals the CPU histogram search and the NumPy reference (none on the useless columns),
+    and ``CudaBackend.refine_rule`` the CPU's fused loop over whole rules (the count carried
+    from step to step on the device), also where no drawn feature offers a first condition;
+    exact and equal-width bins."""
+    backend_class, _ = _simulated_backend_class()
+    rng = np.random.default_rng(13)
+    X, nominal, g, h, weights = constant_columns_problem(rng, n=32)
+    n, K = g.shape
+    features, labels = np.arange(X.shape[1], dtype=np.int64), np.arange(K, dtype=np.int32)
+    mask = np.ones(n, np.int32)  # every example covered at indicator 1
+    for binned in (exact_bins(X, nominal), bin_features(X, nominal, "equal-width",
+                                                          bin_ratio=0.3)):
+        for head in (HEAD_COMPLETE, HEAD_SINGLE):
+            search = SearchSettings.boosting(head, 0.0, 1.0, 1, -np.inf)
+            want = histogram_per_feature(binned, features, mask, 1, weights, g, h, labels,
+                                         search)
+            assert [w is None for w in want] == [f in USELESS for f in features]
+            assert_same_refinements(_simulate_scan(binned, features, mask, weights, g, h,
+                                                   labels, search, 32), want)
+            assert_same_refinements(reference_per_feature(binned, features, mask, 1, weights,
+                                                          g, h, labels, search), want,
+                                    exact_quality=False)
+    for columns in (features, USELESS):
+        binned = exact_bins(np.ascontiguousarray(X[:, columns]), nominal[columns])
+        cpu, gpu = CpuBackend(), backend_class(0, block_size=32)
+        for backend in (cpu, gpu):
+            backend.start_fit(binned, np.zeros((n, K), np.uint8), None, np.ones(n), 1.0)
+            backend.set_statistics(g, h)
+        for head, m in ((HEAD_COMPLETE, 0), (HEAD_SINGLE, 3)):
+            search = SearchSettings.boosting(head, 0.0, 1.0, 1, -np.inf)
+            uniforms = rng.random((4, m))
+            results = []
+            for backend in (cpu, gpu):
+                backend.reset_coverage()
+                results.append(backend.refine_rule(uniforms, labels, weights,
+                                                   backend.covered_totals(weights), search, 0))
+            (want_c, want, _, want_f), (got_c, got, _, got_f) = results
+            assert got_c == want_c and got_f == want_f, (got_c, want_c)
+            assert_same_refinements([got], [want])
+            assert (want is None) == (columns is USELESS)
+            np.testing.assert_array_equal(gpu.covered_mask(), cpu.covered_mask())
 
 
 # -- the CUDA C kernels of kernels/histogram.cu, run on the host (in this process) ------------

@@ -10,7 +10,8 @@ from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
-from tests.reference.search import assert_condition_sums, best_refinement
+from tests.reference.search import (USELESS, assert_condition_sums, best_refinement,
+                                    constant_columns_problem)
 
 LOGISTIC = DECOMPOSABLE_LOSSES["logistic-decomposable"]
 
@@ -93,6 +94,39 @@ def test_search_with_missing_nominal_and_coverage(seed, fmt):
                                       nominal_frac=0.5)
     check_against_reference(X, nominal, g, h, rng, single=seed % 2 == 0, refine_first=True,
                             min_coverage=3, fmt=fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("single", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_no_condition_that_changes_nothing(seed, single, fmt):
+    """A condition that excludes no covered example of non-zero weight is never a
+    refinement, though its quality (that of every covered example) would be the best: none
+    on constant nominal columns, on columns whose other values or missing values belong to
+    examples of weight 0, on a numerical column of one present value; ``== 1`` on a column
+    whose missing values have weight does narrow the rule. As the reference, for the first
+    condition and below one."""
+    rng = np.random.default_rng(seed)
+    X, nominal, g, h, weights = constant_columns_problem(rng)
+    for features in (USELESS, np.arange(X.shape[1], dtype=np.int64)):
+        backend = make_backend(X, nominal, g, h, fmt=fmt)
+        labels = np.arange(g.shape[1], dtype=np.int32)
+        head = HEAD_SINGLE if single else HEAD_COMPLETE
+        search = SearchSettings.boosting(head, 0.0, 1.0, 1, -np.inf)
+        for step in range(3):
+            covered = backend.mask == backend.indicator
+            totals = backend.covered_totals(weights)
+            got = backend.find_best_refinement(features, labels, weights, totals, search)
+            want = best_refinement(X, nominal, covered, weights, g, h, features, labels,
+                                   single, 0.0, 1.0, backend.inv_scale, 1, -np.inf)
+            if want is None:
+                assert got is None and (step > 0 or features is USELESS)
+                break
+            assert features is not USELESS
+            assert (got.feature, got.op, got.threshold, got.count) == want[1:5]
+            assert got.quality == pytest.approx(want[0], rel=1e-12)
+            assert got.count < totals[2]
+            backend.apply_refinement(got)
 
 
 @pytest.mark.parametrize("seed", range(8))

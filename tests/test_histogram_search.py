@@ -15,7 +15,9 @@ from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference import histogram as ref
-from tests.reference.search import assert_condition_sums, satisfied
+from tests.reference.cuda_reference import exact_bins
+from tests.reference.search import (USELESS, assert_condition_sums, constant_columns_problem,
+                                    satisfied)
 
 INV_SCALE = 2.0 ** -20
 METHODS = ["equal-width", "equal-frequency"]
@@ -45,7 +47,8 @@ def search(binned, mask, indicator, weights, g, h, features, labels, s, n_thread
             np.zeros((S, K), np.int64))
     scan_histograms(features, binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal,
                     hist, count, labels, s.head_mode, s.params, INV_SCALE, s.min_coverage,
-                    s.min_quality, *outs, n_threads=n_threads)
+                    int(((mask == indicator) & (weights != 0)).sum()), s.min_quality, *outs,
+                    n_threads=n_threads)
     q, op, thr, cnt, label, out_g, out_h = outs
     if not (op >= 0).any():
         return None, hists, outs
@@ -110,6 +113,39 @@ def test_search_matches_reference(seed, single, method):
     rng = np.random.default_rng(seed)
     X, nominal, g, h = random_problem(rng, n=80, A=5, K=3, n_distinct=15)
     check_against_reference(X, nominal, g, h, rng, single, method)
+
+
+@pytest.mark.parametrize("method", METHODS + ["exact"])
+@pytest.mark.parametrize("single", [False, True])
+@pytest.mark.parametrize("seed", range(2))
+def test_no_condition_that_changes_nothing(seed, single, method):
+    """``test_exact_search.test_no_condition_that_changes_nothing`` on bins: a candidate
+    covering every covered example of non-zero weight is never a refinement (the scan
+    compares with the rule's count, not with the feature's total, which leaves out the
+    examples missing the feature); as the reference, for three steps."""
+    rng = np.random.default_rng(seed)
+    X, nominal, g, h, weights = constant_columns_problem(rng)
+    binned = exact_bins(X, nominal) if method == "exact" else \
+        bin_features(X, nominal, method, bin_ratio=0.3)
+    labels = np.arange(g.shape[1], dtype=np.int32)
+    s = SearchSettings.boosting(HEAD_SINGLE if single else HEAD_COMPLETE, 0.0, 1.0, 1,
+                                -np.inf)
+    for features in (USELESS, np.arange(X.shape[1], dtype=np.int64)):
+        mask, indicator = np.zeros(X.shape[0], np.int32), 0
+        for step in range(3):
+            covered = mask == indicator
+            got, _, _ = search(binned, mask, indicator, weights, g, h, features, labels, s)
+            want = ref.best_refinement(binned, covered, weights, g, h, features, labels,
+                                       single, 0.0, 1.0, INV_SCALE, 1, -np.inf)
+            if want is None:
+                assert got is None and (step > 0 or features is USELESS)
+                break
+            assert features is not USELESS
+            assert got[1:5] == want[1:5] and got[0] == pytest.approx(want[0], rel=1e-12)
+            assert got[4] < (covered & (weights != 0)).sum()
+            apply_binned_condition(got[1], got[2], got[3], binned.bin_index,
+                                   binned.bin_offset, binned.bin_min, mask, indicator)
+            indicator += 1
 
 
 @pytest.mark.parametrize("method", METHODS)

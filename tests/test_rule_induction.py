@@ -13,7 +13,8 @@ from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.learners.boosting_rule import BoostingRule
-from gpurules.learners.rule_induction import Block, Growth, StepwiseSearch, induce_rule
+from gpurules.learners.rule_induction import (Block, Growth, StepwiseSearch,
+                                             first_condition_redraws, induce_rule)
 from gpurules.objectives.heads import HEAD_COMPLETE
 
 
@@ -25,8 +26,9 @@ def _refinement(feature, quality):
 class _Scripted:
     """An engine returning scripted blocks and hooks recording what the loop asks."""
 
-    def __init__(self, blocks, max_blocks=10):
+    def __init__(self, blocks, max_blocks=10, redraws=0):
         self.blocks, self.max_blocks, self.calls, self.after = list(blocks), max_blocks, [], []
+        self.redraws = redraws
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         self.calls.append((totals, search.min_quality))
@@ -36,7 +38,8 @@ class _Scripted:
 
     def start(self):
         search = SearchSettings(HEAD_COMPLETE, np.zeros(2), 1, -np.inf)
-        return Growth(self, np.arange(2, dtype=np.int32), None, "totals", search)
+        return Growth(self, np.arange(2, dtype=np.int32), None, "totals", search,
+                      redraws=self.redraws)
 
     def next_block(self, growth):
         return Block(np.empty((2, 0)), 0) if len(self.calls) < self.max_blocks else None
@@ -68,6 +71,28 @@ def test_the_loop_stops_at_an_empty_block_and_when_the_hooks_plan_none():
     assert induce_rule(_Scripted([([], True)])) is None  # no condition: no rule
     script = _Scripted([([_refinement(1, 0.5)], False)], max_blocks=1)
     assert len(induce_rule(script).conditions) == 1 and script.blocks == []
+
+
+def test_the_first_condition_is_redrawn_a_bounded_number_of_times():
+    """An empty first block is followed by another (features drawn anew) while
+    ``Growth.redraws`` lasts; an empty block after a condition ends the rule."""
+    script = _Scripted([([], True), ([], True), ([_refinement(1, 0.5)], False), ([], True),
+                        ([_refinement(2, 0.7)], False)], redraws=3)
+    growth = induce_rule(script)
+    assert [c[0] for c in growth.conditions] == [1] and growth.redraws == 1
+    assert len(script.calls) == 4 and script.after == [1]
+    assert all(call == ("totals", -np.inf) for call in script.calls[:3])
+    script = _Scripted([([], True)] * 3 + [([_refinement(1, 0.5)], False)], redraws=2)
+    assert induce_rule(script) is None and len(script.calls) == 3
+
+
+def test_first_condition_redraws():
+    """Enough redraws for the draws to add up to every feature; none without sampling."""
+    assert first_condition_redraws(100, 7) == 14  # 15 draws of 7 >= 100 features
+    assert first_condition_redraws(12, 4) == 2
+    assert first_condition_redraws(13, 4) == 3
+    assert first_condition_redraws(10, 0) == 0 and first_condition_redraws(10, 10) == 0
+    assert first_condition_redraws(10, 12) == 0
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,12 @@
-"""The threshold of a numerical condition, for every backend and search.
+"""The threshold of a numerical condition and which candidates count, for every backend
+and search.
 
-One definition of the midpoint between two values (the exact searches, dense and sparse)
-and of the threshold between histogram bins (the histogram search), called by the CPU
-searches (Numba CPU) and compiled for the GPU by ``cuda/device_math.py``, so that every
-search and both devices store the same thresholds (DESIGN: the same model for a seed on CPU
-and CUDA).
+One definition of the midpoint between two values (the exact searches, dense and sparse),
+of the threshold between histogram bins (the histogram search) and of the candidates a
+search may consider (:func:`admissible`), called by the CPU searches (Numba CPU) and
+compiled for the GPU by ``cuda/device_math.py``, so that every search and both devices
+store the same thresholds and consider the same candidates (DESIGN: the same model for a
+seed on CPU and CUDA).
 """
 
 import numpy as np
@@ -39,3 +41,16 @@ def bin_threshold(bin_min, bin_max, r):
     while bin_max[lower] != bin_max[lower]:  # NaN: no training example in that bin
         lower -= 1
     return midpoint(bin_max[lower], bin_min[r])
+
+
+@register_jitable
+def admissible(count, covered, min_coverage):
+    """Whether a candidate condition that covers ``count`` examples may refine a rule that
+    covers ``covered``, both counted as the searches count them (covered examples of non-zero
+    weight): it covers at least ``max(1, min_coverage)`` of them and strictly fewer than
+    the rule. A condition that excludes no example changes nothing (``x == v`` on a nominal
+    feature that is constant over the covered examples): it is never considered, for the
+    first condition of a rule either. Examples missing a feature satisfy no condition on it,
+    so ``x == v`` covering every present value of a feature that some covered example misses
+    does narrow the rule and counts."""
+    return count >= min_coverage and 0 < count < covered

@@ -13,7 +13,7 @@ import numpy as np
 
 from gpurules.backends.base import SearchSettings
 from gpurules.learners.post_optimization import FeatureSubset
-from gpurules.learners.rule_induction import Block, Growth
+from gpurules.learners.rule_induction import Block, Growth, first_condition_redraws
 from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, cover, fixed_head_quality,
                                             prune_conditions)
 from gpurules.objectives import heads
@@ -86,7 +86,8 @@ class BoostingRule:
         if self.subset is not None:  # every step searches all of the subset's features
             engine, self.num_drawn = FeatureSubset(backend, self.subset), 0
         search = SearchSettings(cfg.head_mode, cfg.search_params, cfg.min_coverage, -np.inf)
-        return Growth(engine, self.labels, self.weights, totals, search)
+        return Growth(engine, self.labels, self.weights, totals, search,
+                      redraws=first_condition_redraws(self.num_features, self.num_drawn))
 
     def next_block(self, growth):
         """Up to ``BLOCK`` steps, no more than ``max_conditions`` allows; a partial head's

@@ -16,7 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from gpurules.backends.base import SearchSettings
-from gpurules.learners.rule_induction import Block, Growth, StepwiseSearch
+from gpurules.learners.rule_induction import (Block, Growth, StepwiseSearch,
+                                             first_condition_redraws)
 from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL, irep_keep
 from gpurules.objectives.compiled import side_quality
 from gpurules.objectives.heuristics import (HEAD_SECO_SINGLE, LAPLACE, P_SELECT, label_value,
@@ -60,7 +61,11 @@ class CoveringRule:
         self.prunes = cfg.irep and weights is not None and bool((weights == 0).any())
         self.every_mask = learner.X is not None or self.prunes
         search = SearchSettings(cfg.head_mode, params, learner.min_coverage, 0.0)
-        return Growth(self._engine(), labels, weights, (tot_g, tot_h, count), search)
+        num_features = learner.features.num_features
+        redraws = first_condition_redraws(num_features,
+                                          cfg.feature_sampling.num_samples(num_features))
+        return Growth(self._engine(), labels, weights, (tot_g, tot_h, count), search,
+                      redraws=redraws)
 
     def next_block(self, growth):
         """One step, its features drawn now; None at ``max_conditions``."""

@@ -11,7 +11,14 @@ reference built from the single-step calls (``backends/base.py``), which
 
 The loop stops when a block finds no refinement, when the engine says the rule is
 finished (no candidate beats the last quality, or the coverage reached ``min_coverage``),
-or when the learner plans no further block. What differs between learners lives in their
+or when the learner plans no further block. A refinement must exclude at least one covered
+example (``backends.thresholds.admissible``), so on data with constant columns every drawn
+feature may offer none for a rule's first condition; the loop then asks for the next block,
+whose features are drawn anew, up to ``Growth.redraws`` times
+(:func:`first_condition_redraws`) before it gives the rule up (mlrl-boomer gives up at
+once, and with the rule the whole fit). Later conditions are not redrawn: a rule ends
+where its drawn features offer no refinement, as in mlrl-boomer. The draws come from the
+learner's generator through the blocks, so they are the same on every backend. What differs between learners lives in their
 hooks (:class:`RuleHooks`): ``learners/boosting_rule.py`` (blocks of up to 8 steps, a
 partial head's outputs fixed after ``max_head_refinements`` conditions, IREP, BOOMER's
 heads) and ``learners/covering_rule.py`` (one step per block, the head fixed after its
@@ -26,6 +33,17 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from gpurules.backends.base import Refinement, SearchSettings, refine_stepwise
+
+
+def first_condition_redraws(num_features, num_drawn):
+    """How many more feature draws a rule's first condition may take when the drawn
+    features offer no refinement: enough for ``num_drawn`` features per draw to add up to
+    ``num_features`` (so the redraws cost at most one search over every feature); 0 when
+    nothing is drawn (``num_drawn`` 0: every feature is searched, or at least as many as
+    there are)."""
+    if num_drawn <= 0 or num_drawn >= num_features:
+        return 0
+    return -(-num_features // num_drawn) - 1
 
 
 class Block(NamedTuple):
@@ -50,6 +68,8 @@ class Growth:
         search: SearchSettings of the next step (its ``min_quality``: the last quality).
         conditions: list of (feature, op, threshold), in the order they were found.
         best: the last Refinement (None: no condition yet).
+        redraws: how many more blocks (features drawn anew) the loop may ask for while
+            the drawn features offer no first condition (:func:`first_condition_redraws`).
     """
 
     engine: object
@@ -59,6 +79,7 @@ class Growth:
     search: SearchSettings
     conditions: list = field(default_factory=list)
     best: Refinement = None
+    redraws: int = 0
 
     def extend(self, conditions, last, labels):
         """Take a block's ``conditions`` and ``last`` refinement and the ``labels`` after
@@ -97,6 +118,9 @@ def induce_rule(hooks):
             block.uniforms, growth.labels, growth.weights, growth.totals, growth.search,
             block.fix_label_after)
         if last is None:
+            if growth.best is None and growth.redraws > 0:
+                growth.redraws -= 1  # no first condition: draw other features (module)
+                continue
             break
         growth.extend(conditions, last, labels)
         hooks.after_block(growth)

@@ -8,7 +8,7 @@ selected examples directly (not from a histogram).
 import numpy as np
 
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
-from tests.reference.search import gain, single_choice
+from tests.reference.search import gain, refines, single_choice
 
 
 def histograms(binned, features, covered, weights, g, h):
@@ -72,7 +72,7 @@ def best_refinement(binned, covered, weights, g, h, features, labels, single, l1
         for op, t, sel in candidate_conditions(binned, f, active):
             sel = sel & active
             count = int(sel.sum())
-            if count < min_coverage or count == 0:
+            if not refines(sel, active, min_coverage):
                 continue
             g_sum = (weights[sel, None].astype(np.int64) * g[sel]).sum(0)
             h_sum = (weights[sel, None].astype(np.int64) * h[sel]).sum(0)

@@ -6,7 +6,7 @@ complete head solved with ``np.linalg.solve`` on the dense Hessian."""
 import numpy as np
 
 from tests.reference.non_decomposable_reference import unpack
-from tests.reference.search import candidate_conditions, satisfied, single_choice
+from tests.reference.search import candidate_conditions, refines, satisfied, single_choice
 
 
 def complete_gain(G, H, l2):
@@ -37,7 +37,7 @@ def all_candidates(X, nominal, covered, weights, g, h, features, inv_scale, head
         for op, t in candidate_conditions(X[active, f], nominal[f]):
             sel = active & satisfied(X[:, f], op, t)
             count = int(sel.sum())
-            if count == 0:
+            if not refines(sel, active):
                 continue
             G = (weights[sel, None] * g[sel]).sum(0) * inv_scale
             H = unpack((weights[sel, None] * h[sel]).sum(0) * inv_scale, K)

@@ -41,6 +41,45 @@ def candidate_conditions(values, nominal):
     return out
 
 
+def refines(sel, active, min_coverage=1):
+    """Whether a condition selecting the examples ``sel`` (bool (n,), within ``active``: the
+    rule's covered examples of non-zero weight) may refine the rule: it keeps at least
+    ``max(1, min_coverage)`` of them and excludes at least one (a condition that changes
+    nothing, such as ``x == v`` on a nominal feature constant over the covered examples,
+    is never a refinement, for the first condition either)."""
+    count = int(sel.sum())
+    return max(1, min_coverage) <= count < int(active.sum())
+
+
+def constant_columns_problem(rng, n=40, K=2):
+    """A search problem where a condition that changes nothing would win: every gradient is
+    positive, so the best quality is that of every covered example. Columns (float32 (n, 7),
+    the first five nominal): 0 all 0 (implicit in a sparse matrix), 1 all 2, 2 all 1 but
+    missing on rows 6-9 (``== 1`` excludes them: a refinement), 3 all 3 but 5 on the
+    zero-weight rows 0-5, 4 all 1 but missing on rows 0-3 (of weight 0), 5 numerical, 0.5
+    but missing on rows 0-5, 6 numerical, random. Only columns 2 and 6 offer refinements
+    as the searches count examples (non-zero weight).
+
+    Returns X, nominal bool (7,), g int64 (n, K) > 0, h int64 (n, K) > 0, weights int32 (n,)
+    (0 on rows 0-5, else 1 or 2)."""
+    X = np.empty((n, 7), np.float32)
+    X[:, 0], X[:, 1], X[:, 2], X[:, 3], X[:, 4], X[:, 5] = 0.0, 2.0, 1.0, 3.0, 1.0, 0.5
+    X[6:10, 2] = np.nan
+    X[:6, 3] = 5.0
+    X[:4, 4] = np.nan
+    X[:6, 5] = np.nan
+    X[:, 6] = rng.integers(0, 6, n) * 0.25
+    nominal = np.array([True] * 5 + [False] * 2)
+    g = rng.integers(1, 2 ** 20, size=(n, K))
+    h = rng.integers(1, 2 ** 19, size=(n, K))
+    weights = rng.integers(1, 3, n).astype(np.int32)
+    weights[:6] = 0
+    return X, nominal, g, h, weights
+
+
+USELESS = np.array([0, 1, 3, 4, 5], np.int64)  # constant_columns_problem's columns
+
+
 def satisfied(values, op, t):
     with np.errstate(invalid="ignore"):
         ok = {OP_LEQ: values <= t, OP_GR: values > t, OP_EQ: values == t,
@@ -61,7 +100,7 @@ def best_refinement(X, nominal, covered, weights, g, h, features, labels, single
         for op, t in candidate_conditions(X[active, f], nominal[f]):
             sel = active & satisfied(X[:, f], op, t)
             count = int(sel.sum())
-            if count < min_coverage or count == 0:
+            if not refines(sel, active, min_coverage):
                 continue
             G = (weights[sel, None] * g[sel]).sum(0)[labels] * inv_scale
             H = (weights[sel, None] * h[sel]).sum(0)[labels] * inv_scale

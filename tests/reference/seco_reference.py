@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from tests.reference.search import refines
 
 
 def _div(a, b):
@@ -109,7 +110,7 @@ def best_single_condition(X, nominal, current, correct, uncovered, weights, labe
     ties resolved arbitrarily, so compare values, not conditions)."""
     best = (0.0, None, None, None, None)
     for f, op, t, mask in candidate_conditions(X, current, nominal):
-        if int((weights * mask > 0).sum()) < min_coverage or not mask.any():
+        if not refines(weights * mask > 0, weights * current > 0, min_coverage):
             continue
         q, k = single_head(mask, correct, uncovered, weights, labels, name, option)
         if q > best[0]:

@@ -33,7 +33,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from gpurules.backends.thresholds import midpoint
+from gpurules.backends.thresholds import admissible, midpoint
 from gpurules.jit.cache import njit
 from gpurules.jit.variants import parallel_kernel
 from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
@@ -63,13 +63,14 @@ def _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out
 
 
 def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels, head_mode,
-                 params, inv_scale, min_coverage, min_quality, work, gains, out_q, out_op,
-                 out_thr, out_cnt, out_label, out_g, out_h):
+                 params, inv_scale, min_coverage, covered, min_quality, work, gains, out_q,
+                 out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Score one candidate and keep it in slot ``j`` if it is canonically better: a larger
     quality, then a smaller threshold, then the smaller op (``<=`` before ``>``, ``==``
     before ``!=``). Slot ``j`` starts empty (``out_op[j] = -1``) and only takes candidates
-    above ``min_quality`` that cover at least ``min_coverage`` examples."""
-    if count < min_coverage or count <= 0:
+    above ``min_quality`` that are ``thresholds.admissible`` for a rule covering
+    ``covered`` examples."""
+    if not admissible(count, covered, min_coverage):
         return
     q, lab = _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                       params, work, gains)
@@ -95,7 +96,8 @@ def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h,
               out_label, out_g, out_h):
     """Score one candidate of a scan that visits thresholds in ascending order, ``<=``
     before ``>``; keep it in slot ``j`` if its quality beats ``best_q`` (so ties keep the
-    canonical first). The caller checks the coverage. Returns the new best quality."""
+    canonical first). The caller checks the coverage (``thresholds.admissible``). Returns
+    the new best quality."""
     q, lab = _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                       params, work, gains)
     if q > best_q:
@@ -228,7 +230,10 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_i
     leaves the feature's covered entries in ``kept_*`` (see the module).
 
     ``scratch`` (see the module): slot ``j``'s rows hold the running sums and the feature
-    totals, and the head's work row."""
+    totals, and the head's work row. ``tot_count``: the rule's covered count (before a
+    feature's missing values leave its totals), which a candidate must cover fewer of
+    (``thresholds.admissible``)."""
+    covered = tot_count
     sums = scratch[0][j]
     work = _work_row(scratch[1], scratch[2], j, labels.shape[0])
     gains = scratch[3][j]
@@ -281,7 +286,7 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_i
                 side_cnt = tot_count - cnt if complement else cnt
                 if at_end and not is_nominal:
                     break  # ``<= max`` covers everything, ``> max`` nothing
-                if side_cnt < min_coverage or side_cnt == 0:
+                if not admissible(side_cnt, covered, min_coverage):
                     continue
                 best_q = _consider(best_q, j, ops[side], thr, side_cnt, complement, run_g,
                                    run_h, tot_g, tot_h, labels, head_mode, params, inv_scale,

@@ -35,7 +35,7 @@ import numpy as np
 
 from gpurules.backends.cpu.coverage import _apply_listed, covered_list
 from gpurules.backends.cpu.exact_search import _consider, _work_row
-from gpurules.backends.thresholds import bin_threshold
+from gpurules.backends.thresholds import admissible, bin_threshold
 from gpurules.jit.cache import njit
 from gpurules.jit.threads import thread_limit
 from gpurules.jit.variants import parallel_kernel
@@ -183,9 +183,12 @@ def _feature_totals(first, stop, hist, hist_count, tot_g, tot_h):
 
 
 @nb.njit(_nrt=False)  # no reference counting of the views in the scan loop
-def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work,
+def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
+                  head_mode, params, inv_scale, min_coverage, covered, min_quality, sums, work,
                   gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    """Best condition on feature ``f`` from its histogram; writes slot ``j``. ``sums``: int64
+    """Best condition on feature ``f`` from its histogram; writes slot ``j``. ``covered``:
+    the rule's covered count (``thresholds.admissible``; the feature's own total leaves out
+    the examples missing it). ``sums``: int64
     (4, max(K, W)), slot ``j``'s rows for the feature totals and running sums; ``work``: the
     head's (float64, int64) work row of slot ``j`` (``objectives.multi_output``); ``gains``:
     its float64 (K,) row for the boosting heads (``quality.boosting_quality``)."""
@@ -219,7 +222,7 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
         if is_nominal or prev >= 0:
             for side in range(2):
                 side_cnt = tot_count - cnt if side else cnt
-                if side_cnt >= min_coverage and side_cnt > 0:
+                if admissible(side_cnt, covered, min_coverage):
                     best_q = _consider(best_q, j, ops[side], thr, side_cnt, side == 1, run_g,
                                        run_h, tot_g, tot_h, labels, head_mode, params,
                                        inv_scale, work, gains, out_q, out_op, out_thr,
@@ -230,12 +233,13 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
             prev = r
 
 
-def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels, head_mode, params, inv_scale, min_coverage, min_quality, sums, work_f,
+def _scan_py(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
+             head_mode, params, inv_scale, min_coverage, covered, min_quality, sums, work_f,
              work_i, gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
         _scan_feature(np.int64(j), features[j], bin_offset, bin_min, bin_max, nominal, hist,
                       hist_count, labels, head_mode, params, inv_scale, min_coverage,
-                      min_quality, sums[j], _work_row(work_f, work_i, j, labels.shape[0]),
+                      covered, min_quality, sums[j], _work_row(work_f, work_i, j, labels.shape[0]),
                       gains[j], out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
@@ -243,7 +247,7 @@ scan = parallel_kernel(_scan_py)
 
 
 def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
-                    labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                    labels, head_mode, params, inv_scale, min_coverage, covered, min_quality,
                     out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h, n_threads=1,
                     work=None):
     """Best condition per sampled feature from the histograms of :func:`build_histograms`.
@@ -255,6 +259,8 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_
         labels: int32, the head's candidate labels; head_mode: ``HEAD_*``.
         params: float64 (P,), the objective's parameters (``objectives.quality``);
         inv_scale: float; min_coverage: int; min_quality: float.
+        covered: int, the rule's covered examples of non-zero weight (``totals[2]`` of a
+            search): a candidate must cover fewer (``thresholds.admissible``).
         out_q float64 (S,), out_op int8 (S,), out_thr float32 (S,), out_cnt int64 (S,),
         out_label int32 (S,), out_g, out_h int64 (S, K): slot ``j`` receives feature
             ``features[j]``'s best candidate; ``out_op[j] = -1`` if none beats min_quality.
@@ -270,8 +276,9 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_
     gains = np.empty((features.shape[0], K))
     with thread_limit(n_threads):
         scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
-             family_head_mode(head_mode), params, inv_scale, min_coverage, min_quality, sums,
-             work[0], work[1], gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+             family_head_mode(head_mode), params, inv_scale, min_coverage, covered, min_quality,
+             sums, work[0], work[1], gains, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+             out_h)
 
 
 def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
@@ -281,14 +288,15 @@ def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist,
     """The histogram search with the signature of the exact and sparse ``search_*`` kernels,
     so that the fused refinement (``refine.py``) drives all three alike; ``g``, ``h``, ``tot_*``
     and the sums of ``scratch`` are unused (the build reads ``gh``, the interleaved copy of
-    ``g`` and ``h``, and the totals come from the histograms), its work rows are used;
+    ``g`` and ``h``, and the totals come from the histograms; ``tot_count`` is the rule's
+    covered count that a candidate must not reach), its work rows are used;
     ``chunks`` int64 (1,): the number of parts of the histogram build (its threads)."""
     n_covered = covered_list(mask, indicator, covered, state)
     build(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist, hist_count,
           chunks[0])
     scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
-         head_mode, params, inv_scale, min_coverage, min_quality, scratch[0], scratch[1],
-         scratch[2], scratch[3], *out)
+         head_mode, params, inv_scale, min_coverage, tot_count, min_quality, scratch[0],
+         scratch[1], scratch[2], scratch[3], *out)
 
 
 # a driver of the two kernels: its serial form calls their serial forms (``jit.Kernel``)

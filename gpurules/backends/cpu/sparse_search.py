@@ -32,6 +32,7 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
     ``scratch`` (as in ``exact_search``): slot ``j``'s rows hold the phase sums, the current
     value group and the feature totals, so that no memory is allocated per feature."""
     out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
+    covered = tot_count  # the rule's count, which a candidate must not reach (admissible)
     start, end = indptr[f], indptr[f + 1]
     pos_end = start + n_present[f]
     sums = scratch[0][j]
@@ -59,8 +60,8 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
     # the scoring arguments travel as one tuple: Numba inlines the phases only into calls
     # without *args, and Python passes a call of more than 30 arguments as *args (a call
     # passing two dozen arrays cost more than scoring a feature of a few entries)
-    args = (labels, head_mode, params, inv_scale, min_coverage, min_quality, work, gains,
-            out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+    args = (labels, head_mode, params, inv_scale, min_coverage, covered, min_quality, work,
+            gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
     # phase I: below z, ascending; phase II: above z, descending
     neg_max, n_lo, groups_lo = _phase(j, start, n_below, 1, is_nominal, index, value, z, mask,
                                       indicator, weights, g, h, tot_g, tot_h, tot_count, -1, 0,
@@ -98,7 +99,7 @@ def _score(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, a):
     inlined (14 of them, 41 of the 60 CPU-s of a first sparse fit)."""
     _evaluate(j, np.int8(op), np.float32(thr), np.int64(count), complement != 0, run_g, run_h,
               tot_g, tot_h, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
-              a[11], a[12], a[13], a[14])
+              a[11], a[12], a[13], a[14], a[15])
 
 
 @nb.njit(inline="always")
@@ -110,7 +111,7 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
     features accumulate each value group in ``grp`` and fold it into ``acc`` at its end.
     ``prior_groups``, ``prior_cnt``: phase I's value groups and covered entries when this is
     phase II, else -1 and 0 (see :func:`_second_of_two`).
-    ``work``: the head's work row (also ``args[6]``), ``accumulate``'s width flag; ``args``:
+    ``work``: the head's work row (also ``args[7]``), ``accumulate``'s width flag; ``args``:
     the trailing arguments of ``exact_search._evaluate``.
     Returns (the last value visited, the number of covered entries, the number of value
     groups)."""

@@ -256,7 +256,8 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         """Best condition on the sampled ``features`` (int64 (S,)) over ``labels`` (int32).
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
-        for features without missing values), so ``totals`` is not needed on the device.
+        for features without missing values), so of ``totals`` only the count goes to the
+        device (a candidate must cover fewer, ``thresholds.admissible``).
         One host->device copy (features, slot and group offsets, parameters, the search's
         state, labels) and one device->host copy (the ``out_*`` record) per call."""
         self._check_head_mode(search.head_mode)
@@ -272,7 +273,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             features_dev, slot_dev, groups_dev, params_dev, quality_dev, state_dev, \
                 labels_dev = self._upload_record(
                     slotted, *layout, params, np.array([search.min_quality], np.float64),
-                    self._search_module.initial_state(labels.size), labels)
+                    self._search_module.initial_state(labels.size, int(totals[2])), labels)
             self.build_histograms(slotted, weights, (features_dev, slot_dev, groups_dev),
                                   layout=layout)
             out_dev = self._launch_search(slotted, features_dev, slot_dev, labels_dev,
@@ -321,10 +322,10 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         """Refinement steps in device-resident blocks (``refine.py``; see
         ``Backend.refine_rule``): per block one host->device and one device->host copy.
-        ``totals`` is not needed on the device."""
+        Of ``totals`` only the count goes to the device (in the search's state)."""
         self._check_head_mode(search.head_mode)
-        return self._refine.refine_rule(self, uniforms, labels, weights, search,
-                                        fix_label_after)
+        return self._refine.refine_rule(self, uniforms, labels, weights, int(totals[2]),
+                                        search, fix_label_after)
 
     def apply_refinement(self, refinement):
         """Restrict the coverage to the examples that satisfy the refinement's condition."""

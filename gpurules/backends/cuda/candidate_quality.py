@@ -4,7 +4,8 @@ by the thread that scores it on the prefix sums of its slot.
 Candidate ``c = 2 b + side`` of slot ``j`` is the boundary below bin ``b`` (numerical:
 ``<=`` at ``side = 0``, ``>`` at ``side = 1``) or the value of bin ``b`` (nominal:
 ``==``/``!=``); it exists only at a non-empty bin (numerical: with a non-empty bin below
-it) and only when it covers at least ``max(1, min_coverage)`` examples (:func:`candidate`).
+it) and only when it is ``thresholds.admissible``: it covers at least ``max(1,
+min_coverage)`` examples and fewer than the rule's ``covered`` (:func:`candidate`).
 
 The quality of a candidate is ``objectives.quality.side_quality``'s: the boosting heads
 (``HEAD_COMPLETE``/``HEAD_SINGLE``, ``params = [l1, l2]``) and SeCo's
@@ -22,8 +23,8 @@ import math
 
 from numba import cuda
 
-from gpurules.backends.cuda.device_math import (_device, label_choice_key, label_gain,
-                                                system_quality, work_views)
+from gpurules.backends.cuda.device_math import (_device, admissible, label_choice_key,
+                                                label_gain, system_quality, work_views)
 from gpurules.objectives import heuristics
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
@@ -33,9 +34,10 @@ seco_prefix_quality = _device(heuristics.prefix_quality)
 
 
 @cuda.jit(device=True)
-def candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage):
+def candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage, covered):
     """Candidate ``c`` of slot ``j`` on the prefix sums: (row r = slot_offset[j] + b, side,
-    covered count); count 0 where there is no candidate."""
+    covered count); count 0 where there is no candidate (or none that is admissible for a
+    rule covering ``covered`` examples)."""
     lo = slot_offset[j]
     b = c // 2
     side = c - 2 * b
@@ -51,7 +53,7 @@ def candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage):
         if below == 0:
             return r, side, 0
     count = hist_count[slot_offset[j + 1] - 1] - below if side == 1 else below
-    if count < min_coverage or count <= 0:
+    if not admissible(count, covered, min_coverage):
         return r, side, 0
     return r, side, count
 
@@ -130,11 +132,12 @@ def _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels, he
 
 @cuda.jit(device=True)
 def score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels, head_mode,
-           params, inv_scale, min_coverage, row, work_f, work_i, run_i):
+           params, inv_scale, min_coverage, covered, row, work_f, work_i, run_i):
     """(quality, label) of candidate ``c`` of slot ``j``; (-inf, -1) where there is none.
     Only the SeCo partial head and the system heads use scratch row ``row`` of ``work_f``,
     ``work_i``, ``run_i``."""
-    r, side, count = candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage)
+    r, side, count = candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage,
+                               covered)
     if count == 0:
         return -math.inf, -1
     first = r == slot_offset[j]

@@ -70,8 +70,10 @@ label_choice_key = _device(heads.label_choice_key)
 label_score = _device(heads.label_score)
 loss_gradient_hessian = _device(losses.loss_gradient_hessian)
 quantize = _device(fixed_point.quantize)
-# the threshold between two histogram bins and the condition test, as the CPU search has them
+# the threshold between two histogram bins, the candidates that count and the condition
+# test, as the CPU search has them
 bin_threshold = _device(thresholds.bin_threshold)
+admissible = _device(thresholds.admissible)
 satisfies = _device(model.satisfies)
 
 

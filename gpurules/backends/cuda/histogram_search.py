@@ -14,8 +14,9 @@ Given the histograms of the sampled features (``kernels/histogram.cu``), one sea
    boundary below bin ``b`` (numerical: ``<=`` at ``side = 0``, ``>`` at ``side = 1``,
    covering the bins below ``b`` or their complement) or the value of bin ``b`` (nominal:
    ``==``/``!=``). As on the CPU, a candidate exists only at a non-empty bin (numerical:
-   with a non-empty bin below it) and only when it covers at least ``max(1, min_coverage)``
-   examples; it competes only with a quality above ``min_quality``. Each block reduces its
+   with a non-empty bin below it) and only when it is ``thresholds.admissible``: it covers
+   at least ``max(1, min_coverage)`` examples and fewer than the rule (``state[COVERED]``);
+   it competes only with a quality above ``min_quality``. Each block reduces its
    candidates to the best one (larger quality, then smaller ``c``), writes it to
    ``part_*[j, tile]``, and the last block of the slot to finish (``tickets[j]``, 0 before
    and after) reduces the tiles in the same order and writes the slot's ``out_*`` record.
@@ -62,10 +63,11 @@ LABEL_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PART
 SYSTEM_HEAD_MODES = (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE)
 # the search's state record, int32 (STATE_SIZE,), on the device: steps a device-resident
 # block recorded, whether the rule is finished (the kernels then do nothing), how many of
-# the labels are searched, whether a single-label head's label was fixed; read by the search
-# kernels, written by a block's selection (``refine.py``)
-STEPS, FINISHED, NUM_LABELS, LABEL_FIXED = range(4)
-STATE_SIZE = 4
+# the labels are searched, whether a single-label head's label was fixed, how many examples
+# the rule covers (non-zero weight: a candidate must cover fewer, ``thresholds.admissible``);
+# read by the search kernels, written by a block's selection (``refine.py``)
+STEPS, FINISHED, NUM_LABELS, LABEL_FIXED, COVERED = range(5)
+STATE_SIZE = 5
 
 
 # -- 1. prefix sums ------------------------------------------------------------------------
@@ -170,8 +172,8 @@ def _block_best(q, c, label, sq, sc, sl):
 
 @cuda.jit(device=True)
 def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_nominal,
-               hist_g, hist_h, hist_count, min_coverage, out_q, out_op, out_thr, out_cnt,
-               out_label, out_g, out_h):
+               hist_g, hist_h, hist_count, min_coverage, covered, out_q, out_op, out_thr,
+               out_cnt, out_label, out_g, out_h):
     """Slot ``j``'s record: candidate ``c`` (-1: none) with quality ``q`` and ``label``,
     its threshold and the sums of the side it covers. Every thread of the block calls it."""
     t = cuda.threadIdx.x
@@ -179,7 +181,8 @@ def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_
         if t == 0:
             out_op[j] = -1
         return
-    r, side, count = candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage)
+    r, side, count = candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage,
+                               covered)
     b = bin_offset[f] + r - slot_offset[j]  # the bin's global index
     first = r == slot_offset[j]
     last = slot_offset[j + 1] - 1
@@ -216,6 +219,7 @@ def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offse
     if state[FINISHED] != 0:
         return
     labels = all_labels[:state[NUM_LABELS]]
+    covered = state[COVERED]
     min_quality = min_quality[0]
     t = cuda.threadIdx.x
     tile = tile0 + cuda.blockIdx.x
@@ -229,8 +233,8 @@ def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offse
         is_nominal = nominal[f]
         c = tile * cuda.blockDim.x + t
         q, label = score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels,
-                          head_mode, params, inv_scale, min_coverage, row, work_f, work_i,
-                          run_i)
+                          head_mode, params, inv_scale, min_coverage, covered, row, work_f,
+                          work_i, run_i)
         if not q > min_quality:
             c = -1
         q, c, label = _block_best(q, c, label, sq, sc, sl)
@@ -250,8 +254,8 @@ def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offse
                     q, c, label = part_q[j, u], part_c[j, u], part_label[j, u]
             q, c, label = _block_best(q, c, label, sq, sc, sl)
             _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max,
-                       is_nominal, hist_g, hist_h, hist_count, min_coverage, out_q, out_op,
-                       out_thr, out_cnt, out_label, out_g, out_h)
+                       is_nominal, hist_g, hist_h, hist_count, min_coverage, covered, out_q,
+                       out_op, out_thr, out_cnt, out_label, out_g, out_h)
             if t == 0:
                 tickets[j] = 0
         cuda.syncthreads()  # ``last`` is reused by the next slot
@@ -311,11 +315,13 @@ def _scratch_columns(head_mode, m, K, W):
     return 1, 1, 1, False
 
 
-def initial_state(num_labels):
-    """The host state record of a search over ``num_labels`` labels: no step recorded, not
-    finished, every label a candidate (int32 (STATE_SIZE,))."""
+def initial_state(num_labels, covered):
+    """The host state record of a search over ``num_labels`` labels for a rule covering
+    ``covered`` examples of non-zero weight (``totals[2]``): no step recorded, not finished,
+    every label a candidate (int32 (STATE_SIZE,))."""
     state = np.zeros(STATE_SIZE, np.int32)
     state[NUM_LABELS] = num_labels
+    state[COVERED] = covered
     return state
 
 

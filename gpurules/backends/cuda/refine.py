@@ -18,7 +18,8 @@ decides here, in the same order:
 
 - ``select_best`` picks the first best slot in the caller's order (larger quality, then
   the smaller index in the sampled features, as ``base._first_best``), records it, raises
-  the search's ``min_quality`` to its quality, fixes a single-label head's label after
+  the search's ``min_quality`` to its quality and the rule's covered count
+  (``state[COVERED]``) to its count, fixes a single-label head's label after
   ``fix_label_after`` steps (``state[NUM_LABELS] = 1``), and sets ``state[FINISHED]`` when
   there is no refinement or the coverage reached ``min_coverage``;
 - ``apply_selected`` restricts the coverage to the recorded condition (when one was
@@ -52,9 +53,9 @@ from gpurules.backends.base import Refinement, floyd_indices
 from gpurules.backends.cuda.records import out_views, pack, views
 from gpurules.backends.cuda.coverage import RING
 from gpurules.backends.cuda.device_math import signature_types
-from gpurules.backends.cuda.histogram_search import (BLOCK, FINISHED, LABEL_FIXED, NUM_LABELS,
-                                                     STATE_SIZE, STEPS, _before, _block_best,
-                                                     initial_state)
+from gpurules.backends.cuda.histogram_search import (BLOCK, COVERED, FINISHED, LABEL_FIXED,
+                                                     NUM_LABELS, STATE_SIZE, STEPS, _before,
+                                                     _block_best, initial_state)
 
 MAX_STEPS = RING - 2  # the most steps of one block (the ring keeps their lists apart)
 
@@ -65,7 +66,8 @@ def _select_best(r, state, order, features, out_q, out_op, out_thr, out_cnt, out
     """Step ``r`` of a block: the first best of the search's slots (``out_*``, S slots in slot
     order; ``order`` int64 (S,) their indices in the sampled features, ``features`` int64
     (S,) the features) becomes the step's record (``res_*[r]``, the sums in ``last_g`` (K,),
-    ``last_h`` (W,)); then ``min_quality[0]`` is its quality, a single-label head's label is
+    ``last_h`` (W,)); then ``min_quality[0]`` is its quality, ``state[COVERED]`` its count
+    (which the next step's candidates must not reach), a single-label head's label is
     fixed after ``fix_label_after`` steps (0 = never), and ``state`` says whether the rule is
     finished (module docstring). One block of at most ``BLOCK`` threads, a power of two;
     nothing once finished."""
@@ -89,6 +91,7 @@ def _select_best(r, state, order, features, out_q, out_op, out_thr, out_cnt, out
         res_q[r], res_cnt[r], res_label[r] = q, out_cnt[slot], out_label[slot]
         state[STEPS] = r + 1
         min_quality[0] = q
+        state[COVERED] = out_cnt[slot]
         if fix_label_after > 0 and r + 1 >= fix_label_after and out_label[slot] >= 0:
             labels[0] = out_label[slot]
             state[NUM_LABELS] = 1
@@ -126,19 +129,21 @@ _RESULT_FIELDS = (("min_quality", np.float64, "1"), ("q", np.float64, "R"),
                   ("op", np.int8, "R"))
 
 
-def refine_rule(backend, uniforms, labels, weights, search, fix_label_after):
-    """``Backend.refine_rule`` on the device, in blocks of :func:`block_sizes`; the result
-    equals ``refine_stepwise``'s (see the module docstring)."""
+def refine_rule(backend, uniforms, labels, weights, covered, search, fix_label_after):
+    """``Backend.refine_rule`` on the device, in blocks of :func:`block_sizes`, for a rule
+    covering ``covered`` examples of non-zero weight (``totals[2]``); the result equals
+    ``refine_stepwise``'s (see the module docstring)."""
     conditions, last, finished, lo = [], None, False, 0
     for size in block_sizes(uniforms.shape[0], backend._step, backend.last_rule_steps):
         fix = max(fix_label_after - lo, 1) if fix_label_after > 0 else 0
         new, ref, labels, finished = _block(backend, uniforms[lo:lo + size], labels,
-                                            weights, search, fix)
+                                            weights, covered, search, fix)
         conditions += new
         last = ref if ref is not None else last
         if finished:
             break
         search = replace(search, min_quality=ref.quality)
+        covered = ref.count
         lo += size
     return conditions, last, labels, finished
 
@@ -183,24 +188,25 @@ def _draws(backend, uniforms):
         np.array([row[3].shape[0] for row in rows], np.int64))
 
 
-def _result_arrays(R, K, W, labels, search):
-    """The host arrays of the record's returning part, initialised (``_RESULT_FIELDS``)."""
+def _result_arrays(R, K, W, labels, covered, search):
+    """The host arrays of the record's returning part, initialised (``_RESULT_FIELDS``) for a
+    rule covering ``covered`` examples."""
     sizes = {"1": 1, "R": R, "K": K, "W": W, "STATE": STATE_SIZE, "m": labels.shape[0]}
     out = {name: np.zeros(sizes[code], dtype) for name, dtype, code in _RESULT_FIELDS}
     out["min_quality"][0] = search.min_quality
-    out["state"][:] = initial_state(labels.shape[0])
+    out["state"][:] = initial_state(labels.shape[0], covered)
     out["labels"][:] = labels
     return out
 
 
-def _block(backend, uniforms, labels, weights, search, fix_label_after):
+def _block(backend, uniforms, labels, weights, covered, search, fix_label_after):
     """One block of ``uniforms.shape[0]`` steps: one upload, the steps' launches, one
     download. Returns (conditions, last Refinement or None, labels, finished)."""
     K, W = backend.g.shape[1], backend.h.shape[1]
     R = uniforms.shape[0]
     labels = np.ascontiguousarray(labels, np.int32)
     features, order, slot_offset, groups, num_groups = _draws(backend, uniforms)
-    results = _result_arrays(R, K, W, labels, search)
+    results = _result_arrays(R, K, W, labels, covered, search)
     inputs = [features, order, slot_offset, groups, np.ascontiguousarray(search.params,
                                                                           np.float64)]
     arrays = inputs + [results[name] for name, _, _ in _RESULT_FIELDS]

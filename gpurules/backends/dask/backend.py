@@ -231,7 +231,7 @@ class DaskBackend:
         histogram_search.scan_histograms(
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
             np.ascontiguousarray(labels, np.int32), search.head_mode, search.params,
-            self.inv_scale, search.min_coverage, search.min_quality, *outs,
+            self.inv_scale, search.min_coverage, int(totals[2]), search.min_quality, *outs,
             n_threads=self.threads.get("search", 1))
         return select_refinement(features, outs)
 
