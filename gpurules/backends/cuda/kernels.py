@@ -1,10 +1,10 @@
 """The Numba CUDA kernels of the CUDA backend, listed by name.
 
 Each kernel lives beside its CPU twin's name: ``statistics`` (compute, update, aggregate),
-``coverage`` (the covered examples' mask and compacted list), ``histogram_search``
-(prefix sums and the candidates' scan; a candidate's quality: ``candidate_quality``) and ``refine`` (a device-resident block's choice of
-each step's refinement); the histograms themselves are built by the CUDA C
-kernels in ``kernels/histogram.cu`` (``sources``). The math comes from ``device_math``
+``coverage`` (the covered examples' mask and compacted list), ``histogram_search`` (prefix
+sums and the candidates' scan; a candidate's quality: ``candidate_quality``) and ``refine``
+(a device-resident block's choice of each step's refinement); the histograms themselves are
+built by the CUDA C kernels in ``kernels/histogram.cu`` (``sources``). The math comes from ``device_math``
 (compiled once from ``gpurules.objectives``). Every kernel is a plain Python function
 compiled lazily by ``cuda.jit``; ``SIGNATURES`` lists the explicit signatures that
 ``numba.cuda.compile_ptx`` type-checks in the tests.
