@@ -20,11 +20,11 @@ once, and with the rule the whole fit). Later conditions are not redrawn: a rule
 where its drawn features offer no refinement, as in mlrl-boomer. The draws come from the
 learner's generator through the blocks, so they are the same on every backend.
 
-What differs between learners lives in their hooks (:class:`RuleHooks`): ``learners/boosting_rule.py`` (blocks of up to 8 steps, a
-partial head's outputs fixed after ``max_head_refinements`` conditions, IREP, BOOMER's
-heads) and ``learners/covering_rule.py`` (one step per block, the head fixed after its
-first condition, possibly on a narrow backend, the coverage kept per condition for IREP
-and the splittable filter).
+What differs between learners lives in their hooks (:class:`RuleHooks`):
+``learners/boosting_rule.py`` (blocks of up to 8 steps, a partial head's outputs fixed after
+``max_head_refinements`` conditions, IREP, BOOMER's heads) and ``learners/covering_rule.py``
+(one step per block, the head fixed after its first condition, possibly on a narrow backend,
+the coverage kept per condition for IREP and the splittable filter).
 """
 
 from dataclasses import dataclass, field, replace
