@@ -58,7 +58,8 @@ def _problem(seed, n=48):
 def _simulated_evaluate_equals_cpu():
     from gpurules.backends.cpu.class_histograms import CpuClassHistograms
     from gpurules.backends.cuda.class_histograms import CudaClassHistograms
-    from gpurules.learners.turs import RuleSet, RuleState
+    from gpurules.learners.turs import RuleSet
+    from gpurules.learners.turs_rule import RuleState
     from gpurules.learners.turs_beam import _evaluate
 
     data = _problem(0)

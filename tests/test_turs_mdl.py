@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from gpurules.backends.cpu.class_histograms import CpuClassHistograms
-from gpurules.learners.turs import RuleSet, RuleState
+from gpurules.learners.turs import RuleSet
+from gpurules.learners.turs_rule import RuleState
 from gpurules.learners.turs_beam import _evaluate
 from gpurules.learners.turs_data import cut_points, prepare
 from gpurules.objectives import mdl

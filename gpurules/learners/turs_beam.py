@@ -17,6 +17,7 @@ among all beam rules seen.
 
 import numpy as np
 
+from gpurules.learners.turs_rule import RuleState
 from gpurules.objectives import mdl
 
 
@@ -120,8 +121,6 @@ def _grow_step(ruleset, backend, frontier, width):
 def find_rule(ruleset, backend, width=10, patience=5, max_grow_iter=100):
     """The next rule for ``ruleset``. Returns (RuleState, learning-speed score) or
     (None, -inf) when no literal can be added to the empty rule."""
-    from gpurules.learners.turs import RuleState  # the learner module imports this one
-
     frontier = [RuleState(ruleset.data)]
     best_rule, best_score = None, -np.inf
     prev_main, prev_aux, worse = -np.inf, -np.inf, 0
