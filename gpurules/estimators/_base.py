@@ -29,6 +29,8 @@ from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import CPU, parse_device, resolve_device
 from gpurules.estimators.options import parse_option_value
+from gpurules.estimators.persistence import (estimator_from_dict, estimator_to_dict,
+                                             load_estimator, register_estimator, save_estimator)
 from gpurules.estimators.validation import (check_features, check_label_names,
                                             check_sample_weight, check_seed, is_dataframe,
                                             nominal_mask, with_display_names)
@@ -61,6 +63,10 @@ class RuleEstimatorMixin:
     ``feature_names_in_`` (a DataFrame whose column names are all strings) and
     ``feature_categories_`` at fit, and ``device_`` (str, ``"cpu"`` or ``"cuda:N"``) with
     the parsed ``_device``. The estimator has a ``verbose`` parameter (int >= 0)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        register_estimator(cls)  # loadable by its name (``persistence``)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -124,14 +130,10 @@ class RuleEstimatorMixin:
         """Write the fitted estimator to ``path`` as JSON (``docs/model-format.md``):
         ``type(self).load(path)`` or ``gpurules.load_estimator(path)`` rebuild it,
         ``gpurules.load_model(path)`` reads its ``model_``."""
-        from gpurules.estimators.persistence import save_estimator
-
         save_estimator(self, path)
 
     def to_dict(self):
         """The document :meth:`save` writes, as a dict of JSON types."""
-        from gpurules.estimators.persistence import estimator_to_dict
-
         return estimator_to_dict(self)
 
     @classmethod
@@ -139,15 +141,11 @@ class RuleEstimatorMixin:
         """The fitted estimator saved at ``path`` by :meth:`save` (JSON only, no pickle);
         ValueError if the file is malformed, newer than this version reads, or holds
         another estimator."""
-        from gpurules.estimators.persistence import load_estimator
-
         return load_estimator(path, cls)
 
     @classmethod
     def from_dict(cls, doc):
         """The fitted estimator of a document written by :meth:`to_dict`."""
-        from gpurules.estimators.persistence import estimator_from_dict
-
         return estimator_from_dict(doc, cls)
 
     def _prediction_state(self):

@@ -16,7 +16,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from gpurules.json_fields import MALFORMED, Node, encode_values
-from gpurules.model_io import check_document, model_from_dict, model_to_dict, read_document
+from gpurules.model_io import (check_document, model_from_dict, model_to_dict, read_document,
+                               write_document)
 
 # model kind -> the estimator classes whose models are of that kind (a document's
 # ``estimator.class``), the first the default
@@ -24,15 +25,24 @@ _CLASSES = {"boomer": ("BoomerClassifier", "BoomerRegressor"), "seco": ("SeCoCla
             "turs": ("TursClassifier",)}
 
 
+_NAMES = {name for names in _CLASSES.values() for name in names}
+# class name -> estimator class, filled as the classes are defined (``register_estimator``):
+# this module needs the classes to rebuild an estimator, and they need this module to save
+# themselves, so they register instead of being imported here
+_REGISTERED = {}
+
+
+def register_estimator(cls):
+    """Make ``cls`` loadable by its name if it is one of this package's estimator classes
+    named in ``_CLASSES`` (``estimators._base.RuleEstimatorMixin`` calls this for each of its
+    subclasses as the subclass is defined; ``import gpurules`` defines all four)."""
+    if cls.__name__ in _NAMES and cls.__module__.startswith("gpurules.estimators."):
+        _REGISTERED[cls.__name__] = cls
+
+
 def _estimator_classes():
     """{class name: estimator class} of the names in ``_CLASSES``."""
-    from gpurules.estimators.boomer import BoomerClassifier
-    from gpurules.estimators.boomer_regressor import BoomerRegressor
-    from gpurules.estimators.seco import SeCoClassifier
-    from gpurules.estimators.turs import TursClassifier
-
-    return {"BoomerClassifier": BoomerClassifier, "BoomerRegressor": BoomerRegressor,
-            "SeCoClassifier": SeCoClassifier, "TursClassifier": TursClassifier}
+    return dict(_REGISTERED)
 
 
 def estimator_to_dict(est):
@@ -124,8 +134,6 @@ def _column(key, node, n_features):
 
 def save_estimator(est, path):
     """Write a fitted estimator to ``path`` (JSON, ``docs/model-format.md``)."""
-    from gpurules.model_io import write_document
-
     write_document(estimator_to_dict(est), path)
 
 
