@@ -11,7 +11,7 @@ from gpurules.estimators.persistence import load_estimator
 from gpurules.estimators.seco import SeCoClassifier
 from gpurules.estimators.turs import TursClassifier
 from gpurules.model_io import load_model
+from gpurules.version import __version__
 
 __all__ = ["BoomerClassifier", "BoomerRegressor", "SeCoClassifier", "TursClassifier",
-           "load_estimator", "load_model"]
-__version__ = "0.1.0"
+           "load_estimator", "load_model", "__version__"]

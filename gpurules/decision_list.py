@@ -25,9 +25,11 @@ from dataclasses import dataclass, field, replace
 import numba as nb
 import numpy as np
 
+from gpurules.conditions import satisfies
 from gpurules.jit.threads import thread_limit
 from gpurules.jit.variants import parallel_kernel
-from gpurules.model import RuleModel, RuleModelBuilder, satisfies
+from gpurules.model import RuleModel, RuleModelBuilder
+from gpurules.model_codec import decode_decision_list
 from gpurules.model_methods import ModelMethods
 
 
@@ -58,6 +60,13 @@ class DecisionList(ModelMethods):
     label_names: list = field(default=None)
     head_proba: np.ndarray = field(default=None)
     default_proba: np.ndarray = field(default=None)
+
+    kind = "seco"  # the model file's kind (no field: not annotated)
+
+    @classmethod
+    def decode_model(cls, node):
+        """The model of a model file's ``model`` section (``model_codec``)."""
+        return decode_decision_list(node, cls, RuleModel)
 
     @property
     def num_labels(self):

@@ -7,34 +7,12 @@ that a model pickles and predicts on a machine without a GPU.
 
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 
+from gpurules.conditions import OP_EQ, OP_NEQ, OP_SYMBOLS
+from gpurules.model_codec import decode_rule_model
 from gpurules.model_methods import ModelMethods
-
-OP_LEQ = 0  # x <= t
-OP_GR = 1  # x > t
-OP_EQ = 2  # x == t (nominal)
-OP_NEQ = 3  # x != t (nominal)
-
-OP_SYMBOLS = {OP_LEQ: "<=", OP_GR: ">", OP_EQ: "==", OP_NEQ: "!="}
-
-
-@nb.njit(inline="always")
-def satisfies(op, value, threshold):
-    """Whether ``value`` satisfies a condition; NaN (missing) never does. The one
-    definition of a condition: inlined by the CPU kernels, compiled for the GPU by
-    ``backends/cuda/device_math.py``."""
-    if value != value:
-        return False
-    if op == OP_LEQ:
-        return value <= threshold
-    if op == OP_GR:
-        return value > threshold
-    if op == OP_EQ:
-        return value == threshold
-    return value != threshold
-
+from gpurules.prediction import predict_scores
 
 @dataclass
 class RuleModel(ModelMethods):
@@ -80,6 +58,13 @@ class RuleModel(ModelMethods):
     rule_coverage: np.ndarray = field(default=None)
     n_training_examples: int = field(default=None)
 
+    kind = "boomer"  # the model file's kind (no field: not annotated)
+
+    @classmethod
+    def decode_model(cls, node):
+        """The model of a model file's ``model`` section (``model_codec``)."""
+        return decode_rule_model(node, cls)
+
     @property
     def num_labels(self):
         return self.default_scores.shape[0]
@@ -103,8 +88,6 @@ class RuleModel(ModelMethods):
         Returns:
             float64 ndarray (n, K).
         """
-        from gpurules.prediction import predict_scores
-
         return predict_scores(self, X, n_threads)
 
     def rule(self, r):

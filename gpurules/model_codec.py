@@ -4,17 +4,19 @@
 :class:`~gpurules.json_fields.Node` back into the model with the same arrays (dtypes and
 bits), so that it predicts bit for bit as the model that was saved. A SeCo model is a
 BOOMER-style rule list plus the decision-list settings, so both share the rule encoding.
+
+The model classes sit above this module (``RuleModel`` and the others decode their
+documents through it), so it imports none of them: the encoders read a model's attributes,
+:data:`ENCODERS` is keyed by the model's ``kind``, and each decoder is given the classes it
+builds (``RuleModel.decode_model`` and the others pass them).
 """
 
 import base64
 
 import numpy as np
 
-from gpurules.decision_list import DecisionList
+from gpurules.conditions import KIND_EQ, KIND_NE, KIND_NUMERIC, OP_SYMBOLS
 from gpurules.json_fields import Node, encode_float, encode_floats, encode_values
-from gpurules.model import OP_SYMBOLS, RuleModel
-from gpurules.model_turs import (KIND_EQ, KIND_NE, KIND_NUMERIC, TursBinaryRelevanceModel,
-                                 TursModel, TursRule)
 
 _INT32_END = 2 ** 31  # feature indices are int32
 _OPS = {symbol: op for op, symbol in OP_SYMBOLS.items()}
@@ -73,8 +75,9 @@ def encode_rule_model(m):
             "nominal_values": _levels(m.nominal_values), **optional}
 
 
-def decode_rule_model(node):
-    """The :class:`RuleModel` of the node written by :func:`encode_rule_model`."""
+def decode_rule_model(node, model_class):
+    """The :class:`RuleModel` (``model_class``) of the node written by
+    :func:`encode_rule_model`."""
     K = node.get("num_labels").int(low=1)
     rules = node.get("rules").list()
     conditions, heads = [], []
@@ -83,7 +86,7 @@ def decode_rule_model(node):
         head = rule.get("head")
         labels = head.get("labels").ints(np.int32, low=0, high=K)
         heads.append((labels, head.get("scores").floats(length=len(labels))))
-    model = _rule_arrays(conditions, heads)
+    model = _rule_arrays(conditions, heads, model_class)
     model.default_scores = node.get("default_scores").floats(length=K)
     model.has_default_rule = node.get("has_default_rule").bool()
     model.feature_names = _read_names(node.optional("feature_names"))
@@ -105,15 +108,16 @@ def _read_condition(node):
             np.float32(node.get("threshold").float()))
 
 
-def _rule_arrays(conditions, heads):
-    """A RuleModel (no default rule yet) of per-rule condition and head lists."""
+def _rule_arrays(conditions, heads, model_class):
+    """A RuleModel (``model_class``; no default rule yet) of per-rule condition and head
+    lists."""
     counts = [len(c) for c in conditions]
     flat = [c for rule in conditions for c in rule]
     starts = np.zeros(len(conditions) + 1, np.int64)
     starts[1:] = np.cumsum(counts)
     head_starts = np.zeros(len(heads) + 1, np.int64)
     head_starts[1:] = np.cumsum([len(labels) for labels, _ in heads])
-    return RuleModel(
+    return model_class(
         default_scores=None, has_default_rule=False,
         cond_feature=np.array([c[0] for c in flat], np.int32),
         cond_op=np.array([c[1] for c in flat], np.int8),
@@ -155,11 +159,12 @@ def _read_optional_floats(node, length):
     return None if node is None else node.floats(length=length)
 
 
-def decode_decision_list(node):
-    """The :class:`DecisionList` of the node written by :func:`encode_decision_list`."""
-    rules = decode_rule_model(node.get("rules"))
+def decode_decision_list(node, model_class, rules_class):
+    """The :class:`DecisionList` (``model_class``, its rules a ``rules_class``) of the node
+    written by :func:`encode_decision_list`."""
+    rules = decode_rule_model(node.get("rules"), rules_class)
     values = node.get("rule_values").floats(length=rules.num_rules)
-    return DecisionList(rules, values, node.get("threshold").float(),
+    return model_class(rules, values, node.get("threshold").float(),
                         node.get("ordered").bool(),
                         _read_names(node.optional("label_names")),
                         _read_optional_floats(node.optional("head_proba"),
@@ -185,17 +190,18 @@ def encode_turs_model(m):
                          "covers": covers}}
 
 
-def decode_turs_model(node):
-    """The :class:`TursModel` of the node written by :func:`encode_turs_model`."""
+def decode_turs_model(node, model_class, rule_class):
+    """The :class:`TursModel` (``model_class``, its rules of ``rule_class``) of the node
+    written by :func:`encode_turs_model`."""
     classes = node.get("classes").values()
     C = len(classes)
-    rules = [_read_turs_rule(r, C) for r in node.get("rules").list()]
+    rules = [_read_turs_rule(r, C, rule_class) for r in node.get("rules").list()]
     training = node.get("training")
     n = training.get("n_examples").int(low=0)
     y = training.get("y").ints(np.int32, low=0, high=max(C, 1), length=n)
     covers = [_read_cover(c, n) for c in training.get("covers").list(len(rules))]
     packed = np.array(covers, np.uint8).reshape(len(rules), (n + 7) // 8)
-    return TursModel(rules, node.get("else_counts").ints(np.int64, low=0, length=C), classes,
+    return model_class(rules, node.get("else_counts").ints(np.int64, low=0, length=C), classes,
                      packed, y, node.get("data_bits").float(), node.get("model_bits").float(),
                      _read_names(node.optional("feature_names")),
                      _read_levels(node.optional("levels")))
@@ -207,25 +213,32 @@ def encode_turs_binary_relevance(m):
     return {"binary_relevance": [encode_turs_model(model) for model in m.models]}
 
 
-def decode_turs(node):
-    """The TURS model of a ``turs`` node: a :class:`TursBinaryRelevanceModel` if it holds
-    ``binary_relevance`` (at least two labels), else a :class:`TursModel`."""
+def encode_turs(m):
+    """The JSON dict of a TURS model: :func:`encode_turs_binary_relevance` for a model of
+    several labels (``models``), else :func:`encode_turs_model`."""
+    return encode_turs_binary_relevance(m) if hasattr(m, "models") else encode_turs_model(m)
+
+
+def decode_turs(node, model_class, rule_class, binary_relevance_class):
+    """The TURS model of a ``turs`` node: a :class:`TursBinaryRelevanceModel`
+    (``binary_relevance_class``) if it holds ``binary_relevance`` (at least two labels),
+    else a :class:`TursModel` (``model_class``, its rules of ``rule_class``)."""
     labels = node.optional("binary_relevance")
     if labels is None:
-        return decode_turs_model(node)
-    models = [decode_turs_model(label) for label in labels.list()]
+        return decode_turs_model(node, model_class, rule_class)
+    models = [decode_turs_model(label, model_class, rule_class) for label in labels.list()]
     if len(models) < 2:
         labels.fail("a list of at least two TURS models (one per label)")
-    return TursBinaryRelevanceModel(models)
+    return binary_relevance_class(models)
 
 
-def _read_turs_rule(node, n_classes):
+def _read_turs_rule(node, n_classes, rule_class):
     literals = node.get("literals").list()
     kind = [_TURS_KIND_CODES[lit.get("kind").str(tuple(_TURS_KIND_CODES))] for lit in literals]
-    return TursRule([lit.get("feature").int(low=0) for lit in literals], kind,
-                    [lit.get("low").float() for lit in literals],
-                    [lit.get("high").float() for lit in literals],
-                    node.get("counts").ints(np.int64, low=0, length=n_classes))
+    return rule_class([lit.get("feature").int(low=0) for lit in literals], kind,
+                      [lit.get("low").float() for lit in literals],
+                      [lit.get("high").float() for lit in literals],
+                      node.get("counts").ints(np.int64, low=0, length=n_classes))
 
 
 def _read_cover(node, n):
@@ -239,7 +252,5 @@ def _read_cover(node, n):
     return np.frombuffer(raw, np.uint8)
 
 
-ENCODERS = {RuleModel: ("boomer", encode_rule_model), DecisionList: ("seco", encode_decision_list),
-            TursModel: ("turs", encode_turs_model),
-            TursBinaryRelevanceModel: ("turs", encode_turs_binary_relevance)}
-DECODERS = {"boomer": decode_rule_model, "seco": decode_decision_list, "turs": decode_turs}
+# a model's ``kind`` -> the encoder of its ``model`` section
+ENCODERS = {"boomer": encode_rule_model, "seco": encode_decision_list, "turs": encode_turs}

@@ -1,114 +1,34 @@
-"""Model files: a versioned JSON document, written and read without pickle.
+"""Reading a model file of any kind: ``load_model`` and ``model_from_dict``.
 
-The document (``docs/model-format.md``) is ``{"format": "gpurules-model",
-"schema_version": 1, "kind": "boomer" | "seco" | "turs", "library_version": str,
-"model": {...}}``, plus an ``"estimator"`` section when a fitted estimator was saved
-(``gpurules.estimators.persistence``). The ``model`` section of each kind is in
-``model_codec``.
-
-Versioning: a reader accepts every ``schema_version`` up to :data:`SCHEMA_VERSION`; a newer
-one raises ``ValueError`` (upgrade gpurules). A change that old readers would misread
-increases the version; new optional members that old readers may ignore do not.
+This module sits above the model classes: it maps a document's ``kind`` to the class that
+decodes it (:data:`MODEL_CLASSES`). Everything that needs no model class (the document's
+envelope, writing, reading JSON, ``model_to_dict``) is in ``model_document``, which the
+model classes' own methods use; it is re-exported here, where ``gpurules.estimators``
+and the tests have always found it.
 """
 
-import json
-from pathlib import Path
+from gpurules.decision_list import DecisionList
+from gpurules.model import RuleModel
+from gpurules.model_document import (FORMAT, KINDS, SCHEMA_VERSION, check_document,
+                                     model_kind, model_section, model_to_dict, read_document,
+                                     save_model, write_document)
+from gpurules.model_turs import TursModel
 
-from gpurules.json_fields import MALFORMED, Node
+__all__ = ["FORMAT", "KINDS", "MODEL_CLASSES", "SCHEMA_VERSION", "check_document",
+           "load_model", "model_from_dict", "model_kind", "model_to_dict", "read_document",
+           "save_model", "write_document"]
 
-FORMAT = "gpurules-model"
-SCHEMA_VERSION = 1
-KINDS = ("boomer", "seco", "turs")
-
-
-def model_kind(model):
-    """``"boomer"``, ``"seco"`` or ``"turs"`` of a model object (TypeError for others)."""
-    from gpurules.model_codec import ENCODERS
-
-    for cls, (kind, _) in ENCODERS.items():
-        if isinstance(model, cls):
-            return kind
-    raise TypeError(f"not a gpurules model: {type(model).__name__}")
-
-
-def model_to_dict(model, estimator=None):
-    """The document of ``model`` (a RuleModel, DecisionList or TursModel) as a dict of
-    JSON types; ``estimator``: the optional ``estimator`` section."""
-    from gpurules import __version__
-    from gpurules.model_codec import ENCODERS
-
-    kind = model_kind(model)
-    doc = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "kind": kind,
-           "library_version": __version__, "model": ENCODERS[type(model)][1](model)}
-    if estimator is not None:
-        doc["estimator"] = estimator
-    return doc
-
-
-def check_document(doc, kind=None):
-    """The kind of a model document after checking its envelope.
-
-    Args:
-        doc: the parsed JSON document.
-        kind: the kind the caller reads, or None for any.
-
-    Raises:
-        ValueError: ``doc`` is no object, its ``format`` is not ``"gpurules-model"``, its
-            ``schema_version`` is not an integer >= 1 or newer than this version reads, or
-            its ``kind`` is unknown or not ``kind``.
-    """
-    from gpurules import __version__
-
-    if not isinstance(doc, dict):
-        raise ValueError(f"not a gpurules model: the document must be a JSON object, got "
-                         f"{type(doc).__name__}")
-    if doc.get("format") != FORMAT:
-        raise ValueError(f"not a gpurules model: format is {doc.get('format')!r}, expected "
-                         f"{FORMAT!r}")
-    version = Node(doc, "").get("schema_version")
-    if version.int(low=1) > SCHEMA_VERSION:
-        raise ValueError(f"schema_version {version.value} is newer than this gpurules "
-                         f"{__version__} reads (up to {SCHEMA_VERSION}); upgrade gpurules "
-                         f"to load this model")
-    found = doc.get("kind")
-    if found not in KINDS:
-        raise ValueError(f"unknown model kind {found!r}: expected one of "
-                         f"{', '.join(map(repr, KINDS))}")
-    if kind is not None and found != kind:
-        raise ValueError(f"wrong model kind: the document holds a {found!r} model, expected "
-                         f"{kind!r} (gpurules.load_model reads any kind)")
-    return found
+# a document's kind -> the class that decodes its ``model`` section (a ``turs`` section of
+# several labels decodes to a TursBinaryRelevanceModel)
+MODEL_CLASSES = {"boomer": RuleModel, "seco": DecisionList, "turs": TursModel}
 
 
 def model_from_dict(doc, kind=None):
     """The model of a document (:func:`model_to_dict`); ``kind``: the kind expected (None:
     any). Raises ``ValueError`` naming what is wrong (:func:`check_document`, or the path of
     a malformed member such as ``model.rules[2].head.labels``)."""
-    from gpurules.model_codec import DECODERS
-
-    found = check_document(doc, kind)
-    return DECODERS[found](Node(doc, "").get("model"))
-
-
-def write_document(doc, path):
-    """Write ``doc`` to ``path`` as standard JSON (UTF-8; NaN and infinities are never
-    written as bare tokens)."""
-    text = json.dumps(doc, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
-    Path(path).write_text(text + "\n", encoding="utf-8")
-
-
-def read_document(path):
-    """The parsed JSON document at ``path``; ValueError naming the file if it is no JSON."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-        return json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{MALFORMED}: {path} is not JSON text ({err})") from None
-
-
-def save_model(model, path):
-    """Write ``model`` (RuleModel, DecisionList or TursModel) to ``path`` as JSON."""
-    write_document(model_to_dict(model), path)
+    found, section = model_section(doc, kind)
+    return MODEL_CLASSES[found].decode_model(section)
 
 
 def load_model(path, kind=None):

@@ -1,15 +1,30 @@
 """What the three model classes (``RuleModel``, ``DecisionList``, ``TursModel``) share:
-saving and loading (``model_io``) and the rules as data (``rule_tables``). The work is done
-in those modules, imported when a method is called."""
+saving and loading (``model_document``, ``model_codec``) and the rules as data
+(``rule_tables``, ``rule_importance``).
+
+The work is done in those modules, which sit below the model classes and import none of
+them: they tell the kinds apart by the class attribute ``kind``, and decoding, which must
+build objects of the model classes, goes through each class's ``decode_model``, which
+passes its classes to ``model_codec``. So every import runs downwards: model classes ->
+this module -> the modules that do the work (``docs/architecture.md``).
+"""
+
+from gpurules import rule_importance, rule_tables
+from gpurules.model_document import model_section, model_to_dict, save_model
 
 
 class ModelMethods:
-    """Files and tables of a fitted model; a base of the three model classes."""
+    """Files and tables of a fitted model; a base of the three model classes.
+
+    A subclass sets ``kind`` (``"boomer"``, ``"seco"``, ``"turs"``: the document's
+    ``kind``) and the classmethod ``decode_model(node)``: its model of a document's
+    ``model`` section (a :class:`~gpurules.json_fields.Node`).
+    """
+
+    kind = None
 
     def to_dict(self):
         """The model file's document (``docs/model-format.md``): a dict of JSON types."""
-        from gpurules.model_io import model_to_dict
-
         return model_to_dict(self)
 
     @classmethod
@@ -17,10 +32,8 @@ class ModelMethods:
         """The model of a document written by :meth:`to_dict` (or read from a file).
         ``ValueError`` if the document is malformed, newer than this version reads, or
         holds another kind of model."""
-        from gpurules.model_codec import ENCODERS
-        from gpurules.model_io import model_from_dict
-
-        model = model_from_dict(doc, ENCODERS[cls][0])
+        _, section = model_section(doc, cls.kind)
+        model = cls.decode_model(section)
         if not isinstance(model, cls):  # a kind with two model classes (turs)
             raise ValueError(f"the document holds a {type(model).__name__}, not a "
                              f"{cls.__name__}")
@@ -28,8 +41,6 @@ class ModelMethods:
 
     def save(self, path):
         """Write the model to ``path`` as JSON (``gpurules.load_model`` reads it back)."""
-        from gpurules.model_io import save_model
-
         save_model(self, path)
 
     def to_records(self, X=None):
@@ -42,16 +53,12 @@ class ModelMethods:
                 satisfy each rule's body. Without X it is the training coverage recorded
                 at fit, or None where the model has none.
         """
-        from gpurules.rule_tables import to_records
-
-        return to_records(self, X)
+        return rule_tables.to_records(self, X)
 
     def to_frame(self, X=None):
         """:meth:`to_records` as a ``pandas.DataFrame`` (pandas is optional:
         ``pip install gpurules[pandas]``; ImportError without it)."""
-        from gpurules.rule_tables import to_frame
-
-        return to_frame(self, X)
+        return rule_tables.to_frame(self, X)
 
     def explain(self, X):
         """The rules that fire for each example of ``X`` and what they contribute.
@@ -64,9 +71,7 @@ class ModelMethods:
             prediction uses them); for (A,): that example's list. See
             ``docs/model-format.md`` for the keys of each kind.
         """
-        from gpurules.rule_tables import explain
-
-        return explain(self, X)
+        return rule_tables.explain(self, X)
 
     def feature_importances(self, n_features=None, X=None):
         """float64 (n_features,) summing to 1 (or all 0 when no rule has a condition):
@@ -78,6 +83,4 @@ class ModelMethods:
             X: optional features to count coverage on (default: the training coverage
                 recorded at fit; ValueError if the model has none).
         """
-        from gpurules.rule_importance import feature_importances
-
-        return feature_importances(self, n_features, X)
+        return rule_importance.feature_importances(self, n_features, X)

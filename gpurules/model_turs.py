@@ -9,9 +9,13 @@ likelihood (relative frequencies). A missing value (NaN) never satisfies a liter
 
 import numpy as np
 
+from gpurules.conditions import KIND_EQ, KIND_NE, KIND_NUMERIC
+from gpurules.model_codec import decode_turs
 from gpurules.model_methods import ModelMethods
 
-KIND_NUMERIC, KIND_EQ, KIND_NE = 0, 1, 2
+# the literal kinds live in ``conditions``; named here too for the TURS learner
+__all__ = ["KIND_EQ", "KIND_NE", "KIND_NUMERIC", "TursBinaryRelevanceModel", "TursModel",
+           "TursRule"]
 
 
 class TursRule:
@@ -88,6 +92,14 @@ class TursModel(ModelMethods):
     ``save``, ``to_dict``, ``from_dict``, ``to_records``, ``to_frame``, ``explain`` and
     ``feature_importances``: see :class:`gpurules.model_methods.ModelMethods`.
     """
+
+    kind = "turs"  # the model file's kind
+
+    @classmethod
+    def decode_model(cls, node):
+        """The model of a model file's ``model`` section (``model_codec``): a
+        :class:`TursBinaryRelevanceModel` if it holds several labels."""
+        return decode_turs(node, TursModel, TursRule, TursBinaryRelevanceModel)
 
     def __init__(self, rules, else_counts, classes, covers, y, data_bits, model_bits,
                  feature_names=None, levels=None):
@@ -198,6 +210,9 @@ class TursBinaryRelevanceModel(ModelMethods):
     (``print``, ``to_records``, ``explain``); the combined model has no single rule table
     (NotImplementedError).
     """
+
+    kind = "turs"  # the model file's kind
+    decode_model = TursModel.decode_model
 
     def __init__(self, models):
         self.models = list(models)

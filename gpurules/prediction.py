@@ -6,10 +6,10 @@ calibration)."""
 import numba as nb
 import numpy as np
 
+from gpurules.conditions import satisfies
 from gpurules.jit.cache import njit
 from gpurules.jit.threads import thread_limit, threads_for
 from gpurules.jit.variants import parallel_kernel
-from gpurules.model import satisfies
 from gpurules.objectives import predictors
 
 predict_example_wise = njit(predictors.predict_example_wise)

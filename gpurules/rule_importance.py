@@ -2,7 +2,7 @@
 
 Coverage of a BOOMER or SeCo rule is computed by the model's own compiled prediction
 kernel (``RuleModel.predict_scores``) on an indicator model (rule r adds 1 to output r), so
-a condition holds here exactly where prediction says it does (``model.satisfies``). The
+a condition holds here exactly where prediction says it does (``conditions.satisfies``). The
 counts alone (:func:`coverage`) of mostly-zero data come from X's columns
 (``prediction.count_covered_columns``, the same ``satisfies``): their work per rule is the
 stored entries of its features, not the number of examples.
@@ -18,14 +18,15 @@ Feature importance (``docs/model-format.md``): each rule r gets a weight ``w_r``
 ``w_r`` is split evenly among rule r's conditions, each share going to the condition's
 feature; the importances are these sums divided by their total (all 0 if the total is 0,
 e.g. a model of the default rule alone).
+
+The functions take any of the model classes and tell them apart by their ``kind``
+(``"boomer"``, ``"seco"``, ``"turs"``): this module sits below the model classes (their
+methods call it), so it imports none of them.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
-from gpurules.decision_list import DecisionList
-from gpurules.model import RuleModel
-from gpurules.model_turs import TursModel
 from gpurules.prediction import (count_covered_columns, dense_to_columns,
                                   nonzero_column_counts)
 
@@ -36,12 +37,12 @@ _SPARSE_SHARE = 0.25
 
 def rule_list(model):
     """The ``RuleModel`` of a BOOMER model or of a SeCo ``DecisionList``."""
-    return model.rules if isinstance(model, DecisionList) else model
+    return model.rules if model.kind == "seco" else model
 
 
 def rule_features(model):
     """The feature of each condition, per rule: a list of int arrays."""
-    if isinstance(model, TursModel):
+    if model.kind == "turs":
         return [r.feature for r in model.rules]
     m = rule_list(model)
     starts = m.rule_cond_start
@@ -67,13 +68,13 @@ def check_features(model, X):
 def covering_matrix(model, X, n_threads=1):
     """bool (n, R): whether each example of X satisfies each rule's body (TURS: each
     rule's literals). X: as :func:`check_features` returns it."""
-    if isinstance(model, TursModel):
+    if model.kind == "turs":
         return model.coverage_matrix(X.toarray() if sp.issparse(X) else X)
     m = rule_list(model)
     R = m.num_rules
-    indicator = RuleModel(np.zeros(R), False, m.cond_feature, m.cond_op, m.cond_threshold,
-                          m.rule_cond_start, np.arange(R, dtype=np.int32), np.ones(R),
-                          np.arange(R + 1, dtype=np.int64))
+    indicator = type(m)(np.zeros(R), False, m.cond_feature, m.cond_op, m.cond_threshold,
+                        m.rule_cond_start, np.arange(R, dtype=np.int32), np.ones(R),
+                        np.arange(R + 1, dtype=np.int64))
     step = max(1, _CHUNK_ENTRIES // max(R, 1))
     out = np.empty((X.shape[0], R), dtype=bool)
     for start in range(0, X.shape[0], step):
@@ -89,13 +90,13 @@ def coverage(model, X=None, n_threads=1):
     else None."""
     if X is not None:
         X = check_features(model, X)
-        columns = None if isinstance(model, TursModel) else _sparse_columns(X)
+        columns = None if model.kind == "turs" else _sparse_columns(X)
         if columns is not None:
             m = rule_list(model)
             return count_covered_columns(*columns, X.shape[0], m.cond_feature, m.cond_op,
                                          m.cond_threshold, m.rule_cond_start), X.shape[0]
         return covering_matrix(model, X, n_threads).sum(axis=0).astype(np.int64), X.shape[0]
-    if isinstance(model, TursModel):
+    if model.kind == "turs":
         return np.array([r.coverage for r in model.rules], np.int64), int(model.y.shape[0])
     m = rule_list(model)
     if m.rule_coverage is None:
@@ -124,7 +125,7 @@ def _sparse_columns(X):
 def record_training_coverage(model, X, n_threads=1):
     """Store the coverage of a BOOMER or SeCo model on its training features X in
     ``rule_coverage`` and ``n_training_examples`` (TURS models know theirs)."""
-    if isinstance(model, TursModel):
+    if model.kind == "turs":
         return
     m = rule_list(model)
     m.rule_coverage, m.n_training_examples = coverage(model, X, n_threads)
@@ -132,10 +133,10 @@ def record_training_coverage(model, X, n_threads=1):
 
 def rule_weights(model, covered):
     """float64 (R,): each rule's weight (module docstring); ``covered``: int64 (R,)."""
-    if isinstance(model, TursModel):
+    if model.kind == "turs":
         prior = np.bincount(model.y, minlength=model.n_classes) / max(model.y.shape[0], 1)
         per_example = np.array([np.abs(r.probabilities - prior).sum() for r in model.rules])
-    elif isinstance(model, DecisionList):
+    elif model.kind == "seco":
         heads = np.diff(model.rules.rule_head_start).astype(np.float64)
         per_example = np.where(model.active_rules(), heads, 0.0)
     else:
@@ -153,7 +154,7 @@ def feature_importances(model, n_features=None, X=None):
                          "record it at fit); pass X to count coverage on")
     features = rule_features(model)
     if n_features is None:
-        names = model.feature_names if not isinstance(model, DecisionList) else \
+        names = model.feature_names if model.kind != "seco" else \
             model.rules.feature_names
         used = [int(f) for fs in features for f in fs]
         n_features = len(names) if names is not None else (max(used) + 1 if used else 0)

@@ -10,14 +10,15 @@ The keys (``docs/model-format.md``, "Rules as data"):
 - SeCo: ``labels``, ``label_names``, ``values`` (0/1 predicted), ``heuristic_value``
   (float; None in an ordered list), ``active`` (bool: used by prediction);
 - TURS: ``counts`` (training class counts), ``probabilities``.
+
+The model classes' methods call these functions, so this module imports none of them: it
+tells the kinds apart by the model's ``kind``.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
-from gpurules.decision_list import DecisionList
-from gpurules.model import OP_EQ, OP_NEQ, OP_SYMBOLS
-from gpurules.model_turs import KIND_NUMERIC, TursModel
+from gpurules.conditions import KIND_EQ, KIND_NE, KIND_NUMERIC, OP_EQ, OP_NEQ, OP_SYMBOLS
 from gpurules.rule_importance import check_features, coverage, covering_matrix, rule_list
 
 COLUMNS = {
@@ -27,13 +28,7 @@ COLUMNS = {
              "heuristic_value", "active", "coverage"),
     "turs": ("rule", "conditions", "condition_list", "counts", "probabilities", "coverage"),
 }
-_TURS_KIND_TEXT = {KIND_NUMERIC: "numeric", 1: "==", 2: "!="}
-
-
-def _kind(model):
-    if isinstance(model, TursModel):
-        return "turs"
-    return "seco" if isinstance(model, DecisionList) else "boomer"
+_TURS_KIND_TEXT = {KIND_NUMERIC: "numeric", KIND_EQ: "==", KIND_NE: "!="}
 
 
 def to_records(model, X=None):
@@ -41,7 +36,7 @@ def to_records(model, X=None):
     the training coverage the model knows, else None."""
     found = coverage(model, X)
     counts, n = found if found is not None else (None, None)
-    if isinstance(model, TursModel):
+    if model.kind == "turs":
         uncovered = int(model.else_counts.sum()) if X is None else \
             int((~covering_matrix(model, check_features(model, X)).any(axis=1)).sum())
         rules = [_turs_rule(model, r) for r in range(len(model))]
@@ -64,7 +59,7 @@ def to_frame(model, X=None):
     except ImportError:
         raise ImportError("to_frame() needs pandas, an optional dependency: pip install "
                           "'gpurules[pandas]' (or use to_records(), a list of dicts)") from None
-    return pd.DataFrame.from_records(to_records(model, X), columns=list(COLUMNS[_kind(model)]))
+    return pd.DataFrame.from_records(to_records(model, X), columns=list(COLUMNS[model.kind]))
 
 
 def explain(model, X):
@@ -73,9 +68,9 @@ def explain(model, X):
     single = not sp.issparse(X) and np.ndim(X) == 1
     X = check_features(model, np.reshape(X, (1, -1)) if single else X)
     covered = covering_matrix(model, X)
-    if isinstance(model, TursModel):
+    if model.kind == "turs":
         out = [_turs_fired(model, row) for row in covered]
-    elif isinstance(model, DecisionList):
+    elif model.kind == "seco":
         entries = {r["rule"]: r for r in _rule_records(model)}
         out = [_seco_fired(model, entries, row) for row in covered]
     else:
@@ -103,7 +98,7 @@ def _rule_records(model):
     """The records of a BOOMER model (default rule first) or a SeCo list (default last),
     without ``coverage``."""
     m = rule_list(model)
-    seco = isinstance(model, DecisionList)
+    seco = model.kind == "seco"
     records = []
     for r in range(m.num_rules):
         _, head = m.rule(r)

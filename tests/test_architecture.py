@@ -9,8 +9,9 @@ import gpurules
 
 PACKAGE = Path(gpurules.__file__).resolve().parent
 
-MODELS = ("gpurules.model", "gpurules.model_turs", "gpurules.decision_list",
-          "gpurules.model_methods", "gpurules.model_io", "gpurules.model_codec",
+MODELS = ("gpurules.conditions", "gpurules.model", "gpurules.model_turs",
+          "gpurules.decision_list", "gpurules.model_methods", "gpurules.model_io",
+          "gpurules.model_document", "gpurules.model_codec",
           "gpurules.json_fields", "gpurules.rule_tables", "gpurules.rule_importance",
           "gpurules.prediction")
 # every module but the backends: the CPU backend's modules are its own, nothing shared

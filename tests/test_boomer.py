@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_multilabel_classification
 
 from gpurules import BoomerClassifier
-from gpurules.model import OP_LEQ
+from gpurules.conditions import OP_LEQ
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, RuleModel
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.model import RuleModel
 from gpurules.prediction import count_covered_columns
 from gpurules.rule_importance import _sparse_columns, coverage, covering_matrix
 

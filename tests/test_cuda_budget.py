@@ -62,7 +62,7 @@ def refinement_counts(steps=2):
     """Counts of each of ``steps`` refinements (complete head, all features), and of the
     rule's totals; the first refinement is the one on feature 0 that halves the coverage."""
     from gpurules.backends.base import Refinement, SearchSettings
-    from gpurules.model import OP_LEQ
+    from gpurules.conditions import OP_LEQ
     from gpurules.objectives.heads import HEAD_COMPLETE
 
     backend, counters = _counted_backend()

@@ -23,9 +23,9 @@ from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cuda.histograms import shared_histogram_bytes
 from gpurules.backends.thresholds import midpoint
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (

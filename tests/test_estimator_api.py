@@ -8,8 +8,8 @@ from sklearn.metrics import hamming_loss, make_scorer
 from sklearn.model_selection import cross_val_score
 
 from gpurules import BoomerClassifier, SeCoClassifier, TursClassifier
+from gpurules.conditions import satisfies
 from gpurules.datasets import load_example
-from gpurules.model import satisfies
 
 # ten examples, one feature, two labels (the hand-worked cases below)
 X_TINY = np.arange(10, dtype=np.float32).reshape(-1, 1)

@@ -11,8 +11,8 @@ import pytest
 from sklearn.datasets import make_multilabel_classification
 
 from gpurules import BoomerClassifier, load_estimator
+from gpurules.conditions import satisfies
 from gpurules.learners.holdout import Holdout
-from gpurules.model import satisfies
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,9 @@ import pytest
 
 import gpurules
 from gpurules import BoomerClassifier, SeCoClassifier, TursClassifier
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.decision_list import DecisionList
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, RuleModel, RuleModelBuilder
+from gpurules.model import RuleModel, RuleModelBuilder
 from gpurules.model_io import SCHEMA_VERSION
 from gpurules.model_turs import TursModel
 

@@ -86,7 +86,7 @@ def test_partial_histograms_are_the_build_rows():
 def _condition_on(features, f):
     """A ``<=`` refinement on feature ``f`` at its middle non-empty bin."""
     from gpurules.backends.base import Refinement
-    from gpurules.model import OP_LEQ
+    from gpurules.conditions import OP_LEQ
 
     first, stop = features.bin_offset[f], features.bin_offset[f + 1]
     threshold = features.bin_max[(first + stop) // 2]

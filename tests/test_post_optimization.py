@@ -13,13 +13,14 @@ from gpurules import BoomerClassifier
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cpu import statistics as cpu_statistics
+from gpurules.conditions import OP_GR, OP_LEQ
 from gpurules.data.presorted import presort_dense
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.learners.boosting import BoostingLearner
 from gpurules.learners.post_optimization import (FeatureSubset, SequentialPostOptimization,
                                                  rule_features)
 from gpurules.learners.rule_pruning import cover
-from gpurules.model import OP_GR, OP_LEQ, RuleModelBuilder
+from gpurules.model import RuleModelBuilder
 from gpurules.objectives.heads import HEAD_COMPLETE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_support import require, run_checks, run_isolated

@@ -11,13 +11,13 @@ from sklearn.datasets import make_multilabel_classification
 from gpurules import BoomerClassifier
 from gpurules.backends.base import SearchSettings, refine_stepwise
 from gpurules.backends.cpu import CpuBackend
+from gpurules.conditions import OP_GR, OP_LEQ
 from gpurules.data.presorted import presort_dense
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.learners.boosting import BoostingLearner
 from gpurules.learners.boosting_rule import BoostingRule
 from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, IREP_COVERAGE_RULE, cover,
                                             irep_keep)
-from gpurules.model import OP_GR, OP_LEQ
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_support import require, run_checks, run_isolated
 

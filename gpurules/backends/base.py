@@ -20,7 +20,7 @@ class Refinement:
 
     Attributes:
         feature: int, column index.
-        op: int, one of ``gpurules.model.OP_*``.
+        op: int, one of ``gpurules.conditions.OP_*``.
         threshold: float32 value of the condition.
         quality: float64 gain of the refined rule's head (larger is better).
         count: int, number of covered examples with non-zero weight.

@@ -24,9 +24,9 @@ import math
 
 import numpy as np
 
+from gpurules.conditions import OP_GR, OP_LEQ
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.jit.cache import njit
-from gpurules.model import OP_GR, OP_LEQ
 from gpurules.objectives.heuristics import heuristic_value
 
 

@@ -7,8 +7,8 @@ selected examples directly (not from a histogram).
 
 import numpy as np
 
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from tests.reference.search import gain, refines, single_choice
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
 
 def histograms(binned, features, covered, weights, g, h):

@@ -6,7 +6,7 @@ scores it by summing the covered examples' statistics directly.
 
 import numpy as np
 
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
 
 def gain(G, H, l1, l2):

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from tests.reference.search import refines
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 
 
 def _div(a, b):

@@ -13,8 +13,8 @@ bin_min float32 (B,).
 import numba as nb
 import numpy as np
 
+from gpurules.conditions import satisfies
 from gpurules.jit.cache import njit
-from gpurules.model import satisfies
 
 
 @njit

@@ -34,9 +34,9 @@ from numba.core import types
 from numba.extending import overload
 
 from gpurules.backends.thresholds import admissible, midpoint
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
 from gpurules.jit.variants import parallel_kernel
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.objectives.compiled import family_side_quality, work_views
 from gpurules.objectives.quality import head_code, side_quality
 

@@ -36,10 +36,10 @@ import numpy as np
 from gpurules.backends.cpu.coverage import _apply_listed, covered_list
 from gpurules.backends.cpu.exact_search import _consider, _work_row
 from gpurules.backends.thresholds import admissible, bin_threshold
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.jit.cache import njit
 from gpurules.jit.threads import thread_limit
 from gpurules.jit.variants import parallel_kernel
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 from gpurules.objectives.quality import family_head_mode
 

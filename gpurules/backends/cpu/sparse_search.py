@@ -16,9 +16,9 @@ import numpy as np
 
 from gpurules.backends.cpu.exact_search import _evaluate, _work_row, accumulate
 from gpurules.backends.thresholds import midpoint
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
 from gpurules.jit.variants import parallel_kernel
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 
 
 def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal, z, mask,

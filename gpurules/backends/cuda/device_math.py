@@ -19,7 +19,7 @@ an ulp, so a re-encoded logistic statistic may differ from the CPU's by one fixe
 import numpy as np
 from numba import config, cuda, types
 
-from gpurules import model
+from gpurules import conditions
 from gpurules.backends import thresholds
 from gpurules.objectives import complete_head, fixed_point, heads, losses, multi_output, \
     non_decomposable
@@ -74,7 +74,7 @@ quantize = _device(fixed_point.quantize)
 # test, as the CPU search has them
 bin_threshold = _device(thresholds.bin_threshold)
 admissible = _device(thresholds.admissible)
-satisfies = _device(model.satisfies)
+satisfies = _device(conditions.satisfies)
 
 
 @cuda.jit(device=True)

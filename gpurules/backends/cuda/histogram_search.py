@@ -49,7 +49,7 @@ from numba import cuda, types
 
 from gpurules.backends.cuda.candidate_quality import candidate, covered_run, score
 from gpurules.backends.cuda.device_math import bin_threshold, signature_types
-from gpurules.model import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, work_sizes
