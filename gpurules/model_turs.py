@@ -9,13 +9,9 @@ likelihood (relative frequencies). A missing value (NaN) never satisfies a liter
 
 import numpy as np
 
-from gpurules.conditions import KIND_EQ, KIND_NE, KIND_NUMERIC
+from gpurules.conditions import KIND_EQ, KIND_NUMERIC
 from gpurules.model_codec import decode_turs
 from gpurules.model_methods import ModelMethods
-
-# the literal kinds live in ``conditions``; named here too for the TURS learner
-__all__ = ["KIND_EQ", "KIND_NE", "KIND_NUMERIC", "TursBinaryRelevanceModel", "TursModel",
-           "TursRule"]
 
 
 class TursRule:

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from gpurules import BoomerClassifier, SeCoClassifier, TursClassifier
-from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ
+from gpurules.conditions import KIND_EQ, KIND_NUMERIC, OP_EQ, OP_GR, OP_LEQ
 from gpurules.datasets import load_example
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.model import RuleModelBuilder
-from gpurules.model_turs import KIND_EQ, KIND_NUMERIC, TursModel, TursRule
+from gpurules.model_turs import TursModel, TursRule
 
 # size, colour (nominal: red, green, blue); row 3 misses its size
 X = np.array([[1, 1], [2, 1], [2, 0], [np.nan, 1]], np.float32)

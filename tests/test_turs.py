@@ -8,11 +8,12 @@ from sklearn.datasets import load_iris
 
 from gpurules import TursClassifier
 from gpurules.backends.cpu.class_histograms import CpuClassHistograms
+from gpurules.conditions import KIND_EQ, KIND_NUMERIC
 from gpurules.learners.turs import RuleSet
-from gpurules.learners.turs_rule import RuleState
 from gpurules.learners.turs_beam import _evaluate
 from gpurules.learners.turs_data import prepare
-from gpurules.model_turs import KIND_EQ, KIND_NUMERIC, TursModel, TursRule
+from gpurules.learners.turs_rule import RuleState
+from gpurules.model_turs import TursModel, TursRule
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,9 @@ import math
 
 import numpy as np
 
+from gpurules.conditions import KIND_EQ, KIND_NE, KIND_NUMERIC
 from gpurules.learners.turs_beam import find_rule
-from gpurules.model_turs import KIND_EQ, KIND_NE, KIND_NUMERIC, TursModel, TursRule
+from gpurules.model_turs import TursModel, TursRule
 from gpurules.objectives import mdl
 from gpurules.progress import MAX_RULES, FitProgress
 
