@@ -5,7 +5,6 @@ import numpy as np
 from gpurules.backends.base import Refinement, select_refinement
 from gpurules.backends.cpu import histogram_search, refine, statistics
 from gpurules.backends.cpu.representations import search_state
-from gpurules.jit.threads import MIN_PARALLEL_WORK  # noqa: F401 (docs, tests)
 from gpurules.jit.threads import threads_for
 from gpurules.objectives.losses import target_matrix
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
