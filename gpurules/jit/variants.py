@@ -4,8 +4,8 @@ Each such kernel is a :class:`Kernel`: compiled on its first call, in the form t
 needs, and run on as many Numba threads as the caller allows (``threads.thread_limit``):
 
 - the **serial** form (``parallel=False``, its ``prange`` a plain loop) runs whenever the
-  call has one thread: the default for small searches (``CpuBackend`` runs a search on one
-  thread below ``MIN_PARALLEL_WORK`` visits) and for ``parallel_*='false'``;
+  call has one thread: the default for small searches and fits (``CpuBackend`` asks
+  ``threads.threads_for``) and for ``parallel_*='false'``;
 - the **parallel** form (``parallel=True``) is compiled only once a call runs on more than
   one thread.
 

@@ -320,14 +320,10 @@ def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, kep
 search = parallel_kernel(_search_all_py)
 
 
-@njit
-def apply_condition(f, op, threshold, sorted_index, sorted_value, n_present, mask, indicator):
-    """Move the covered examples that satisfy ``x_f op threshold`` to ``indicator + 1``."""
-    _apply_row(op, threshold, sorted_index[f], sorted_value[f], n_present[f], mask, indicator)
-
-
 @nb.njit(inline="always")
 def _apply_row(op, threshold, index, value, m, mask, indicator):
+    """Move the covered examples among ``index[:m]`` whose value satisfies ``op threshold``
+    to ``indicator + 1``."""
     for pos in range(m):
         i = index[pos]
         if mask[i] == indicator and satisfies(op, value[pos], threshold):
@@ -336,9 +332,11 @@ def _apply_row(op, threshold, index, value, m, mask, indicator):
 
 @njit
 def apply_step(f, op, threshold, data, mask, indicator):
-    """:func:`apply_condition` on ``data`` (the search's arrays, see :data:`search`);
-    returns the new indicator (the fused refinement's apply step). Walks the feature's kept
-    entries when it has them (a superset of the covered ones)."""
+    """Apply ``x_f op threshold`` to the coverage: the covered examples that satisfy it move
+    to ``indicator + 1``; returns the new indicator (the fused refinement's apply step).
+    ``data``: the search's arrays (``representations.SearchState.data``). Walks the
+    feature's kept entries when it has them (a superset of the covered ones), else its
+    whole sorted row."""
     sorted_index, sorted_value, n_present, _, kept_index, kept_value, kept_len = data
     if kept_len[f] < 0:
         _apply_row(op, threshold, sorted_index[f], sorted_value[f], n_present[f], mask,
