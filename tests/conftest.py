@@ -3,6 +3,7 @@
 import pytest
 
 from gpurules.jit import threads
+from tests.reference.host_kernels import HostKernels, compiler
 
 
 @pytest.fixture
@@ -22,3 +23,13 @@ def emotions_300():
 
     ds = load_example("emotions")
     return ds.X[:300], ds.Y[:300]
+
+
+@pytest.fixture(scope="module")
+def host_kernels(tmp_path_factory):
+    """The CUDA C kernels of ``kernels/histogram.cu`` built for the host
+    (``tests/reference/host_kernels.py``), once per test module."""
+    if compiler() is None:
+        pytest.fail("the host runs of the CUDA C kernels need a C++20 compiler (g++)",
+                    pytrace=False)
+    return HostKernels.build(tmp_path_factory.mktemp("cuda_host"))

@@ -1,7 +1,8 @@
 """The CUDA C kernels of ``kernels/histogram.cu`` compiled for the host by
 ``tests/reference/cuda_host_harness.cpp`` (the threads of a block as real threads), against
 the NumPy histograms. Blocks do not run concurrently, so races between blocks are not found
-here. (The Numba CUDA kernels run under the simulator in ``test_cuda_simulator.py``.)
+here. (The Numba CUDA kernels run under the simulator in ``test_cuda_simulator.py``.) The
+``host_kernels`` fixture is in ``conftest.py``.
 """
 
 import numpy as np
@@ -10,15 +11,6 @@ import pytest
 from gpurules.backends.cuda.histograms import shared_histogram_bytes
 from gpurules.data.binning import bin_features
 from tests.reference.cuda_reference import exact_bins, random_problem, slot_histograms, slot_layout
-from tests.reference.host_kernels import HostKernels, compiler
-
-
-@pytest.fixture(scope="module")
-def host_kernels(tmp_path_factory):
-    if compiler() is None:
-        pytest.fail("the host runs of the CUDA C kernels need a C++20 compiler (g++)",
-                    pytrace=False)
-    return HostKernels.build(tmp_path_factory.mktemp("cuda_host"))
 
 
 def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, mask,

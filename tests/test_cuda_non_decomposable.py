@@ -37,7 +37,6 @@ from tests.reference.cuda_reference import (assert_same_refinements, dataset_his
                                             random_problem, slot_histograms, slot_layout)
 from tests.reference.cuda_support import require, run_checks, run_isolated, skip_without_gpu
 from tests.reference.histogram import histograms
-from tests.reference.host_kernels import HostKernels, compiler
 
 LOGISTIC = NON_DECOMPOSABLE_LOSSES["logistic-non-decomposable"]
 SQUARED_ERROR = NON_DECOMPOSABLE_LOSSES["squared-error-non-decomposable"]
@@ -401,14 +400,6 @@ def test_gpurules_kernels_compile_without_fma():
 
 
 # -- the CUDA C kernels with W > K, on the host ---------------------------------------------
-@pytest.fixture(scope="module")
-def host_kernels(tmp_path_factory):
-    if compiler() is None:
-        pytest.fail("the host runs of the CUDA C kernels need a C++20 compiler (g++)",
-                    pytrace=False)
-    return HostKernels.build(tmp_path_factory.mktemp("cuda_host_nd"))
-
-
 @pytest.mark.parametrize("use_shared", [True, False], ids=["shared", "global"])
 def test_cuda_c_histograms_with_packed_hessians(host_kernels, use_shared):
     """K = 3 gradients, W = 6 packed Hessian entries, signed sums beyond 32 bits: the
