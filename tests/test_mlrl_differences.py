@@ -53,3 +53,24 @@ def test_default_rule_uses_the_label_bins_as_mlrl_boomer():
     unbinned = BoomerClassifier(loss="logistic-non-decomposable", label_binning="none",
                                 max_rules=1, device="cpu").fit(split.X_train, split.Y_train)
     assert np.ptp(unbinned.model_.default_scores) > 0.4  # one score per label
+
+
+@pytest.mark.parametrize("feature_binning", ["none", "equal-width",
+                                             "equal-width{max_bins=255}"])
+def test_binned_search_keeps_the_zero_bin_after_a_condition_on_another_feature(
+        feature_binning):
+    """y = (x0 > 5) and (x1 == 0), x1 mostly 0 (its smallest value). mlrl-boomer 0.15.6's
+    equal-width search learns ``x0 > 1.034 & x1 > 0.019`` with a positive score for y
+    (training accuracy 0.26): once a rule has a condition on x0, its filtered bins of x1
+    count the zero bin (kept implicitly, as the bin of the sparse value 0) with the highest
+    bin. Ours covers what the exact search covers (accuracy 1.0)."""
+    rng = np.random.default_rng(0)
+    x0 = rng.integers(1, 11, 4000).astype(np.float32)
+    x1 = rng.choice(np.array([0, 0, 0, 1, 2, 3, 4, 5], np.float32), 4000)
+    X = np.column_stack([x0, x1])
+    y = ((x0 > 5) & (x1 == 0)).astype(np.uint8)
+    clf = BoomerClassifier(feature_binning=feature_binning, max_rules=3, head_type="single",
+                           feature_sampling="none", instance_sampling="none", shrinkage=1.0,
+                           device="cpu").fit(X, np.column_stack([y, 1 - y]))
+    assert str(clf.model_).splitlines()[2].endswith("<- x0 > 5.5 & x1 <= 0.5")
+    np.testing.assert_array_equal(clf.predict(X)[:, 0], y)
