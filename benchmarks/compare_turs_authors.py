@@ -3,6 +3,9 @@
 Several synthetic sets (``compare_turs.load``: ``make_classification`` with 20 features,
 8 informative, 4 redundant, 4 classes; one set per seed), one train/test split each: fold 0
 of ``StratifiedKFold(5, shuffle=True, random_state=2)`` (compare_turs.py's protocol, 80/20).
+With ``--datasets iris wine breast_cancer`` (scikit-learn's bundled sets) every fold of that
+cross-validation instead, as ``compare_turs.py`` runs them, so the per-dataset mean ROC-AUC
+is the figure of its tables, here measured for both implementations on the same folds.
 Both learners fit the same training part with beam width 10 and 20 cut points; ours with
 ``TursClassifier(device="cpu", beam_width, n_cut_points)`` and its defaults otherwise, the
 authors' with the settings of their ``run_all.py`` (the paper's: MDL local test
@@ -20,6 +23,7 @@ or compiled with Cython). Without ``--authors-path`` the script cannot run and e
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/compare_turs_authors.py \
         --authors-path /work/turs2-authors --seeds 0 1 2 3 4 5 6 7 8 9 --size 2000
+    ... compare_turs_authors.py --authors-path /work/turs2-authors --datasets iris wine
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ _common.use_repo_checkout()
 import numpy as np  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
-from compare_turs import auc, load  # noqa: E402
+from compare_turs import BUNDLED, auc, load  # noqa: E402
 from gpurules import TursClassifier  # noqa: E402
 
 
@@ -103,6 +107,22 @@ def fit_ours(X, y, Xte, args):
     return clf.predict_proba(Xte), len(clf.model_), clf.model_.n_literals, seconds
 
 
+def cases(args):
+    """(dataset, split label, X, y, train index, test index, seed of the authors' jitter)
+    of every fit pair: one split per synthetic seed, every fold of a bundled set."""
+    folds = StratifiedKFold(5, shuffle=True, random_state=2)
+    for name in args.datasets:
+        if name == "synthetic":
+            for seed in args.seeds:
+                X, y = load("synthetic", args.size, seed)
+                tr, te = list(folds.split(X, y))[args.fold]
+                yield f"synthetic-{args.size}", f"seed {seed}", X, y, tr, te, seed
+        else:
+            X, y = load(name, None, None)
+            for i, (tr, te) in enumerate(folds.split(X, y)):
+                yield name, f"fold {i}", X, y, tr, te, i
+
+
 def mean_sd(values, digits=3):
     v = np.asarray(values, dtype=float)
     sd = v.std(ddof=1) if len(v) > 1 else 0.0
@@ -112,6 +132,9 @@ def mean_sd(values, digits=3):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--authors-path", help="the directory holding the authors' turs2 package")
+    p.add_argument("--datasets", nargs="+", default=["synthetic"],
+                   choices=["synthetic", *BUNDLED],
+                   help="synthetic: one set per seed; a bundled set: all 5 folds")
     p.add_argument("--seeds", nargs="+", type=int, default=list(range(10)),
                    help="make_classification seeds, one dataset and split each")
     p.add_argument("--size", type=int, default=2000, help="examples per synthetic set")
@@ -140,10 +163,8 @@ def main():
     fit_authors(mod, Xw, yw, Xw[:5], args, 0)
 
     rows = []
-    for seed in args.seeds:
-        X, y = load("synthetic", args.size, seed)
-        tr, te = list(StratifiedKFold(5, shuffle=True, random_state=2).split(X, y))[args.fold]
-        row = {"seed": seed}
+    for dataset, split, X, y, tr, te, seed in cases(args):
+        row = {"dataset": dataset, "split": split}
         for side, fit in (("ours", lambda: fit_ours(X[tr], y[tr], X[te], args)),
                           ("authors", lambda: fit_authors(mod, X[tr], y[tr], X[te], args,
                                                           seed))):
@@ -151,12 +172,24 @@ def main():
             row.update({f"{side}_auc": float(auc(y[te], proba)), f"{side}_rules": n_rules,
                         f"{side}_literals": n_lits, f"{side}_seconds": seconds})
         rows.append(row)
-        _common.log(f"seed {seed}: {row}")
+        _common.log(f"{dataset} {split}: {row}")
         if args.json:
             Path(args.json).write_text(json.dumps(rows, indent=1))
 
+    print("\n".join(_common.machine_lines()))
+    print(f"- protocol: test = fold {args.fold} of StratifiedKFold(5, shuffle=True, "
+          f"random_state=2) per synthetic seed (make_classification(n={args.size}, 20 "
+          f"features, 8 informative, 4 redundant, 4 classes, random_state=seed)); every "
+          f"fold of it for a bundled set; beam width {args.beam_width}, {args.cut_points} "
+          f"cut points; CPU seconds of the fit (time.process_time)")
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        print_dataset(dataset, [r for r in rows if r["dataset"] == dataset])
+
+
+def print_dataset(dataset, rows):
+    """The per-split table of one dataset, its mean ± sd row and the paired difference."""
     diff = np.array([r["ours_auc"] - r["authors_auc"] for r in rows])
-    table = [[r["seed"], f"{r['ours_auc']:.4f}", f"{r['authors_auc']:.4f}",
+    table = [[r["split"], f"{r['ours_auc']:.4f}", f"{r['authors_auc']:.4f}",
               f"{r['ours_auc'] - r['authors_auc']:+.4f}", r["ours_rules"],
               r["authors_rules"], r["ours_literals"], r["authors_literals"],
               f"{r['ours_seconds']:.2f}", f"{r['authors_seconds']:.1f}"] for r in rows]
@@ -166,18 +199,12 @@ def main():
         mean_sd(diff, 4), mean_sd(col["ours_rules"], 1), mean_sd(col["authors_rules"], 1),
         mean_sd(col["ours_literals"], 1), mean_sd(col["authors_literals"], 1),
         mean_sd(col["ours_seconds"], 2), mean_sd(col["authors_seconds"], 1)])
-    print("\n".join(_common.machine_lines()))
-    print(f"- protocol: make_classification(n={args.size}, 20 features, 8 informative, "
-          f"4 redundant, 4 classes, random_state=seed); test = fold {args.fold} of "
-          f"StratifiedKFold(5, shuffle=True, random_state=2); beam width {args.beam_width}, "
-          f"{args.cut_points} cut points; CPU seconds of the fit (time.process_time)")
-    print(f"- ROC-AUC ours - authors': {mean_sd(diff, 4)} (paired, {len(diff)} seeds); "
-          f"ours higher on {int((diff > 0).sum())}, authors' higher on "
+    print(f"\n{dataset}: ROC-AUC ours - authors' {mean_sd(diff, 4)} (paired, {len(diff)} "
+          f"splits); ours higher on {int((diff > 0).sum())}, authors' higher on "
           f"{int((diff < 0).sum())}, equal on {int((diff == 0).sum())}\n")
     print(_common.markdown_table(
-        ["seed", "AUC ours", "AUC authors", "diff", "rules ours", "rules authors",
+        ["split", "AUC ours", "AUC authors", "diff", "rules ours", "rules authors",
          "literals ours", "literals authors", "CPU s ours", "CPU s authors"], table))
-
 
 if __name__ == "__main__":
     main()

@@ -71,6 +71,7 @@ TURS_GRAMMAR = {
     "n_cut_points": ([1, 4], [0]),
     "max_rules": ([0, 3, 8], [-1]),
     "literal_count_code": (["uniform", "universal"], ["other"]),
+    "cut_point_method": (["sorted-ranks", "quantiles"], ["other"]),
 }
 
 

@@ -72,13 +72,46 @@ def test_literal_rule_and_model_bits():
         mdl.universal_code(3) + 27 - math.log2(6))
 
 
-def test_cut_points_leave_both_sides_nonempty():
+@pytest.mark.parametrize("method", ["sorted-ranks", "quantiles"])
+def test_cut_points_leave_both_sides_nonempty(method):
     x = np.array([1, 1, 1, 2, 2, 3, np.nan, 7, 7, 7], np.float32)
-    assert np.allclose(cut_points(x, 20), [1.5, 2.5, 5.0])
+    assert np.allclose(cut_points(x, 20, method), [1.5, 2.5, 5.0])
     many = np.arange(1000, dtype=np.float32)
-    cuts = cut_points(many, 20)
+    cuts = cut_points(many, 20, method)
     assert len(cuts) == 20 and np.all(np.diff(cuts) > 0)
-    assert cut_points(np.full(5, 3.0, np.float32), 20).size == 0
+    assert cut_points(np.full(5, 3.0, np.float32), 20, method).size == 0
+    with pytest.raises(ValueError, match="cut_point_method"):
+        cut_points(x, 20, "jitter")
+
+
+def _authors_cuts(x, n_cut_points):
+    """The authors' ``candidate_cuts_quantile_mid_points`` for one feature, with their random
+    1e-6 jitter replaced by one far below the gaps and growing along the sorted order (so
+    tied values stay in place and a gap inside a tie lies just above the tied value)."""
+    distinct = np.unique(x)
+    if len(distinct) <= 1:
+        return np.zeros(0)
+    if np.array_equal(distinct, [0.0, 1.0]):
+        return np.array([0.5])
+    s = np.sort(x) + np.arange(len(x)) * 1e-9
+    gaps = (s[:-1] + s[1:]) / 2
+    m = min(len(distinct) - 1, n_cut_points)
+    if n_cut_points > 1 and len(gaps) > m:
+        gaps = gaps[np.linspace(0, len(gaps) - 1, m + 2, dtype=int)[1:-1]]
+    return gaps
+
+
+@pytest.mark.parametrize("n_cut_points", [1, 2, 5, 20])
+def test_sorted_rank_cut_points_split_as_the_authors_cuts(n_cut_points):
+    """Same partitions of the training values as the authors' cut points (ties and small
+    value sets included); a cut of theirs that leaves one side empty has no counterpart."""
+    rng = np.random.default_rng(3)
+    columns = [rng.integers(0, k, 300).astype(np.float64) for k in (2, 3, 5, 30)]
+    columns += [rng.normal(size=157).round(1), rng.normal(size=40), 1.0 + rng.integers(0, 2, 99)]
+    for x in columns:
+        ours = {tuple(x >= c) for c in cut_points(x, n_cut_points)}
+        theirs = {tuple(x >= c) for c in _authors_cuts(x, n_cut_points)}
+        assert ours == theirs - {tuple(np.zeros(len(x), bool))}, x[:10]
 
 
 # -- scores of rule sets -------------------------------------------------------------------

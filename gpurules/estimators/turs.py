@@ -17,7 +17,7 @@ from gpurules.estimators.validation import (check_labels, check_seed, count_weig
                                             nominal_mask)
 from gpurules.json_fields import encode_floats
 from gpurules.learners.turs import TursLearner, to_model
-from gpurules.learners.turs_data import prepare
+from gpurules.learners.turs_data import CUT_POINT_METHODS, prepare
 from gpurules.model_turs import TursBinaryRelevanceModel
 
 MULTI_LABEL = ("binary-relevance", "label-powerset")
@@ -33,7 +33,13 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         random_state: accepted for scikit-learn compatibility; the search is deterministic
             (ties go to the first literal), so every fit of the same data is the same.
         beam_width: W, the width of both beams and the number of coverage buckets.
-        n_cut_points: cut points per numeric feature (at quantiles).
+        n_cut_points: cut points per numeric feature, at most.
+        cut_point_method: where they lie: ``"sorted-ranks"`` (the default, as the
+            authors' implementation: between neighbouring training values at evenly spaced
+            ranks, ties counted, so frequent values draw cuts; it reproduces their ROC-AUC
+            on iris, ``docs/turs.md``) or ``"quantiles"`` (``np.quantile`` midpoints; every
+            midpoint between distinct values when there are at most ``n_cut_points + 1``
+            of them; the default until 2026-11-26).
         patience: growth steps without improvement before a rule search stops.
         max_rules: upper limit on the number of rules (the MDL score normally stops first).
         max_grow_iter: upper limit on the growth steps of one rule search.
@@ -89,7 +95,8 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, device="auto", random_state=None, beam_width=10, n_cut_points=20,
                  patience=5, max_rules=500, max_grow_iter=100, categorical_features=None,
-                 literal_count_code="universal", multi_label="binary-relevance", verbose=0):
+                 literal_count_code="universal", multi_label="binary-relevance", verbose=0,
+                 cut_point_method="sorted-ranks"):
         store_params(self, locals())
 
     def __sklearn_tags__(self):
@@ -107,6 +114,10 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
             if value < low:
                 raise ValueError(f"{name} must be >= {low}, got {value}")
         check_seed(self.random_state)
+        if (not isinstance(self.cut_point_method, str)
+                or self.cut_point_method not in CUT_POINT_METHODS):
+            raise ValueError(f"cut_point_method must be one of {CUT_POINT_METHODS}, got "
+                             f"{self.cut_point_method!r}")
         if not isinstance(self.multi_label, str) or self.multi_label not in MULTI_LABEL:
             raise ValueError(f"multi_label must be one of {MULTI_LABEL}, got "
                              f"{self.multi_label!r}")
@@ -151,7 +162,7 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
         class codes ``y_codes`` (n,) indexing ``classes`` (C,) and nominal mask (A,)."""
         progress = self._progress(self.max_rules, every=1)
         data = prepare(X, y_codes.astype(np.int32), len(classes), nominal, self.n_cut_points,
-                       self.literal_count_code)
+                       self.literal_count_code, self.cut_point_method)
         learner = TursLearner(data, get_class_histograms(self._device, data),
                               self.beam_width, self.patience, self.max_rules,
                               self.max_grow_iter, progress)

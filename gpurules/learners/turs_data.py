@@ -1,7 +1,7 @@
 """The data of one TURS fit: cut points, per-feature bins, candidate literals, code tables.
 
-Numeric features get cut points at quantiles (``n_cut_points`` of them at most; midpoints
-between distinct values when there are fewer distinct values), nominal ones one bin per level.
+Numeric features get cut points between neighbouring values at evenly spaced ranks
+(``n_cut_points`` of them at most, :func:`cut_points`), nominal ones one bin per level.
 An example's bin of a numeric feature is the number of cut points ``<=`` its value, so
 ``x < c_j`` is "bin < j" and ``x >= c_j`` is "bin >= j" (j = 1..m). A missing value (NaN) has
 no bin: it never satisfies a literal on that feature.
@@ -15,19 +15,54 @@ import numpy as np
 from gpurules.objectives import mdl
 
 
-def cut_points(values, n_cut_points):
+CUT_POINT_METHODS = ("sorted-ranks", "quantiles")
+
+
+def cut_points(values, n_cut_points, method="sorted-ranks"):
     """float64 sorted cut points of one numeric feature (NaN ignored): each leaves examples
-    on both sides (``min < c <= max``)."""
+    on both sides (``min < c <= max``).
+
+    ``method``:
+    * ``"sorted-ranks"`` (the authors' ``candidate_cuts_quantile_mid_points``): with the
+      non-missing values sorted, ties included, (s_0 .. s_{n-1}), the gaps between
+      neighbours at ``m = min(distinct - 1, n_cut_points)`` evenly spaced ranks
+      ``floor(linspace(0, n - 2, m + 2))[1:-1]``; a gap between equal values v lies just
+      above v (their 1e-6 jitter puts it there), so each cut is the midpoint between s_r and
+      the next distinct value above it. Tied ranks give one cut, so frequent values may
+      leave fewer than m cuts. A feature of two values gets their midpoint (the authors
+      special-case 0/1 features so).
+    * ``"quantiles"``: the midpoints between neighbouring distinct values when there are at
+      most ``n_cut_points`` of them, else ``np.quantile(..., method="midpoint")`` at the
+      ``n_cut_points`` evenly spaced inner quantiles.
+    """
     v = values[~np.isnan(values)].astype(np.float64)
     distinct = np.unique(v)
     if len(distinct) < 2 or n_cut_points < 1:
         return np.zeros(0, dtype=np.float64)
-    if len(distinct) - 1 <= n_cut_points:
+    if method == "sorted-ranks":
+        cuts = _sorted_rank_cuts(np.sort(v), distinct, n_cut_points)
+    elif method != "quantiles":
+        raise ValueError(f"cut_point_method={method!r} is not supported; use one of "
+                         f"{CUT_POINT_METHODS}")
+    elif len(distinct) - 1 <= n_cut_points:
         cuts = (distinct[:-1] + distinct[1:]) / 2
     else:
         q = np.linspace(0, 1, n_cut_points + 2)[1:-1]
         cuts = np.unique(np.quantile(v, q, method="midpoint"))
     return cuts[(cuts > distinct[0]) & (cuts <= distinct[-1])]
+
+
+def _sorted_rank_cuts(s, distinct, n_cut_points):
+    """The ``"sorted-ranks"`` cuts of sorted values ``s`` (n,) with ``distinct`` values."""
+    if len(distinct) == 2:  # the authors special-case 0/1 features so; any two values here
+        return (distinct[:1] + distinct[1:]) / 2
+    m = min(len(distinct) - 1, n_cut_points)
+    if len(s) - 1 > m and n_cut_points > 1:
+        ranks = np.linspace(0, len(s) - 2, m + 2).astype(np.int64)[1:-1]
+    else:  # the authors take every gap here
+        ranks = np.arange(len(s) - 1)
+    low = s[ranks][s[ranks] < distinct[-1]]  # a gap in the tie of the largest value: no cut
+    return np.unique((low + distinct[np.searchsorted(distinct, low, side="right")]) / 2)
 
 
 @dataclass
@@ -92,9 +127,10 @@ class TursData:
         return present & (local != arg)
 
 
-def prepare(X, y, n_classes, nominal, n_cut_points, count_code="uniform"):
+def prepare(X, y, n_classes, nominal, n_cut_points, count_code="uniform",
+            cut_point_method="sorted-ranks"):
     """Build the ``TursData`` of float32 ``X`` (n, A) (NaN = missing), int ``y`` (n,) and
-    the bool (A,) ``nominal`` mask."""
+    the bool (A,) ``nominal`` mask (``cut_point_method``: :func:`cut_points`)."""
     mdl.literal_count_bits(1, 1, count_code)  # validates count_code
     n, A = X.shape
     values, n_bins = [], []
@@ -105,7 +141,7 @@ def prepare(X, y, n_classes, nominal, n_cut_points, count_code="uniform"):
             values.append(levels)
             n_bins.append(len(levels))
         else:
-            cuts = cut_points(col, n_cut_points)
+            cuts = cut_points(col, n_cut_points, cut_point_method)
             values.append(cuts)
             n_bins.append(len(cuts) + 1)
     bin_offset = np.zeros(A + 1, dtype=np.int64)
