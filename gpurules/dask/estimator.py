@@ -55,8 +55,10 @@ class DaskBoomerClassifier(BoomerClassifier):
     X's by position; the labels and weights are gathered on the client once (the learner
     samples and holds out examples there). Probability calibration is not supported yet.
     Fitted attributes as ``BoomerClassifier`` (NumPy only), ``device_ == "cpu"``, and
-    ``received_bytes_``: int64 (R,), the bytes of the histogram rows the client received
-    from the partitions in each of the fit's R refinement steps.
+    ``received_bytes_``: int64 (R,), per refinement step of the fit the bytes of the arrays
+    that crossed between workers (the histogram rows of the sampled features that the
+    partitions on other workers sent the leader, the partition that runs the steps, and
+    those features) and, on a block's last step, to the client (``DaskBackend``).
 
     A worker lost during the fit raises ``WorkerLostError`` (a ``RuntimeError``) naming
     it: its partitions' state is gone and the fit must be restarted.
