@@ -257,8 +257,11 @@ class DaskBoomerClassifier(BoomerClassifier):
 
 
 def _live_workers(client):
-    """A callable returning the addresses (set of str) of ``client``'s live workers."""
-    return lambda: set(client.scheduler_info()["workers"])
+    """A callable returning the addresses (set of str) of ``client``'s live workers,
+    asked of the scheduler at each call (``Client.nthreads``; not
+    ``scheduler_info()["workers"]``, which a periodic refresh of the client's cached copy
+    can empty for a moment: every actor would then seem lost)."""
+    return lambda: set(client.nthreads())
 
 
 def _predict_block(estimator, method, block):
