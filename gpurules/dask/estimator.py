@@ -26,7 +26,7 @@ from gpurules.estimators.multi_label import multi_label_classes
 from gpurules.estimators.validation import (check_label_names, check_labels,
                                             check_sample_weight, check_seed, nominal_mask,
                                             with_display_names)
-from gpurules.rule_importance import coverage, rule_list
+from gpurules.rule_importance import rule_list
 
 INSTALL_HINT = "gpurules.dask needs dask and distributed: pip install gpurules[dask]"
 
@@ -123,14 +123,15 @@ class DaskBoomerClassifier(BoomerClassifier):
                            check_label_names(label_names, Y.shape[1]))
             progress = self._progress(config.max_rules, config.time_limit)
             with progress:
-                self.model_ = self._learn(config, data, progress)
+                model = self._learn(config, data, progress)
+            _record_training_coverage(model, actors, n, _live_workers(client))
+            self.model_ = model
         finally:
             backend, self._dask, self._backend = getattr(self, "_backend", None), None, None
             if backend is not None:
                 self.received_bytes_ = np.asarray(backend.received_bytes, np.int64)
                 backend.close()
             del actors, handles
-        self._record_training_coverage(client, X)
         self.n_outputs_ = Y.shape[1]
         return self
 
@@ -203,17 +204,6 @@ class DaskBoomerClassifier(BoomerClassifier):
     def _make_backend(self, threads):
         return self._backend
 
-    def _record_training_coverage(self, client, X):
-        """The model's training coverage (``rule_importance``), counted per partition."""
-        import dask
-
-        parts = client.compute([dask.delayed(coverage)(self.model_, block)
-                                for block in X.to_delayed().ravel()])
-        counts = [p.result() for p in parts]
-        m = rule_list(self.model_)
-        m.rule_coverage = np.sum([c[0] for c in counts], axis=0, dtype=np.int64)
-        m.n_training_examples = int(sum(c[1] for c in counts))
-
     # -- prediction ------------------------------------------------------------------
     def decision_function(self, X):
         return self._per_partition("decision_function", X)
@@ -254,6 +244,19 @@ class DaskBoomerClassifier(BoomerClassifier):
         local.__dict__.update({k: v for k, v in self.__dict__.items()
                                if k not in ("client", "_dask", "_backend")})
         return local
+
+
+def _record_training_coverage(model, actors, n, workers):
+    """Store the model's training coverage (``rule_coverage``, ``n_training_examples``,
+    as ``rule_importance.record_training_coverage`` on the concatenated data): each
+    partition counts the examples satisfying each rule's body on its binned features
+    (``PartitionState.rule_coverage``, after the fit); only the counts, int64 (R,) per
+    partition, come to the client. ``n``: int, the training examples."""
+    m = rule_list(model)
+    counts = call_actors(actors, "rule_coverage", (
+        m.cond_feature, m.cond_op, m.cond_threshold, m.rule_cond_start), workers)
+    m.rule_coverage = np.sum(counts, axis=0, dtype=np.int64).reshape(m.num_rules)
+    m.n_training_examples = int(n)
 
 
 def _live_workers(client):

@@ -14,7 +14,7 @@ Nothing here imports dask at import time: the actor is a plain class that
 import numpy as np
 
 from gpurules.backends.base import refine_stepwise
-from gpurules.backends.dask.leader import LeaderSearch
+from gpurules.backends.dask.leader import Condition, LeaderSearch
 from gpurules.backends.factory import get_backend
 from gpurules.data.binning import BinnedFeatures, drop_empty_bins
 from gpurules.data.partitioned_binning import assign_bins, partition_summary
@@ -166,3 +166,28 @@ class PartitionState:
 
     def training_scores(self):
         return self.backend.training_scores()
+
+    def rule_coverage(self, cond_feature, cond_op, cond_threshold, rule_cond_start):
+        """How many of the partition's examples satisfy each rule's body, evaluated on its
+        binned features with the fit's own coverage update (``apply_refinement``; a
+        threshold lies between bins, so a bin is on one side of it). Clobbers the
+        coverage: call it after the fit.
+
+        Args:
+            cond_feature: int (C,); cond_op: int (C,); cond_threshold: float32 (C,);
+            rule_cond_start: int (R + 1,), rule ``r``'s conditions are
+                ``rule_cond_start[r]:rule_cond_start[r + 1]`` (``model.RuleModel``).
+
+        Returns:
+            int64 (R,).
+        """
+        R = len(rule_cond_start) - 1
+        counts = np.zeros(R, np.int64)
+        for r in range(R):
+            self.backend.reset_coverage()
+            for c in range(rule_cond_start[r], rule_cond_start[r + 1]):
+                self.backend.apply_refinement(
+                    Condition(int(cond_feature[c]), int(cond_op[c]),
+                              np.float32(cond_threshold[c])))
+            counts[r] = np.count_nonzero(self.backend.covered_mask())
+        return counts
