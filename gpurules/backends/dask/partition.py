@@ -35,7 +35,7 @@ class PartitionState:
         self.n = int(X.shape[0])
         self.backend = None
         self.weights = None
-        self.engine = None  # the leader's LeaderSearch (connect)
+        self.peers, self.remote = [], []  # the leader's (connect)
 
     def rows(self):
         """The partition's number of rows (n_p, int)."""
@@ -110,17 +110,16 @@ class PartitionState:
     def connect(self, peers):
         """Make this partition the leader of its fit (after :meth:`start_fit`): keep
         actor handles of the other partitions, ``peers`` a list of (actor key, worker
-        address), in a ``leader.LeaderSearch``. Runs on the worker (an actor method),
-        where the handles get the worker's connections. Returns the addresses of the
-        peers on other workers (list of str)."""
+        address). Runs on the worker (an actor method), where the handles get the
+        worker's connections. Returns the addresses of the peers on other workers (list
+        of str)."""
         from distributed import get_worker
         from distributed.actor import Actor
 
         worker = get_worker()
-        handles = [Actor(PartitionState, address, key, worker=worker)
-                   for key, address in peers]
-        remote = [address != worker.address for _, address in peers]
-        self.engine = LeaderSearch(self, handles, remote)
+        self.peers = [Actor(PartitionState, address, key, worker=worker)
+                      for key, address in peers]
+        self.remote = [address != worker.address for _, address in peers]
         return [address for _, address in peers if address != worker.address]
 
     def refine_block(self, uniforms, labels, totals, search, fix_label_after):
@@ -133,13 +132,14 @@ class PartitionState:
             (list of int, ``leader.LeaderSearch.step_bytes``). With no other partition:
             the ``CpuBackend``'s fused ``refine_rule``, 0 bytes per step.
         """
-        engine = self.engine
-        if not engine.peers:
+        if not self.peers:
             conditions, last, labels, finished = self.backend.refine_rule(
                 uniforms, labels, self.weights, totals, search, fix_label_after)
             failed = finished and (last is None or last.count > search.min_coverage)
             return conditions, last, labels, finished, [0] * (len(conditions) + failed)
-        engine.step_bytes = []
+        # made per call, not kept: it refers to this state (no reference cycle keeps the
+        # peers' handles, and so their partitions, alive after the fit)
+        engine = LeaderSearch(self, self.peers, self.remote)
         result = refine_stepwise(engine, uniforms, labels, None, totals, search,
                                  fix_label_after)
         engine.flush()
@@ -149,9 +149,9 @@ class PartitionState:
         """``Backend.find_best_refinement`` of ``features`` (int64 (S,)) over every
         partition, run here (the leader, after :meth:`connect`); nothing is applied.
         Returns (the Refinement or None, the bytes between workers (int))."""
-        self.engine.step_bytes = []
-        return (self.engine.find_best_refinement(features, labels, None, totals, search),
-                self.engine.step_bytes[0])
+        engine = LeaderSearch(self, self.peers, self.remote)
+        return (engine.find_best_refinement(features, labels, None, totals, search),
+                engine.step_bytes[0])
 
     def apply_refinement(self, refinement):
         self.backend.apply_refinement(refinement)
