@@ -117,6 +117,9 @@ class PartitionState:
         from distributed.actor import Actor
 
         worker = get_worker()
+        # those on other workers first: a call to one on this worker runs at once, in this
+        # thread, so the requests to the others are sent before it
+        peers = sorted(peers, key=lambda peer: peer[1] == worker.address)
         self.peers = [Actor(PartitionState, address, key, worker=worker)
                       for key, address in peers]
         self.remote = [address != worker.address for _, address in peers]
