@@ -14,12 +14,12 @@ features, 20 labels, Gaussian noise ``--noise``: continuous features) at each of
 ``--sizes``, with ``--max-rules`` rules (one value, or one per size). Reported per system,
 the medians of ``--repeat`` timed fits: fit time (wall, ``time.perf_counter``) and process
 CPU time (this process, plus the workers' processes as ``psutil`` counts them), time per
-rule, the refinement steps and the
-bytes that crossed between workers (and to the client) per step (``received_bytes_``: the
-histogram rows the other partitions sent the leader; median and largest; per partition =
-largest / (W - 1)), whether the model equals the single-process one
-(``str(model_)``), and Hamming loss on the test part. Before the timed fits every
-system makes an untimed small fit (Numba compilation and the workers' cache loads).
+rule, the refinement steps and the bytes that crossed between workers (and to the client)
+per step (``received_bytes_``: the histogram rows the other partitions sent the leader;
+median and largest; per other partition = largest / (W - 1)), whether the model equals
+the single-process one (``str(model_)``), and Hamming loss on the test part. Before the
+timed fits every system makes an untimed small fit (Numba compilation and the workers'
+cache loads).
 
 ``--out-of-core N``: a fit whose data never exist on the client: ``N`` x 100 float64
 features drawn on the workers (``dask.array.random``, ``--ooc-chunk`` rows per partition),
