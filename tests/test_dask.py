@@ -74,6 +74,19 @@ def test_same_model_as_in_memory(client, data, params):
     np.testing.assert_array_equal(local.feature_importances_, dist.feature_importances_)
 
 
+def test_one_partition(client, data):
+    """With a single partition the leader runs CpuBackend's fused refinement loop (no
+    other partition to ask): still the in-memory model; nothing crosses between workers."""
+    X, Y = data
+    params = dict(max_rules=8, feature_binning="equal-width",
+                  instance_sampling="without-replacement")
+    local = BoomerClassifier(device="cpu", **params).fit(X, Y)
+    dist = DaskBoomerClassifier(client=client, **params)
+    dist.fit(da.from_array(X, chunks=(len(X), -1)), Y)
+    _same_model(local, dist)
+    assert dist.received_bytes_.size and dist.received_bytes_.max() <= 2 * 8 * 2 * Y.shape[1]
+
+
 def test_predict_on_dask_and_numpy(client, data):
     X, _ = data
     local, dist = _fits(client, data, max_rules=10, random_state=1,
@@ -99,33 +112,56 @@ def test_one_d_labels(client, data):
     np.testing.assert_array_equal(dist.predict_proba(Xd).compute(), local.predict_proba(X))
 
 
-def test_histogram_rows_are_the_only_per_refinement_traffic(client, data):
-    X, Y = data
-    dist = DaskBoomerClassifier(client=client, max_rules=4, feature_binning="equal-width")
-    seen = {}
-    original = DaskBoomerClassifier._make_backend
+def _recording(dist, hook):
+    """Make ``dist`` call ``hook(backend, refine_rule, *args)`` in place of its backend's
+    ``refine_rule`` (the client's one call per block of refinement steps)."""
+    make = DaskBoomerClassifier._make_backend
 
     def keep(self, threads):
-        seen["backend"] = backend = original(self, threads)
-        calls = seen["calls"] = []
-        find = backend.find_best_refinement
-
-        def counted(features, *args):
-            calls.append(features.copy())
-            return find(features, *args)
-
-        backend.find_best_refinement = counted
+        backend = make(self, threads)
+        refine = backend.refine_rule
+        backend.refine_rule = lambda *args: hook(backend, refine, *args)
         return backend
 
     dist._make_backend = keep.__get__(dist)
-    dist.fit(da.from_array(X, chunks=(CHUNKS, -1)), da.from_array(Y, chunks=(CHUNKS, -1)))
-    backend, calls = seen["backend"], seen["calls"]
-    assert calls and len(backend.received_bytes) == len(calls)
+
+
+def test_histogram_rows_are_the_only_per_refinement_traffic(client, data):
+    """Per refinement step only the histogram rows of the sampled features (and those
+    features) cross between workers: from the partitions on other workers than the
+    leader's; the client gets one small answer per block."""
+    from gpurules.backends.base import floyd_indices
+
+    X, Y = data
     K = Y.shape[1]
-    offsets = backend.features.bin_offset
-    for features, received in zip(calls, backend.received_bytes):
-        rows = int(sum(offsets[f + 1] - offsets[f] for f in features))
-        assert received == len(CHUNKS) * rows * (K + K + 1) * 8
+    dist = DaskBoomerClassifier(client=client, max_rules=4, feature_binning="equal-width")
+    blocks = []
+
+    def record(backend, refine, uniforms, *args):
+        before = len(backend.received_bytes)
+        result = refine(uniforms, *args)
+        blocks.append((backend, uniforms, result, backend.received_bytes[before:]))
+        return result
+
+    _recording(dist, record)
+    dist.fit(da.from_array(X, chunks=(CHUNKS, -1)), da.from_array(Y, chunks=(CHUNKS, -1)))
+    backend = blocks[0][0]
+    assert backend.leader == int(np.argmax(CHUNKS))
+    leader_at = blocks[0][0].addresses[backend.leader]
+    remote = sum(address != leader_at for address in backend.addresses)
+    assert remote >= 1  # the test must see a histogram cross between workers
+    offsets, A = backend.features.bin_offset, X.shape[1]
+    for _, uniforms, (conditions, last, labels, _), sent in blocks:
+        assert 1 <= len(sent) <= uniforms.shape[0] and len(conditions) <= len(sent)
+        for r, received in enumerate(sent):
+            features = floyd_indices(uniforms[r], A)
+            rows = int(sum(offsets[f + 1] - offsets[f] for f in features))
+            expected = remote * (features.nbytes + rows * (K + K + 1) * 8)
+            if r == len(sent) - 1:  # the block's answer to the client
+                expected += labels.nbytes + (0 if last is None else 2 * K * 8)
+            assert received == expected
+    assert sum(len(b[3]) for b in blocks) == len(backend.received_bytes)
+    np.testing.assert_array_equal(dist.received_bytes_, backend.received_bytes)
 
 
 @pytest.mark.parametrize("params, error, match", [
@@ -228,45 +264,56 @@ def test_dataframe_errors(client, frames):
         clf.fit(Xd, dd.from_pandas(labels, chunksize=120))
 
 
-def test_lost_worker_stops_the_fit(data):
-    """A worker closed in the middle of a fit (before the third refinement step) raises
-    WorkerLostError naming it, and no model is left; fitting again on the worker that is
-    left gives the in-memory model."""
+@pytest.mark.parametrize("lose", ["leader", "peer", "peer-mid-block"])
+def test_lost_worker_stops_the_fit(data, lose):
+    """A worker closed in the middle of a fit (the leader's, whose actor runs the
+    refinement steps, or another partition's, which the leader calls: before the second
+    block, or while a block runs) raises WorkerLostError naming it, and no model is
+    left; fitting again on the worker that is left gives the in-memory model."""
     from gpurules.backends.dask.backend import WorkerLostError
+    from gpurules.backends.dask.partition import PartitionState
 
     X, Y = data
     with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         dist = DaskBoomerClassifier(client=client, max_rules=6, feature_binning="equal-width")
-        make = DaskBoomerClassifier._make_backend
-        lost = {}
+        lost, blocks = {}, []
 
-        def losing(self, threads):
-            backend = make(self, threads)
-            find = backend.find_best_refinement
-            calls = []
-
-            def close_worker_first(*args):
-                calls.append(1)
-                if len(calls) == 3:
-                    lost["address"] = address = backend.actors[0]._address
+        def closing(backend, refine, *args):
+            blocks.append(1)
+            if len(blocks) == 2:
+                leader_at = backend.addresses[backend.leader]
+                lost["address"] = address = leader_at if lose == "leader" else next(
+                    a for a in backend.addresses if a != leader_at)
+                if lose == "peer-mid-block":  # the peer closes its worker when asked
+                    lost["partition"] = backend.addresses.index(address)
+                else:
                     worker = next(w for w in cluster.workers.values()
                                   if w.address == address)
                     client.sync(worker.close)
-                return find(*args)
+            return refine(*args)
 
-            backend.find_best_refinement = close_worker_first
-            return backend
+        histograms = PartitionState.histograms
 
-        dist._make_backend = losing.__get__(dist)
+        def closing_when_asked(self, features, condition=None):
+            if condition is not None and lost.get("partition") is not None and \
+                    distributed.get_worker().address == lost["address"]:
+                lost["partition"] = None
+                worker = distributed.get_worker()
+                worker.loop.add_callback(worker.close)
+            return histograms(self, features, condition)
+
+        _recording(dist, closing)
         Xd = da.from_array(X, chunks=(CHUNKS, -1))
-        with pytest.raises(WorkerLostError, match="was lost.*must be restarted") as caught:
-            dist.fit(Xd, Y)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(PartitionState, "histograms", closing_when_asked)
+            with pytest.raises(WorkerLostError, match="was lost.*must be restarted") as caught:
+                dist.fit(Xd, Y)
         assert lost["address"] in str(caught.value)
         assert isinstance(caught.value, RuntimeError) and not hasattr(dist, "model_")
         del dist._make_backend
-        assert len(client.scheduler_info()["workers"]) == 1
+        assert len(client.nthreads()) == 1
         dist.fit(Xd, Y)
         local = BoomerClassifier(device="cpu", max_rules=6, feature_binning="equal-width")
         _same_model(local.fit(X, Y), dist)

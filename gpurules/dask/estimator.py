@@ -26,7 +26,7 @@ from gpurules.estimators.multi_label import multi_label_classes
 from gpurules.estimators.validation import (check_label_names, check_labels,
                                             check_sample_weight, check_seed, nominal_mask,
                                             with_display_names)
-from gpurules.rule_importance import coverage, rule_list
+from gpurules.rule_importance import rule_list
 
 INSTALL_HINT = "gpurules.dask needs dask and distributed: pip install gpurules[dask]"
 
@@ -55,8 +55,10 @@ class DaskBoomerClassifier(BoomerClassifier):
     X's by position; the labels and weights are gathered on the client once (the learner
     samples and holds out examples there). Probability calibration is not supported yet.
     Fitted attributes as ``BoomerClassifier`` (NumPy only), ``device_ == "cpu"``, and
-    ``received_bytes_``: int64 (R,), the bytes of the histogram rows the client received
-    from the partitions in each of the fit's R refinement steps.
+    ``received_bytes_``: int64 (R,), per refinement step of the fit the bytes of the arrays
+    that crossed between workers (the histogram rows of the sampled features that the
+    partitions on other workers sent the leader, the partition that runs the steps, and
+    those features) and, on a block's last step, to the client (``DaskBackend``).
 
     A worker lost during the fit raises ``WorkerLostError`` (a ``RuntimeError``) naming
     it: its partitions' state is gone and the fit must be restarted.
@@ -121,14 +123,15 @@ class DaskBoomerClassifier(BoomerClassifier):
                            check_label_names(label_names, Y.shape[1]))
             progress = self._progress(config.max_rules, config.time_limit)
             with progress:
-                self.model_ = self._learn(config, data, progress)
+                model = self._learn(config, data, progress)
+            _record_training_coverage(model, actors, n, _live_workers(client))
+            self.model_ = model
         finally:
             backend, self._dask, self._backend = getattr(self, "_backend", None), None, None
             if backend is not None:
                 self.received_bytes_ = np.asarray(backend.received_bytes, np.int64)
                 backend.close()
             del actors, handles
-        self._record_training_coverage(client, X)
         self.n_outputs_ = Y.shape[1]
         return self
 
@@ -201,17 +204,6 @@ class DaskBoomerClassifier(BoomerClassifier):
     def _make_backend(self, threads):
         return self._backend
 
-    def _record_training_coverage(self, client, X):
-        """The model's training coverage (``rule_importance``), counted per partition."""
-        import dask
-
-        parts = client.compute([dask.delayed(coverage)(self.model_, block)
-                                for block in X.to_delayed().ravel()])
-        counts = [p.result() for p in parts]
-        m = rule_list(self.model_)
-        m.rule_coverage = np.sum([c[0] for c in counts], axis=0, dtype=np.int64)
-        m.n_training_examples = int(sum(c[1] for c in counts))
-
     # -- prediction ------------------------------------------------------------------
     def decision_function(self, X):
         return self._per_partition("decision_function", X)
@@ -254,9 +246,25 @@ class DaskBoomerClassifier(BoomerClassifier):
         return local
 
 
+def _record_training_coverage(model, actors, n, workers):
+    """Store the model's training coverage (``rule_coverage``, ``n_training_examples``,
+    as ``rule_importance.record_training_coverage`` on the concatenated data): each
+    partition counts the examples satisfying each rule's body on its binned features
+    (``PartitionState.rule_coverage``, after the fit); only the counts, int64 (R,) per
+    partition, come to the client. ``n``: int, the training examples."""
+    m = rule_list(model)
+    counts = call_actors(actors, "rule_coverage", (
+        m.cond_feature, m.cond_op, m.cond_threshold, m.rule_cond_start), workers)
+    m.rule_coverage = np.sum(counts, axis=0, dtype=np.int64).reshape(m.num_rules)
+    m.n_training_examples = int(n)
+
+
 def _live_workers(client):
-    """A callable returning the addresses (set of str) of ``client``'s live workers."""
-    return lambda: set(client.scheduler_info()["workers"])
+    """A callable returning the addresses (set of str) of ``client``'s live workers,
+    asked of the scheduler at each call (``Client.nthreads``; not
+    ``scheduler_info()["workers"]``, which a periodic refresh of the client's cached copy
+    can empty for a moment: every actor would then seem lost)."""
+    return lambda: set(client.nthreads())
 
 
 def _predict_block(estimator, method, block):

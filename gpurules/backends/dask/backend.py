@@ -2,14 +2,19 @@
 
 Each partition's binned features, labels, statistics, scores and coverage stay on its
 worker, in a :class:`~gpurules.backends.dask.partition.PartitionState` actor (a
-``CpuBackend`` over the partition). The client side runs what needs the whole data:
+``CpuBackend`` over the partition). One of them, the *leader* (the largest partition),
+runs the refinement steps on the workers (``leader.py``):
 
-- ``find_best_refinement``: every partition builds the histogram rows of the sampled
-  features over its covered examples (``CpuBackend.partial_histograms``); the client sums
-  them (int64 fixed point: exact, in any order), scans them with the CPU backend's
-  ``histogram_search.scan_histograms`` and picks the refinement with
-  ``base.select_refinement``, so the result equals ``CpuBackend``'s on the concatenated
-  data bit for bit. Per refinement, only those rows travel (``received_bytes``).
+- ``refine_rule`` (a block of up to 8 steps): one call to the leader, which per step asks
+  the other partitions for the histogram rows of the sampled features
+  (``CpuBackend.partial_histograms``; the request carries the step before's condition,
+  which they apply first), sums them with its own (int64 fixed point: exact, in any
+  order), scans them with the CPU backend's ``histogram_search.scan_histograms`` and picks
+  the refinement with ``base.select_refinement``, so the result equals ``CpuBackend``'s on
+  the concatenated data bit for bit. The client receives the block's conditions and last
+  refinement only.
+- ``find_best_refinement`` (single steps, e.g. post-optimization's searches over a rule's
+  features): the same reduction on the leader, one step, nothing applied.
 - ``apply_refinement`` and ``update_statistics`` are broadcast and run locally.
 - sums (``covered_totals``) are summed exactly; per rule the instance weights travel once
   (sliced per partition), and ``covered_mask`` gathers one bool per example.
@@ -17,15 +22,14 @@ worker, in a :class:`~gpurules.backends.dask.partition.PartitionState` actor (a
 ``start_fit`` sends each partition its slice of the labels and base weights once per fit.
 
 A partition's state lives only in its actor: a worker lost during the fit loses it, and
-every call after that raises :class:`WorkerLostError` naming the worker (the fit cannot
-continue; fitting again starts over on the workers that are left). Nothing is recomputed
-elsewhere, so a lost worker never yields a different model.
+the call that needs it (the client's, or the leader's on the client's behalf) raises
+:class:`WorkerLostError` naming the worker (the fit cannot continue; fitting again starts
+over on the workers that are left). Nothing is recomputed elsewhere, so a lost worker
+never yields a different model.
 """
 
 import numpy as np
 
-from gpurules.backends.base import refine_stepwise, select_refinement
-from gpurules.backends.cpu import histogram_search
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
 _UNSENT = object()  # no instance weights sent yet in this rule
@@ -38,7 +42,7 @@ class WorkerLostError(RuntimeError):
 POLL_SECONDS = 1.0  # how often a call still waiting asks whether its worker is alive
 
 
-def call_actors(actors, method, args, workers=None):
+def call_actors(actors, method, args, workers=None, watch=None):
     """Call ``method`` on every actor and return their results, in the order of ``actors``.
 
     Args:
@@ -49,19 +53,22 @@ def call_actors(actors, method, args, workers=None):
             cluster's live workers, asked when a call fails and, every ``POLL_SECONDS``,
             while a call waits (a call sent to a worker that has just gone may never
             answer).
+        watch: None (the called ``actors``) or every actor of the fit, as a list of
+            (partition index, handle): those whose workers are checked (a call to the
+            leader also waits on the other partitions).
 
     Raises:
-        WorkerLostError: a call failed or waits on an actor whose worker is gone (no
-            longer in the cluster, or ``distributed`` has marked the actor lost); a failed
-            call's error is its ``__cause__``. Other errors of the calls are raised as
-            they are (e.g. a ``ValueError`` of a partition's validation).
+        WorkerLostError: a call failed or waits while the worker of a watched actor is
+            gone (no longer in the cluster, or ``distributed`` has marked the actor lost);
+            a failed call's error is its ``__cause__``. Other errors of the calls are
+            raised as they are (e.g. a ``ValueError`` of a partition's validation).
     """
     per_actor = args if isinstance(args, list) else [args] * len(actors)
-    futures = [_guarded(p, actor, workers, lambda a=actor, x=x: getattr(a, method)(*x))
-               for p, (actor, x) in enumerate(zip(actors, per_actor))]
-    return [_guarded(p, actor, workers, lambda p=p, a=actor, f=future:
-                     _wait(p, a, workers, f))
-            for p, (actor, future) in enumerate(zip(actors, futures))]
+    watch = list(enumerate(actors)) if watch is None else watch
+    futures = [_guarded(watch, workers, lambda a=actor, x=x: getattr(a, method)(*x))
+               for actor, x in zip(actors, per_actor)]
+    return [_guarded(watch, workers, lambda f=future: _wait(watch, workers, f))
+            for future in futures]
 
 
 def _is_lost(actor, workers):
@@ -74,6 +81,11 @@ def _is_lost(actor, workers):
     return getattr(actor, "_address", None) not in workers()
 
 
+def _first_lost(watch, workers):
+    """The first (partition index, actor) of ``watch`` whose worker is gone, or None."""
+    return next(((p, actor) for p, actor in watch if _is_lost(actor, workers)), None)
+
+
 def _lost(p, actor, error=None):
     """The :class:`WorkerLostError` of partition ``p``'s actor."""
     why = "" if error is None else f" ({type(error).__name__}: {error})"
@@ -84,30 +96,32 @@ def _lost(p, actor, error=None):
         f"(fit again) on the workers that are left{why}")
 
 
-def _guarded(p, actor, workers, call):
-    """``call()``; its error becomes :class:`WorkerLostError` where the worker of
-    partition ``p``'s ``actor`` is lost (see :func:`call_actors`)."""
+def _guarded(watch, workers, call):
+    """``call()``; its error becomes :class:`WorkerLostError` where the worker of an
+    actor of ``watch`` is lost (see :func:`call_actors`)."""
     try:
         return call()
     except WorkerLostError:
         raise
     except Exception as error:
-        if not _is_lost(actor, workers):
+        lost = _first_lost(watch, workers)
+        if lost is None:
             raise
-        raise _lost(p, actor, error) from error
+        raise _lost(*lost, error) from error
 
 
-def _wait(p, actor, workers, future):
+def _wait(watch, workers, future):
     """The result of the actor call ``future``, asking every ``POLL_SECONDS`` whether
-    the actor's worker is still there (WorkerLostError if not)."""
+    the workers of the actors of ``watch`` are still there (WorkerLostError if not)."""
     if workers is None:
         return future.result()
     while True:
         try:
             return future.result(timeout=POLL_SECONDS)
         except TimeoutError:
-            if _is_lost(actor, workers):
-                raise _lost(p, actor) from None
+            lost = _first_lost(watch, workers)
+            if lost is not None:
+                raise _lost(*lost) from None
 
 
 class DaskBackend:
@@ -126,9 +140,16 @@ class DaskBackend:
     Attributes:
         max_statistic: float, the largest over the partitions' ``CpuBackend.max_statistic``
             (what the learner's fixed-point scale reads for non-decomposable losses).
-        received_bytes: list of int, the bytes of the arrays the partitions returned to
-            each ``find_best_refinement`` call (tests check that only histogram rows
-            travel).
+        leader: int, the partition that runs the refinement steps (the largest).
+        addresses: list of str, the worker of each partition's actor.
+        received_bytes: list of int, one entry per refinement step (a search over the
+            sampled features, whether or not it found a refinement): the bytes of the
+            arrays that crossed between workers in it (to and from the partitions on
+            other workers than the leader's: the sampled features (int64 (S,)), their
+            histogram rows (int64 (R, K + W + 1))), plus, on the last step of a block,
+            the arrays of the block's answer to the client (the last refinement's sums,
+            int64 (K + W,), and the labels). Scalars (the conditions, qualities) and the
+            messages' headers are not counted.
     """
 
     name = "dask"
@@ -138,12 +159,14 @@ class DaskBackend:
 
     def __init__(self, actors, sizes, layout, threads=None, workers=None):
         self.actors = list(actors)
+        self.addresses = [getattr(a, "_address", None) for a in self.actors]
         self.bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         if len(self.actors) != len(sizes):
             raise ValueError(f"{len(self.actors)} actors for {len(sizes)} partitions")
         self.layout = layout
         self.threads = threads or {}
         self.workers = workers
+        self.leader = int(np.argmax(sizes)) if len(sizes) else 0
         self.received_bytes = []
         self.max_statistic = 0.0
 
@@ -151,6 +174,12 @@ class DaskBackend:
     def _call(self, method, *args):
         """Call ``method`` with the same arguments on every partition; their results."""
         return call_actors(self.actors, method, args, self.workers)
+
+    def _call_leader(self, method, *args):
+        """Call ``method`` on the leader, watching every partition's worker (the leader
+        calls the others); its result."""
+        return call_actors([self.actors[self.leader]], method, args, self.workers,
+                           watch=list(enumerate(self.actors)))[0]
 
     def _call_sliced(self, method, *arrays):
         """Call ``method`` on every partition with its rows of each of ``arrays`` ((n, ...)
@@ -170,14 +199,14 @@ class DaskBackend:
         self.features = features
         self.K = K
         self.W = packed_size(K) if isinstance(loss, NonDecomposableLossSpec) else K
-        self._hist = np.zeros((features.total_bins, K + self.W), np.int64)
-        self._hist_count = np.zeros(features.total_bins, np.int64)
         b = self.bounds
         self.max_statistic = max(call_actors(self.actors, "start_fit", [
             (self.layout, Y[b[p]:b[p + 1]], loss, base_weight[b[p]:b[p + 1]], scale,
              self.threads) for p in range(len(self.actors))], self.workers))
         self._set_scale_attributes(scale)
         self._sent = _UNSENT
+        self._call_leader("connect", [(a.key, a._address) for p, a in
+                                      enumerate(self.actors) if p != self.leader])
 
     def _set_scale_attributes(self, scale):
         self.scale = float(scale)
@@ -217,39 +246,27 @@ class DaskBackend:
     # -- search ----------------------------------------------------------------------
     def find_best_refinement(self, features, labels, weights, totals, search):
         """As ``CpuBackend.find_best_refinement`` on binned features: the partitions'
-        histogram rows of ``features`` (int64 (S,)), summed, scanned on the client."""
-        features = np.ascontiguousarray(features, np.int64)
+        histogram rows of ``features`` (int64 (S,)) summed and scanned on the leader
+        (``PartitionState.search``); nothing is applied."""
         self._send_weights(weights)
-        parts = self._call("histograms", features)
-        self.received_bytes.append(int(sum(p.nbytes for p in parts)))
-        hist, hist_count = self._summed(features, parts)
-        S, K, W = features.shape[0], self.K, self.W
-        outs = (np.empty(S), np.empty(S, np.int8), np.empty(S, np.float32),
-                np.empty(S, np.int64), np.empty(S, np.int32), np.empty((S, K), np.int64),
-                np.empty((S, W), np.int64))
-        fs = self.features
-        histogram_search.scan_histograms(
-            features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
-            np.ascontiguousarray(labels, np.int32), search.head_mode, search.params,
-            self.inv_scale, search.min_coverage, int(totals[2]), search.min_quality, *outs,
-            n_threads=self.threads.get("search", 1))
-        return select_refinement(features, outs)
-
-    def _summed(self, features, parts):
-        """The global histograms (int64 (B, K + W), (B,)) with the rows of ``features``
-        set to the sums of the partitions' rows ``parts`` (each int64 (R, K + W + 1))."""
-        total = np.sum(parts, axis=0, dtype=np.int64)
-        offsets = self.features.bin_offset
-        rows = np.concatenate([np.arange(offsets[f], offsets[f + 1]) for f in features]) \
-            if features.shape[0] else np.empty(0, np.int64)
-        self._hist[rows] = total[:, :-1]
-        self._hist_count[rows] = total[:, -1]
-        return self._hist, self._hist_count
+        refinement, sent = self._call_leader(
+            "search", np.ascontiguousarray(features, np.int64),
+            np.ascontiguousarray(labels, np.int32), totals, search)
+        self.received_bytes.append(sent + _nbytes(refinement, labels))
+        return refinement
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
-        """``base.refine_stepwise``: one round trip to the partitions per step."""
-        return refine_stepwise(self, uniforms, labels, weights, totals, search,
-                               fix_label_after)
+        """``Backend.refine_rule``: the whole block runs on the leader
+        (``PartitionState.refine_block``, ``base.refine_stepwise`` over the partitions),
+        one call from the client."""
+        self._send_weights(weights)
+        conditions, last, labels, finished, sent = self._call_leader(
+            "refine_block", np.ascontiguousarray(uniforms, np.float64),
+            np.ascontiguousarray(labels, np.int32), totals, search, int(fix_label_after))
+        if sent:
+            sent[-1] += _nbytes(last, labels)
+        self.received_bytes.extend(sent)
+        return conditions, last, labels, finished
 
     def apply_refinement(self, refinement):
         self._call("apply_refinement", refinement)
@@ -263,3 +280,10 @@ class DaskBackend:
     def close(self):
         """Let go of the partitions' actors (their worker memory is freed)."""
         self.actors = []
+
+
+def _nbytes(refinement, labels):
+    """The bytes of the arrays of a leader's answer: the refinement's sums (if any) and
+    the labels."""
+    sums = 0 if refinement is None else refinement.g_sum.nbytes + refinement.h_sum.nbytes
+    return int(sums + np.asarray(labels).nbytes)

@@ -3,13 +3,18 @@
 A :class:`PartitionState` lives on the worker that holds its partition for the whole fit
 (a ``distributed`` actor). It keeps the partition's raw features until they are binned,
 then its binned features, statistics and coverage inside a ``CpuBackend``; its methods
-answer with small arrays only (per-bin sums, totals, histogram rows).
+answer with small arrays only (per-bin sums, totals, histogram rows). One partition of a
+fit, the *leader*, also runs the fit's refinement steps (``leader.py``): it holds actor
+handles of the other partitions (:meth:`PartitionState.connect`) and calls them itself.
 
-Nothing here imports dask: the actor is a plain class that ``distributed`` hosts.
+Nothing here imports dask at import time: the actor is a plain class that
+``distributed`` hosts (only :meth:`PartitionState.connect`, run on a worker, imports it).
 """
 
 import numpy as np
 
+from gpurules.backends.base import refine_stepwise
+from gpurules.backends.dask.leader import Condition, LeaderSearch
 from gpurules.backends.factory import get_backend
 from gpurules.data.binning import BinnedFeatures, drop_empty_bins
 from gpurules.data.partitioned_binning import assign_bins, partition_summary
@@ -30,6 +35,7 @@ class PartitionState:
         self.n = int(X.shape[0])
         self.backend = None
         self.weights = None
+        self.peers, self.remote = [], []  # the leader's (connect)
 
     def rows(self):
         """The partition's number of rows (n_p, int)."""
@@ -92,9 +98,63 @@ class PartitionState:
         count)."""
         return self.backend.covered_totals(self.weights)
 
-    def histograms(self, features):
-        """``CpuBackend.partial_histograms`` of ``features`` with the kept weights."""
+    def histograms(self, features, condition=None):
+        """``CpuBackend.partial_histograms`` of ``features`` (int64 (S,)) with the kept
+        weights: int64 (R, K + W + 1). ``condition`` (a ``leader.Condition`` or None): the
+        leader's last refinement, applied to the coverage first."""
+        if condition is not None:
+            self.backend.apply_refinement(condition)
         return self.backend.partial_histograms(features, self.weights)
+
+    # -- the leader ------------------------------------------------------------------
+    def connect(self, peers):
+        """Make this partition the leader of its fit (after :meth:`start_fit`): keep
+        actor handles of the other partitions, ``peers`` a list of (actor key, worker
+        address). Runs on the worker (an actor method), where the handles get the
+        worker's connections. Returns the addresses of the peers on other workers (list
+        of str)."""
+        from distributed import get_worker
+        from distributed.actor import Actor
+
+        worker = get_worker()
+        # those on other workers first: a call to one on this worker runs at once, in this
+        # thread, so the requests to the others are sent before it
+        peers = sorted(peers, key=lambda peer: peer[1] == worker.address)
+        self.peers = [Actor(PartitionState, address, key, worker=worker)
+                      for key, address in peers]
+        self.remote = [address != worker.address for _, address in peers]
+        return [address for _, address in peers if address != worker.address]
+
+    def refine_block(self, uniforms, labels, totals, search, fix_label_after):
+        """``Backend.refine_rule`` over every partition of the fit, run here (the leader,
+        after :meth:`connect`), with the instance weights every partition keeps.
+
+        Returns:
+            (conditions, last Refinement or None, labels, finished) as
+            ``Backend.refine_rule``, and per step (search) the bytes between workers
+            (list of int, ``leader.LeaderSearch.step_bytes``). With no other partition:
+            the ``CpuBackend``'s fused ``refine_rule``, 0 bytes per step.
+        """
+        if not self.peers:
+            conditions, last, labels, finished = self.backend.refine_rule(
+                uniforms, labels, self.weights, totals, search, fix_label_after)
+            failed = finished and (last is None or last.count > search.min_coverage)
+            return conditions, last, labels, finished, [0] * (len(conditions) + failed)
+        # made per call, not kept: it refers to this state (no reference cycle keeps the
+        # peers' handles, and so their partitions, alive after the fit)
+        engine = LeaderSearch(self, self.peers, self.remote)
+        result = refine_stepwise(engine, uniforms, labels, None, totals, search,
+                                 fix_label_after)
+        engine.flush()
+        return (*result, engine.step_bytes)
+
+    def search(self, features, labels, totals, search):
+        """``Backend.find_best_refinement`` of ``features`` (int64 (S,)) over every
+        partition, run here (the leader, after :meth:`connect`); nothing is applied.
+        Returns (the Refinement or None, the bytes between workers (int))."""
+        engine = LeaderSearch(self, self.peers, self.remote)
+        return (engine.find_best_refinement(features, labels, None, totals, search),
+                engine.step_bytes[0])
 
     def apply_refinement(self, refinement):
         self.backend.apply_refinement(refinement)
@@ -109,3 +169,28 @@ class PartitionState:
 
     def training_scores(self):
         return self.backend.training_scores()
+
+    def rule_coverage(self, cond_feature, cond_op, cond_threshold, rule_cond_start):
+        """How many of the partition's examples satisfy each rule's body, evaluated on its
+        binned features with the fit's own coverage update (``apply_refinement``; a
+        threshold lies between bins, so a bin is on one side of it). Clobbers the
+        coverage: call it after the fit.
+
+        Args:
+            cond_feature: int (C,); cond_op: int (C,); cond_threshold: float32 (C,);
+            rule_cond_start: int (R + 1,), rule ``r``'s conditions are
+                ``rule_cond_start[r]:rule_cond_start[r + 1]`` (``model.RuleModel``).
+
+        Returns:
+            int64 (R,).
+        """
+        R = len(rule_cond_start) - 1
+        counts = np.zeros(R, np.int64)
+        for r in range(R):
+            self.backend.reset_coverage()
+            for c in range(rule_cond_start[r], rule_cond_start[r + 1]):
+                self.backend.apply_refinement(
+                    Condition(int(cond_feature[c]), int(cond_op[c]),
+                              np.float32(cond_threshold[c])))
+            counts[r] = np.count_nonzero(self.backend.covered_mask())
+        return counts
