@@ -3,10 +3,13 @@ and the batched candidate evaluation, against slow NumPy oracles."""
 
 import math
 
+import numba
 import numpy as np
 import pytest
 
+from gpurules.backends.cpu import class_histograms
 from gpurules.backends.cpu.class_histograms import CpuClassHistograms
+from gpurules.jit.threads import thread_limit
 from gpurules.learners.turs import RuleSet
 from gpurules.learners.turs_rule import RuleState
 from gpurules.learners.turs_beam import candidate_batch, evaluate_rules
@@ -210,3 +213,17 @@ def test_empty_batch_scores_nothing():
     out = CpuClassHistograms(data).evaluate(batch)
     assert [a.shape for a in out] == [(0, len(data.lit_feat))] * 5
     assert [a.dtype for a in out] == [np.int64] * 4 + [np.int8]
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two Numba threads")
+def test_parallel_forms_score_as_the_serial_ones(monkeypatch):
+    data, X, y = _problem(seed=6, n=80)
+    rs = RuleSet(data, _handmade(data))
+    batch = candidate_batch(rs, _frontier(data))
+    serial = CpuClassHistograms(data).evaluate(batch)
+    monkeypatch.setattr(class_histograms, "PARALLEL_WORK", -1)  # every phase parallel
+    with thread_limit(2):
+        parallel = CpuClassHistograms(data).evaluate(batch)
+    assert class_histograms.score_all.compiled_forms()[True].signatures
+    for a, b in zip(serial, parallel):
+        assert a.dtype == b.dtype and np.array_equal(a, b)

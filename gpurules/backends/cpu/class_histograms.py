@@ -5,7 +5,7 @@ One compiled pass per growth step scores every literal of every beam rule (a
 (feature bin, column), a column being one local modelling group of one rule — the rule's
 local group 0 holds the examples no rule of the set covers yet, so the covered and the
 not-yet-covered counts come from one pass — then running sums over the bins of numeric
-features per (rule, feature), then ``objectives.mdl.literal_scores`` for every (rule,
+features (all columns of a feature at once), then ``objectives.mdl.literal_scores`` for every (rule,
 literal). Counts are integers and scores fixed point: the CUDA backend
 (``backends/cuda/class_histograms.py``) gives the same numbers.
 
@@ -28,7 +28,7 @@ from numba import prange
 from gpurules.jit.cache import njit
 from gpurules.jit.variants import Kernel
 from gpurules.objectives import mdl
-from gpurules.objectives.mdl import feature_running_sums
+from gpurules.objectives.mdl import feature_running_sums, nonempty_bins
 
 literal_scores = njit(mdl.literal_scores)
 LITERAL_CHUNK = 256  # literals per parallel iteration of the scoring (one set of views)
@@ -48,16 +48,17 @@ def _class_histograms(codes, y, idx, col, hist):
 
 
 def _running_sums(hist, bin_offset, numeric, group_offset, totals, nonempty):
-    """In place, per (rule, feature): inclusive prefix sums over the bins of each numeric
-    feature in the rule's columns; ``totals[f]`` = all non-missing counts of feature f;
-    ``nonempty[r, f]`` = the cut points (numeric) or levels (nominal) of f that split rule
-    r's covered examples."""
-    A = bin_offset.shape[0] - 1
-    for p in prange((group_offset.shape[0] - 1) * A):
-        r = p // A
-        a, b = group_offset[r], group_offset[r + 1]
-        feature_running_sums(hist[:, a:b], bin_offset, numeric, np.int64(p - r * A),
-                             totals[:, a:b], nonempty[r])
+    """In place, per feature f (in parallel): ``nonempty[r, f]`` = the cut points
+    (numeric) or levels (nominal) of f that split rule r's covered examples (from rule r's
+    columns of the raw counts), then inclusive prefix sums over the bins of f if it is
+    numeric and ``totals[f]`` = all non-missing counts of f, in every column at once (the
+    sums of one column do not depend on the others)."""
+    for j in prange(bin_offset.shape[0] - 1):
+        f = np.int64(j)  # one signature of the callees in both forms (jit/variants.py)
+        for r in range(group_offset.shape[0] - 1):
+            nonempty[r, f] = nonempty_bins(hist[:, group_offset[r]:group_offset[r + 1]],
+                                           bin_offset, numeric, f)
+        feature_running_sums(hist, bin_offset, numeric, f, totals)
 
 
 def _score_all(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, nonempty,
@@ -104,7 +105,7 @@ class CpuClassHistograms:
     Args:
         data: ``learners.turs_data.TursData`` of the fit (codes, bins, literals, tables).
         timings: None, or a dict to which each call adds the process CPU seconds of its
-            phases (keys ``PHASES``; for ``benchmarks/turs_phases.py``).
+            phases (keys ``PHASES``) and 1 to ``"calls"`` (``benchmarks/turs_phases.py``).
     """
 
     device = "cpu"
@@ -136,6 +137,8 @@ class CpuClassHistograms:
         out = (np.empty((R, L), np.int64), np.empty((R, L), np.int64),
                np.empty((R, L), np.int64), np.empty((R, L), np.int64),
                np.empty((R, L), np.int8))
+        if self.timings is not None:
+            self.timings["calls"] = self.timings.get("calls", 0) + 1
         if R == 0:
             return out
         hist = np.empty((d.n_bins, S, C), dtype=np.int64)

@@ -25,6 +25,7 @@ from gpurules.objectives import mdl
 
 _literal_scores = cuda.jit(device=True)(mdl.literal_scores)
 _feature_running_sums = cuda.jit(device=True)(mdl.feature_running_sums)
+_nonempty_bins = cuda.jit(device=True)(mdl.nonempty_bins)
 THREADS = 128
 
 
@@ -49,10 +50,11 @@ def _running_sums(hist, bin_offset, numeric, group_offset, totals, nonempty):
     if p >= (group_offset.shape[0] - 1) * A:
         return
     r = p // A
-    a = group_offset[r]
-    b = group_offset[r + 1]
-    _feature_running_sums(hist[:, a:b], bin_offset, numeric, p - r * A, totals[:, a:b],
-                          nonempty[r])
+    f = p - r * A
+    h = hist[:, group_offset[r]:group_offset[r + 1]]
+    nonempty[r, f] = _nonempty_bins(h, bin_offset, numeric, f)
+    _feature_running_sums(h, bin_offset, numeric, f,
+                          totals[:, group_offset[r]:group_offset[r + 1]])
 
 
 def _score_literals(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, nonempty,
