@@ -34,12 +34,12 @@ literal_scores = njit(mdl.literal_scores)
 LITERAL_CHUNK = 256  # literals per parallel iteration of the scoring (one set of views)
 
 
-def _class_histograms(codes, y, idx, col, hist):
-    """Add the covered examples' classes into ``hist`` (cleared first), one feature per
-    thread (no races)."""
-    A = codes.shape[0]
-    hist[:] = 0
-    for f in prange(A):
+def _class_histograms(codes, y, idx, col, bin_offset, hist):
+    """Fill ``hist`` with the covered examples' classes, one feature per thread (no races):
+    each feature's rows are cleared just before they are filled, so they are still in the
+    cache (clearing the whole batch's histogram first would evict them on large batches)."""
+    for f in prange(codes.shape[0]):
+        hist[bin_offset[f]:bin_offset[f + 1]] = 0
         row = codes[f]
         for t in range(idx.shape[0]):
             b = row[idx[t]]
@@ -145,7 +145,7 @@ class CpuClassHistograms:
         totals = np.empty((d.n_features, S, C), dtype=np.int64)
         nonempty = np.empty((R, d.n_features), dtype=np.int64)
         self._run("histograms", class_histograms, _threads(len(batch.idx) * d.n_features),
-                  d.codes, d.y, batch.idx, batch.col, hist)
+                  d.codes, d.y, batch.idx, batch.col, d.bin_offset, hist)
         threads = _threads(L * S * C * 4)
         self._run("running_sums", running_sums, threads, hist, d.bin_offset, d.numeric,
                   batch.group_offset, totals, nonempty)
