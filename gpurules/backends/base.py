@@ -146,6 +146,7 @@ class CandidateBatch:
     Attributes:
         idx: int64 (M,) the covered examples, rule after rule.
         col: int32 (M,) each pair's histogram column (its rule's offset + local group).
+        example_offset: int64 (R + 1,) the rules' first pairs, then M.
         group_offset: int64 (R + 1,) the rules' first columns, then S.
         fstate: int8 (R, A) per rule and feature ``objectives.mdl.F_*``.
         ncuts: int64 (R, A) the non-empty cut points of each rule's features when they
@@ -159,6 +160,7 @@ class CandidateBatch:
 
     idx: np.ndarray
     col: np.ndarray
+    example_offset: np.ndarray
     group_offset: np.ndarray
     fstate: np.ndarray
     ncuts: np.ndarray

@@ -53,6 +53,7 @@ def candidate_batch(ruleset, rules):
     A = data.n_features
     return CandidateBatch(
         idx=idx.astype(np.int64), col=rank[key].astype(np.int32),
+        example_offset=np.concatenate([[0], np.cumsum(covers.sum(axis=1))]).astype(np.int64),
         group_offset=np.append(rank[::G], len(present)).astype(np.int64),
         fstate=np.array([r.fstate for r in rules], np.int8).reshape(R, A),
         ncuts=np.array([r.ncuts for r in rules], np.int64).reshape(R, A),

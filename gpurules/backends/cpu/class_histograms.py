@@ -1,22 +1,27 @@
 """TURS candidate evaluation on the CPU (Numba): class-count histograms, then scores.
 
-One compiled pass per growth step scores every literal of every beam rule (a
+One compiled pass per phase and growth step scores every literal of every beam rule (a
 ``backends.base.CandidateBatch``): a histogram of the covered examples' classes per
 (feature bin, column), a column being one local modelling group of one rule — the rule's
 local group 0 holds the examples no rule of the set covers yet, so the covered and the
 not-yet-covered counts come from one pass — then running sums over the bins of numeric
-features (all columns of a feature at once), then ``objectives.mdl.literal_scores`` for every (rule,
-literal). Counts are integers and scores fixed point: the CUDA backend
-(``backends/cuda/class_histograms.py``) gives the same numbers.
+features, then ``objectives.mdl.literal_scores`` for every (rule, literal). Counts are
+integers and scores fixed point: the CUDA backend (``backends/cuda/class_histograms.py``)
+gives the same numbers.
 
-Shapes and dtypes (n examples, A features, B bins in all, S columns in all, R rules,
-C classes, L literals, M covered (rule, example) pairs):
+Shapes and dtypes (n examples, A features, B bins in all, R rules, G_r columns of rule r,
+S columns in all, C classes, L literals, M covered (rule, example) pairs):
     codes int32 (A, n): global bin (``bin_offset[f]`` + local bin) or -1 if missing;
     y int32 (n,); idx int64 (M,) covered examples; col int32 (M,) their columns;
-    hist int64 (B, S, C); totals int64 (A, S, C); nonempty int64 (R, A);
-    bin_offset int64 (A + 1,); numeric bool (A,); group_offset int64 (R + 1,);
+    hist int64 (B * S * C,): per rule a C-contiguous (B, G_r, C) block;
+    totals int64 (A * S * C,): per rule a C-contiguous (A, G_r, C) block;
+    nonempty int64 (R, A); bin_offset int64 (A + 1,); numeric bool (A,);
+    example_offset, group_offset int64 (R + 1,);
     lit_feat int32 (L,), lit_op int8 (L,), lit_arg int32 (L,); outputs (R, L).
-Rule r's part of ``hist`` and ``totals`` is the columns ``group_offset[r]:group_offset[r+1]``.
+Rule r's block of a flat array with ``rows`` rows per column starts at
+``rows * C * group_offset[r]`` (:func:`_block`): each rule's histogram is contiguous, as
+the one-rule passes had it (strided views of one (B, S, C) array were up to 1.7x slower to
+score, and the histogram of all rules of a feature did not stay in the cache).
 """
 
 import time
@@ -31,53 +36,70 @@ from gpurules.objectives import mdl
 from gpurules.objectives.mdl import feature_running_sums, nonempty_bins
 
 literal_scores = njit(mdl.literal_scores)
-LITERAL_CHUNK = 256  # literals per parallel iteration of the scoring (one set of views)
 
 
-def _class_histograms(codes, y, idx, col, bin_offset, hist):
-    """Fill ``hist`` with the covered examples' classes, one feature per thread (no races):
-    each feature's rows are cleared just before they are filled, so they are still in the
-    cache (clearing the whole batch's histogram first would evict them on large batches)."""
+@njit(inline="always")
+def _block(flat, rows, C, group_offset, r):
+    """Rule r's C-contiguous (rows, G_r, C) view of ``flat`` (int64, rows * S * C)."""
+    a, b = group_offset[r], group_offset[r + 1]
+    return flat[rows * C * a:rows * C * b].reshape((rows, b - a, C))
+
+
+def _class_histograms(codes, y, idx, col, example_offset, group_offset, bin_offset, C,
+                      hist):
+    """Fill ``hist`` with the covered examples' classes, one feature per thread (no races);
+    a rule's rows of a feature are cleared just before they are filled (in the cache)."""
+    B = bin_offset[-1]
     for f in prange(codes.shape[0]):
-        hist[bin_offset[f]:bin_offset[f + 1]] = 0
         row = codes[f]
-        for t in range(idx.shape[0]):
-            b = row[idx[t]]
-            if b >= 0:
-                hist[b, col[t], y[idx[t]]] += 1
+        for r in range(group_offset.shape[0] - 1):
+            h = _block(hist, B, C, group_offset, r)
+            h[bin_offset[f]:bin_offset[f + 1]] = 0
+            a = group_offset[r]
+            for t in range(example_offset[r], example_offset[r + 1]):
+                b = row[idx[t]]
+                if b >= 0:
+                    h[b, col[t] - a, y[idx[t]]] += 1
 
 
-def _running_sums(hist, bin_offset, numeric, group_offset, totals, nonempty):
-    """In place, per feature f (in parallel): ``nonempty[r, f]`` = the cut points
-    (numeric) or levels (nominal) of f that split rule r's covered examples (from rule r's
-    columns of the raw counts), then inclusive prefix sums over the bins of f if it is
-    numeric and ``totals[f]`` = all non-missing counts of f, in every column at once (the
-    sums of one column do not depend on the others)."""
-    for j in prange(bin_offset.shape[0] - 1):
+def _running_sums(hist, bin_offset, numeric, group_offset, C, totals, nonempty):
+    """In place, per feature f (in parallel) and rule r: ``nonempty[r, f]`` = the cut
+    points (numeric) or levels (nominal) of f that split rule r's covered examples, then
+    inclusive prefix sums over the bins of f if it is numeric and rule r's ``totals[f]``
+    = all its non-missing counts of f."""
+    B, A = bin_offset[-1], bin_offset.shape[0] - 1
+    for j in prange(A):
         f = np.int64(j)  # one signature of the callees in both forms (jit/variants.py)
         for r in range(group_offset.shape[0] - 1):
-            nonempty[r, f] = nonempty_bins(hist[:, group_offset[r]:group_offset[r + 1]],
-                                           bin_offset, numeric, f)
-        feature_running_sums(hist, bin_offset, numeric, f, totals)
+            h = _block(hist, B, C, group_offset, r)
+            nonempty[r, f] = nonempty_bins(h, bin_offset, numeric, f)
+            feature_running_sums(h, bin_offset, numeric, f, _block(totals, A, C,
+                                                                   group_offset, r))
 
 
 def _score_all(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, nonempty,
                group_offset, fstate, ncuts, else_counts, union_counts, union_size, L2, CL,
-               REG, base_model, new_feature_model, log2_features, work, out_gain_incl,
-               out_gain_excl, out_cov_incl, out_cov_excl, out_flags):
-    """``literal_scores`` for every (rule, literal), in parallel over (rule, chunk of
-    ``LITERAL_CHUNK`` literals): the rule's views are made once per chunk."""
-    L = lit_feat.shape[0]
-    chunks = (L + LITERAL_CHUNK - 1) // LITERAL_CHUNK
+               REG, base_model, new_feature_model, log2_features, chunks, work,
+               out_gain_incl, out_gain_excl, out_cov_incl, out_cov_excl, out_flags):
+    """``literal_scores`` for every (rule, literal), in parallel over (rule, one of
+    ``chunks`` runs of literals): the rule's views are made once per run (``chunks`` = 1
+    serially: a run of all literals was measured faster than fixed runs of 256). ``work``
+    int64 (K, L, 4, C): rule r's scratch is block ``r % K`` (K = 1 serial, K = R
+    parallel)."""
+    L, C = lit_feat.shape[0], else_counts.shape[0]
+    B, A = bin_offset[-1], bin_offset.shape[0] - 1
+    size = (L + chunks - 1) // chunks
     for p in prange((group_offset.shape[0] - 1) * chunks):
         r = p // chunks
         a, b = group_offset[r], group_offset[r + 1]
-        h, t, u, s = hist[:, a:b], totals[:, a:b], union_counts[a:b], union_size[a:b]
-        ne, fs, nc, w = nonempty[r], fstate[r], ncuts[r], work[r]
+        h, t = _block(hist, B, C, group_offset, r), _block(totals, A, C, group_offset, r)
+        u, s = union_counts[a:b], union_size[a:b]
+        ne, fs, nc = nonempty[r], fstate[r], ncuts[r]
+        w = work[r % work.shape[0]]
         gi, ge, ci, ce, fl = (out_gain_incl[r], out_gain_excl[r], out_cov_incl[r],
                               out_cov_excl[r], out_flags[r])
-        start = (p - r * chunks) * LITERAL_CHUNK
-        for lit in range(start, min(start + LITERAL_CHUNK, L)):
+        start = (p - r * chunks) * size
+        for lit in range(start, min(start + size, L)):
             literal_scores(np.int64(lit), lit_feat, lit_op, lit_arg, bin_offset, numeric, h,
                            t, ne, fs, nc, else_counts, u, s, L2, CL, REG, base_model[r],
                            new_feature_model[r], log2_features, w, gi, ge, ci, ce, fl)
@@ -97,6 +119,12 @@ def _threads(work):
     ``PARALLEL_WORK``, else one (the serial form: a small fit never compiles the
     parallel ones)."""
     return numba.get_num_threads() if work > PARALLEL_WORK else 1
+
+
+def _chunks(threads, R):
+    """Runs of literals per rule in the scoring: 1 on one thread, else enough for about
+    four parallel iterations per thread."""
+    return 1 if threads <= 1 else max(1, -(-4 * threads // R))
 
 
 class CpuClassHistograms:
@@ -122,11 +150,14 @@ class CpuClassHistograms:
         kernel.run(threads, *args)
         self.timings[phase] = self.timings.get(phase, 0.0) + time.process_time() - start
 
-    def _work_rows(self, R):
-        """Scratch int64 (R, L, 4, C) for ``literal_scores`` (grown, never shrunk)."""
-        if self._work.shape[0] < R:
-            self._work = np.zeros((R,) + self._work.shape[1:], dtype=np.int64)
-        return self._work[:R]
+    def _work_rows(self, threads, R):
+        """Scratch int64 (K, L, 4, C) for ``literal_scores``: K = 1 on one thread (every
+        rule reuses the block, which stays in the cache), K = R on several (a block per
+        rule, so that no two threads share one); grown, never shrunk."""
+        rows = 1 if threads <= 1 else R
+        if self._work.shape[0] < rows:
+            self._work = np.zeros((rows,) + self._work.shape[1:], dtype=np.int64)
+        return self._work[:rows]
 
     def evaluate(self, batch):
         """Score every literal as a refinement of every rule of ``batch`` (a
@@ -141,18 +172,19 @@ class CpuClassHistograms:
             self.timings["calls"] = self.timings.get("calls", 0) + 1
         if R == 0:
             return out
-        hist = np.empty((d.n_bins, S, C), dtype=np.int64)
-        totals = np.empty((d.n_features, S, C), dtype=np.int64)
+        hist = np.empty(d.n_bins * S * C, dtype=np.int64)
+        totals = np.empty(d.n_features * S * C, dtype=np.int64)
         nonempty = np.empty((R, d.n_features), dtype=np.int64)
         self._run("histograms", class_histograms, _threads(len(batch.idx) * d.n_features),
-                  d.codes, d.y, batch.idx, batch.col, d.bin_offset, hist)
+                  d.codes, d.y, batch.idx, batch.col, batch.example_offset,
+                  batch.group_offset, d.bin_offset, C, hist)
         threads = _threads(L * S * C * 4)
         self._run("running_sums", running_sums, threads, hist, d.bin_offset, d.numeric,
-                  batch.group_offset, totals, nonempty)
+                  batch.group_offset, C, totals, nonempty)
         L2, CL, REG = d.tables
         self._run("scores", score_all, threads, d.lit_feat, d.lit_op, d.lit_arg,
                   d.bin_offset, d.numeric, hist, totals, nonempty, batch.group_offset,
                   batch.fstate, batch.ncuts, batch.else_counts, batch.union_counts,
                   batch.union_size, L2, CL, REG, batch.base_model, batch.new_feature_model,
-                  d.log2_features, self._work_rows(R), *out)
+                  d.log2_features, _chunks(threads, R), self._work_rows(threads, R), *out)
         return out
