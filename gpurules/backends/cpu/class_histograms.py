@@ -38,7 +38,7 @@ from gpurules.objectives.mdl import feature_running_sums, nonempty_bins
 literal_scores = njit(mdl.literal_scores)
 
 
-@njit(inline="always")
+@njit
 def _block(flat, rows, C, group_offset, r):
     """Rule r's C-contiguous (rows, G_r, C) view of ``flat`` (int64, rows * S * C)."""
     a, b = group_offset[r], group_offset[r + 1]
