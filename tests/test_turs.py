@@ -10,7 +10,7 @@ from gpurules import TursClassifier
 from gpurules.backends.cpu.class_histograms import CpuClassHistograms
 from gpurules.conditions import KIND_EQ, KIND_NUMERIC
 from gpurules.learners.turs import RuleSet
-from gpurules.learners.turs_beam import _evaluate
+from gpurules.learners.turs_beam import evaluate_rules
 from gpurules.learners.turs_data import prepare
 from gpurules.learners.turs_rule import RuleState
 from gpurules.model_turs import TursModel, TursRule
@@ -94,7 +94,8 @@ def test_local_test_rejects_uninformative_splits():
     X = np.column_stack([x0, x1]).astype(np.float32)
     data = prepare(X, y, 2, np.zeros(2, bool), 5)
     rs = RuleSet(data)
-    _, _, _, _, ok_incl, ok_excl = _evaluate(rs, CpuClassHistograms(data), RuleState(data))
+    scores = evaluate_rules(rs, CpuClassHistograms(data), [RuleState(data)])
+    ok_incl, ok_excl = scores[4][0], scores[5][0]
     on = {f: np.flatnonzero(data.lit_feat == f) for f in (0, 1)}
     assert ok_incl[on[0]].all() and ok_excl[on[0]].all()
     assert not ok_incl[on[1]].any() and not ok_excl[on[1]].any()

@@ -60,23 +60,21 @@ def _simulated_evaluate_equals_cpu():
     from gpurules.backends.cuda.class_histograms import CudaClassHistograms
     from gpurules.learners.turs import RuleSet
     from gpurules.learners.turs_rule import RuleState
-    from gpurules.learners.turs_beam import _evaluate
+    from gpurules.learners.turs_beam import candidate_batch
 
     data = _problem(0)
     first = RuleState(data).refined(1)
     second = RuleState(data).refined(int(np.flatnonzero(data.lit_feat == 2)[0]))
     rs = RuleSet(data, [first, second])  # two overlapping rules: several groups
     cpu, gpu = CpuClassHistograms(data), CudaClassHistograms(data, 0, threads=16)
-    for rule in (RuleState(data), RuleState(data).refined(3)):
-        idx = np.flatnonzero(rule.cover)
-        g = rs.grp[idx]
-        present = np.unique(np.concatenate([[0], g]))
-        args = (idx, np.searchsorted(present, g).astype(np.int32), rule.fstate, rule.ncuts,
-                rs.else_counts, np.ascontiguousarray(rs.union_counts[present]),
-                np.ascontiguousarray(rs.union_size[present]), 123456789, -987654)
-        for a, b in zip(cpu.evaluate(*args), gpu.evaluate(*args)):
-            assert a.dtype == b.dtype and np.array_equal(a, b)
-        assert _evaluate(rs, cpu, rule)[0].shape == (len(data.lit_feat),)
+    rules = [RuleState(data), RuleState(data).refined(3), first.refined(5)]
+    # a frontier of three rules, of one, and none: one batch each
+    for frontier in (rules, rules[1:2], []):
+        batch = candidate_batch(rs, frontier)
+        for a, b in zip(cpu.evaluate(batch), gpu.evaluate(batch)):
+            assert a.shape == b.shape == (len(frontier), len(data.lit_feat))
+            assert a.dtype == b.dtype
+            assert np.array_equal(a, b)
 
 
 def _simulated_fit_equals_cpu():

@@ -3,13 +3,16 @@ and the batched candidate evaluation, against slow NumPy oracles."""
 
 import math
 
+import numba
 import numpy as np
 import pytest
 
+from gpurules.backends.cpu import class_histograms
 from gpurules.backends.cpu.class_histograms import CpuClassHistograms
+from gpurules.jit.threads import thread_limit
 from gpurules.learners.turs import RuleSet
 from gpurules.learners.turs_rule import RuleState
-from gpurules.learners.turs_beam import _evaluate
+from gpurules.learners.turs_beam import candidate_batch, evaluate_rules
 from gpurules.learners.turs_data import cut_points, prepare
 from gpurules.objectives import mdl
 from tests.reference import turs_reference as ref
@@ -173,7 +176,10 @@ def test_batched_candidate_scores_match_masking_reference(k, depth):
     data, X, y = _problem(seed=k + 3 * depth, n=80)
     rs = RuleSet(data, _handmade(data)[:k])
     rule = _rule(data, *[_lit(data, 1, mdl.OP_LT, 4), _lit(data, 3, mdl.OP_NE, 0)][:depth])
-    incl, excl, cov_i, cov_e, ok_i, ok_e = _evaluate(rs, CpuClassHistograms(data), rule)
+    # the rule in a batch with two others: its row is its own pass's
+    batch = [_rule(data, _lit(data, 0, mdl.OP_GE, 2)), rule, RuleState(data)]
+    incl, excl, cov_i, cov_e, ok_i, ok_e = (
+        a[1] for a in evaluate_rules(rs, CpuClassHistograms(data), batch))
     checked = 0
     for lit, want in enumerate(ref.literal_scores(rs, rule)):
         if want is None:
@@ -190,3 +196,67 @@ def test_batched_candidate_scores_match_masking_reference(k, depth):
             assert ok_e[lit] == (local_e > 0)
         checked += 1
     assert checked > 10
+
+
+def _frontier(data):
+    return [RuleState(data), _rule(data, _lit(data, 1, mdl.OP_LT, 4)),
+            _rule(data, _lit(data, 3, mdl.OP_NE, 0), _lit(data, 0, mdl.OP_GE, 2)),
+            _rule(data, _lit(data, 0, mdl.OP_GE, 3))]
+
+
+def test_candidate_batch_columns_are_each_rules_groups():
+    data, X, y = _problem(seed=4, n=80)
+    rs = RuleSet(data, _handmade(data))
+    rules = _frontier(data)
+    batch = candidate_batch(rs, rules)
+    assert batch.n_rules == len(rules) and batch.col.dtype == np.int32
+    start = 0
+    for r, rule in enumerate(rules):
+        idx = np.flatnonzero(rule.cover)
+        present = np.unique(np.concatenate([[0], rs.grp[idx]]))
+        a, b = batch.group_offset[r], batch.group_offset[r + 1]
+        assert np.array_equal(batch.idx[start:start + len(idx)], idx)
+        assert np.array_equal(batch.col[start:start + len(idx)] - a,
+                              np.searchsorted(present, rs.grp[idx]))
+        assert np.array_equal(batch.union_counts[a:b], rs.union_counts[present])
+        assert np.array_equal(batch.union_size[a:b], rs.union_size[present])
+        start += len(idx)
+    assert start == len(batch.idx) and batch.group_offset[-1] == batch.n_columns
+
+
+@pytest.mark.parametrize("k", [0, 3])
+def test_batched_rows_equal_one_rule_passes(k):
+    data, X, y = _problem(seed=5, n=80)
+    rs = RuleSet(data, _handmade(data)[:k])
+    backend = CpuClassHistograms(data)
+    rules = _frontier(data)
+    together = backend.evaluate(candidate_batch(rs, rules))
+    for r, rule in enumerate(rules):
+        alone = backend.evaluate(candidate_batch(rs, [rule]))
+        for a, b in zip(together, alone):
+            assert a.shape == (len(rules), len(data.lit_feat)) and b.shape[0] == 1
+            assert a.dtype == b.dtype and np.array_equal(a[r], b[0])
+
+
+def test_empty_batch_scores_nothing():
+    data, X, y = _problem()
+    rs = RuleSet(data, _handmade(data)[:1])
+    batch = candidate_batch(rs, [])
+    assert batch.n_rules == 0 and batch.idx.shape == (0,)
+    out = CpuClassHistograms(data).evaluate(batch)
+    assert [a.shape for a in out] == [(0, len(data.lit_feat))] * 5
+    assert [a.dtype for a in out] == [np.int64] * 4 + [np.int8]
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two Numba threads")
+def test_parallel_forms_score_as_the_serial_ones(monkeypatch):
+    data, X, y = _problem(seed=6, n=80)
+    rs = RuleSet(data, _handmade(data))
+    batch = candidate_batch(rs, _frontier(data))
+    serial = CpuClassHistograms(data).evaluate(batch)
+    monkeypatch.setattr(class_histograms, "PARALLEL_WORK", -1)  # every phase parallel
+    with thread_limit(2):
+        parallel = CpuClassHistograms(data).evaluate(batch)
+    assert class_histograms.score_all.compiled_forms()[True].signatures
+    for a, b in zip(serial, parallel):
+        assert a.dtype == b.dtype and np.array_equal(a, b)

@@ -134,26 +134,66 @@ class Backend(Protocol):
         recompute their statistics."""
 
 
+@dataclass(frozen=True)
+class CandidateBatch:
+    """The beam rules of one TURS growth step, concatenated for one backend call.
+
+    R rules, M covered (rule, example) pairs in all, A features, C classes, and S local
+    modelling groups in all: rule r owns the histogram columns ``group_offset[r] ..
+    group_offset[r + 1]`` (its local groups, column ``group_offset[r]`` being local group 0,
+    the examples no rule of the set covers yet).
+
+    Attributes:
+        idx: int64 (M,) the covered examples, rule after rule.
+        col: int32 (M,) each pair's histogram column (its rule's offset + local group).
+        example_offset: int64 (R + 1,) the rules' first pairs, then M.
+        group_offset: int64 (R + 1,) the rules' first columns, then S.
+        fstate: int8 (R, A) per rule and feature ``objectives.mdl.F_*``.
+        ncuts: int64 (R, A) the non-empty cut points of each rule's features when they
+            entered it.
+        union_counts: int64 (S, C) class counts of each column's modelling-group union
+            (the uncovered examples for a local group 0); union_size: int64 (S,).
+        else_counts: int64 (C,) class counts of the examples no rule covers.
+        base_model, new_feature_model: int64 (R,) fixed-point model bits per rule (see
+            ``objectives.mdl.literal_scores``).
+    """
+
+    idx: np.ndarray
+    col: np.ndarray
+    example_offset: np.ndarray
+    group_offset: np.ndarray
+    fstate: np.ndarray
+    ncuts: np.ndarray
+    union_counts: np.ndarray
+    union_size: np.ndarray
+    else_counts: np.ndarray
+    base_model: np.ndarray
+    new_feature_model: np.ndarray
+
+    @property
+    def n_rules(self):
+        return self.group_offset.shape[0] - 1
+
+    @property
+    def n_columns(self):
+        return self.union_counts.shape[0]
+
+
 class ClassHistograms(Protocol):
     """What the TURS learner needs from a backend (``learners/turs_beam.py``): the scores of
-    every literal as a refinement of one beam rule, from per-(bin, group) class histograms
-    of the rule's covered examples. Built for one data set (``learners.turs_data``) by
-    ``backends.factory.get_class_histograms``; ``CpuClassHistograms`` and
-    ``CudaClassHistograms`` (``class_histograms.py`` of each backend) implement it."""
+    every literal as a refinement of every beam rule of a growth step, from per-(bin,
+    column) class histograms of the rules' covered examples. Built for one data set
+    (``learners.turs_data``) by ``backends.factory.get_class_histograms``;
+    ``CpuClassHistograms`` and ``CudaClassHistograms`` (``class_histograms.py`` of each
+    backend) implement it."""
 
-    def evaluate(self, idx, grp, fstate, ncuts, else_counts, union_counts, union_size,
-                 base_model, new_feature_model):
-        """Score every literal of the data set as a refinement of one beam rule.
+    def evaluate(self, batch):
+        """Score every literal of the data set as a refinement of every rule of ``batch``
+        (a :class:`CandidateBatch` of R rules) in one pass.
 
-        Args:
-            idx: int64 (m,) the rule's covered examples; grp: int32 (m,) their local groups.
-            fstate: int8 (A,) the rule's per-feature state (``objectives.mdl.F_*``); ncuts:
-                int64 (A,) the non-empty cut points of its features when they entered it.
-            else_counts: int64 (C,); union_counts: int64 (G, C); union_size: int64 (G,).
-            base_model, new_feature_model: int, fixed-point model bits.
         Returns:
-            (gain_incl, gain_excl, cov_incl, cov_excl, flags): host arrays over the literals,
-            owned by the caller.
+            (gain_incl, gain_excl, cov_incl, cov_excl, flags): host arrays (R, L) over the
+            rules and literals (int64, int8 flags), owned by the caller.
         """
 
 

@@ -9,8 +9,8 @@ one covered by none the else-rule's. The score of a rule set M is
 (``objectives.mdl``). Rules are added while the score decreases; each one is found by the
 beam search of ``turs_beam``, which asks a backend (``CpuClassHistograms`` or
 ``CudaClassHistograms``, the protocol ``backends.base.ClassHistograms``) to score all
-literals of a beam rule in one pass: ``backend.evaluate(idx, grp, fstate, ncuts,
-else_counts, union_counts, union_size, base_model, new_feature_model)``.
+literals of all beam rules of a growth step in one pass: ``backend.evaluate(batch)`` with a
+``backends.base.CandidateBatch``.
 """
 
 import math
@@ -100,7 +100,7 @@ class TursLearner:
     """Adds rules found by the beam search while the total code length decreases.
 
     Args:
-        data: ``TursData``.  backend: an evaluator with ``evaluate(...)``.
+        data: ``TursData``.  backend: an evaluator with ``evaluate(batch)``.
         beam_width: W.  patience: growth iterations without improvement before a search
         stops.  max_rules, max_grow_iter: safety limits.  progress: a
         :class:`~gpurules.progress.FitProgress` told of every rule (None: a silent one).

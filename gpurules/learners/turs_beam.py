@@ -1,7 +1,8 @@
 """The diverse-patience dual-beam search for the next TURS rule.
 
-Starting from the empty rule, every growth step scores all literals of every beam rule in
-one backend pass, then keeps two beams of width W:
+Starting from the empty rule, every growth step scores all literals of all its beam rules
+in one backend call (``candidate_batch``, ``backend.evaluate``), then keeps two beams of
+width W:
 * the main beam, scored by the learning-speed score ``(L(M) - L(M + r)) / |r's not yet
   covered examples|`` with r's overlaps with the rules of M modelled ("incl");
 * the auxiliary beam, scored by the complementary learning-speed score that ignores those
@@ -17,43 +18,80 @@ among all beam rules seen.
 
 import numpy as np
 
+from gpurules.backends.base import CandidateBatch
 from gpurules.learners.turs_rule import RuleState
 from gpurules.objectives import mdl
 
+FIELDS = ("parent", "lit", "cov", "score", "incl", "excl")
 
-class _Candidates:
-    """The scored refinements of one growth step, as flat arrays (one row per refinement)."""
 
-    def __init__(self):
-        self.parent, self.lit, self.cov, self.score = [], [], [], []
-        self.incl, self.excl = [], []
+def _model_bits(ruleset, rule):
+    """Fixed-point (L(M + rule) - L(M), the change of the rule's feature code for one more
+    feature) of ``rule``, as ``literal_scores`` takes them."""
+    k, A = rule.n_literals, ruleset.data.n_features
+    code = ruleset.data.count_code
+    new_feature = mdl.fixed(
+        mdl.log2_comb(A, k + 1) - mdl.log2_comb(A, k) + mdl.literal_count_bits(A, k + 1, code)
+        - mdl.literal_count_bits(A, k, code)) if k < A else 0
+    return int(mdl.fixed(ruleset.model_change(rule))), int(new_feature)
 
-    def add(self, parent, lits, cov, score, incl, excl):
-        self.parent.append(np.full(len(lits), parent))
-        self.lit.append(lits)
-        self.cov.append(cov)
-        self.score.append(score)
-        self.incl.append(incl)
-        self.excl.append(excl)
 
-    def arrays(self):
-        if not self.lit:
-            return None
-        return {k: np.concatenate(getattr(self, k))
-                for k in ("parent", "lit", "cov", "score", "incl", "excl")}
+def candidate_batch(ruleset, rules):
+    """The ``CandidateBatch`` of the RuleStates ``rules`` (R of them, possibly none): each
+    rule's covered examples with their histogram columns, the columns being the modelling
+    groups of ``ruleset`` present in the rule's cover (plus group 0), in group order."""
+    data = ruleset.data
+    R, n, G = len(rules), data.n_examples, ruleset.union_counts.shape[0]
+    covers = np.array([r.cover for r in rules], dtype=bool).reshape(R, n)
+    rule_of, idx = np.nonzero(covers)
+    key = rule_of * G + ruleset.grp[idx]
+    occupied = np.bincount(key, minlength=R * G) > 0
+    occupied[::G] = True  # every rule has a local group 0
+    rank = np.cumsum(occupied) - 1
+    present = np.flatnonzero(occupied) % G
+    bits = np.array([_model_bits(ruleset, r) for r in rules], np.int64).reshape(R, 2)
+    A = data.n_features
+    return CandidateBatch(
+        idx=idx.astype(np.int64), col=rank[key].astype(np.int32),
+        example_offset=np.concatenate([[0], np.cumsum(covers.sum(axis=1))]).astype(np.int64),
+        group_offset=np.append(rank[::G], len(present)).astype(np.int64),
+        fstate=np.array([r.fstate for r in rules], np.int8).reshape(R, A),
+        ncuts=np.array([r.ncuts for r in rules], np.int64).reshape(R, A),
+        union_counts=np.ascontiguousarray(ruleset.union_counts[present], np.int64),
+        union_size=np.ascontiguousarray(ruleset.union_size[present], np.int64),
+        else_counts=np.ascontiguousarray(ruleset.else_counts, np.int64),
+        base_model=np.ascontiguousarray(bits[:, 0]),
+        new_feature_model=np.ascontiguousarray(bits[:, 1]))
+
+
+def evaluate_rules(ruleset, backend, rules):
+    """Score every literal as a refinement of each of ``rules`` in one backend call.
+    Returns (incl score, excl score, incl coverage, excl coverage, incl valid, excl valid):
+    arrays (R, L), float64 learning-speed scores (-inf where a gain does not exist)."""
+    gain_incl, gain_excl, cov_incl, cov_excl, flags = backend.evaluate(
+        candidate_batch(ruleset, rules))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denom = np.maximum(cov_excl, 1) * mdl.SCALE
+        incl = np.where(gain_incl == mdl.NO_GAIN, -np.inf, gain_incl / denom)
+        excl = np.where(gain_excl == mdl.NO_GAIN, -np.inf, gain_excl / denom)
+    return (incl, excl, cov_incl, cov_excl, (flags & mdl.VALID_INCL) != 0,
+            (flags & mdl.VALID_EXCL) != 0)
 
 
 def _bucket_best(valid, fraction, score, width):
-    """Indices of the best-scoring valid literal in each of ``width`` coverage buckets
-    ``(0, 1/W], (1/W, 2/W], ...`` (the first one on ties)."""
+    """Per rule (row), the best-scoring valid literal in each of ``width`` coverage buckets
+    ``(0, 1/W], (1/W, 2/W], ...`` (the first one on ties). Args: bool, float64, float64
+    arrays (R, L). Returns (rule, literal) int64 index arrays, rule after rule, buckets in
+    order."""
     edges = np.linspace(0, 1, width + 1)[1:]
     bucket = np.searchsorted(edges, fraction, side="left")
-    chosen = []
-    for b in range(width):
-        members = np.flatnonzero(valid & (bucket == b))
-        if len(members):
-            chosen.append(members[np.argmax(score[members])])
-    return np.asarray(chosen, dtype=np.int64)
+    rule, lit = np.nonzero(valid & (bucket < width))
+    key = rule * width + bucket[rule, lit]
+    order = np.lexsort((lit, -score[rule, lit], key))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = key[order[1:]] != key[order[:-1]]
+    chosen = order[first]
+    return rule[chosen], lit[chosen]
 
 
 def _combine(cands, width):
@@ -63,56 +101,32 @@ def _combine(cands, width):
     return np.asarray(best, dtype=np.int64)
 
 
-def _evaluate(ruleset, backend, rule):
-    """Score every literal as a refinement of ``rule``. Returns (incl score, excl score,
-    incl coverage, excl coverage, incl valid, excl valid) arrays over literals."""
-    idx = np.flatnonzero(rule.cover)
-    g = ruleset.grp[idx]
-    present = np.unique(g)
-    if present[0] != 0:
-        present = np.concatenate([[0], present])
-    local = np.searchsorted(present, g).astype(np.int32)
-    k = rule.n_literals
-    A = ruleset.data.n_features
-    base = mdl.fixed(ruleset.model_change(rule))
-    code = ruleset.data.count_code
-    new_feature = mdl.fixed(
-        mdl.log2_comb(A, k + 1) - mdl.log2_comb(A, k) + mdl.literal_count_bits(A, k + 1, code)
-        - mdl.literal_count_bits(A, k, code)) if k < A else 0
-    gain_incl, gain_excl, cov_incl, cov_excl, flags = backend.evaluate(
-        idx, local, rule.fstate, rule.ncuts, ruleset.else_counts,
-        np.ascontiguousarray(ruleset.union_counts[present]),
-        np.ascontiguousarray(ruleset.union_size[present]), int(base), int(new_feature))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        denom = np.maximum(cov_excl, 1) * mdl.SCALE
-        incl = np.where(gain_incl == mdl.NO_GAIN, -np.inf, gain_incl / denom)
-        excl = np.where(gain_excl == mdl.NO_GAIN, -np.inf, gain_excl / denom)
-    return (incl, excl, cov_incl, cov_excl, (flags & mdl.VALID_INCL) != 0,
-            (flags & mdl.VALID_EXCL) != 0)
+def _cover_key(cover):
+    """bytes identifying a bool (n,) cover (equal covers, equal keys)."""
+    return np.packbits(cover).tobytes()
 
 
 def _grow_step(ruleset, backend, frontier, width):
     """One growth step. Returns the next main and auxiliary beams as lists of
     (RuleState, incl score, excl score)."""
-    main, aux = _Candidates(), _Candidates()
-    for p, rule in enumerate(frontier):
-        incl, excl, cov_i, cov_e, ok_i, ok_e = _evaluate(ruleset, backend, rule)
-        n_i = max(int(rule.cover.sum()), 1)
-        n_e = max(int((rule.cover & (ruleset.grp == 0)).sum()), 1)
-        lits = np.arange(len(incl))
-        chosen = _bucket_best(ok_i, cov_i / n_i, incl, width)
-        main.add(p, lits[chosen], cov_i[chosen], incl[chosen], incl[chosen], excl[chosen])
-        chosen = _bucket_best(ok_e, cov_e / n_e, excl, width)
-        aux.add(p, lits[chosen], cov_e[chosen], excl[chosen], incl[chosen], excl[chosen])
+    incl, excl, cov_i, cov_e, ok_i, ok_e = evaluate_rules(ruleset, backend, frontier)
+    covers = np.array([r.cover for r in frontier], dtype=bool)
+    n_i = np.maximum(covers.sum(axis=1), 1)[:, None]
+    n_e = np.maximum(covers[:, ruleset.grp == 0].sum(axis=1), 1)[:, None]
     beams = []
-    for cands in (main.arrays(), aux.arrays()):
-        beam, seen = [], []
-        if cands is not None:
+    for valid, fraction, cov, score in ((ok_i, cov_i / n_i, cov_i, incl),
+                                        (ok_e, cov_e / n_e, cov_e, excl)):
+        rule, lit = _bucket_best(valid, fraction, score, width)
+        cands = dict(zip(FIELDS, (rule, lit, cov[rule, lit], score[rule, lit],
+                                  incl[rule, lit], excl[rule, lit])))
+        beam, seen = [], set()
+        if len(lit):
             for i in _combine(cands, width):
                 child = frontier[cands["parent"][i]].refined(int(cands["lit"][i]))
-                if any(np.array_equal(child.cover, c) for c in seen):
+                key = _cover_key(child.cover)
+                if key in seen:
                     continue
-                seen.append(child.cover)
+                seen.add(key)
                 beam.append((child, float(cands["incl"][i]), float(cands["excl"][i])))
         beams.append(beam)
     return beams
@@ -139,11 +153,12 @@ def find_rule(ruleset, backend, width=10, patience=5, max_grow_iter=100):
         prev_aux = top_aux if top_aux is not None else prev_aux
         if worse > patience:
             break
-        frontier, seen = [], []
+        frontier, seen = [], set()
         for rule, incl, _ in aux + main:
-            if any(np.array_equal(rule.cover, c) for c in seen):
+            key = _cover_key(rule.cover)
+            if key in seen:
                 continue
-            seen.append(rule.cover)
+            seen.add(key)
             frontier.append(rule)
             if incl > best_score:
                 best_rule, best_score = rule, incl

@@ -234,12 +234,11 @@ def nonempty_bins(hist, bin_offset, numeric, f):
 
 
 @register_jitable
-def feature_running_sums(hist, bin_offset, numeric, f, totals, nonempty):
-    """Feature ``f``'s part of the batched candidate evaluation, in place: ``nonempty[f]``
-    from the raw counts (:func:`nonempty_bins`), then inclusive prefix sums of ``hist``
+def feature_running_sums(hist, bin_offset, numeric, f, totals):
+    """Feature ``f``'s part of the batched candidate evaluation, in place, after
+    :func:`nonempty_bins` has read the raw counts: inclusive prefix sums of ``hist``
     (int (B, G, C)) over its bins if it is numeric, and ``totals[f]`` (G, C) = its
     non-missing counts."""
-    nonempty[f] = nonempty_bins(hist, bin_offset, numeric, f)
     for g in range(hist.shape[1]):
         for k in range(hist.shape[2]):
             s = 0
