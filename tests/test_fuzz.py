@@ -72,6 +72,7 @@ TURS_GRAMMAR = {
     "max_rules": ([0, 3, 8], [-1]),
     "literal_count_code": (["uniform", "universal"], ["other"]),
     "cut_point_method": (["sorted-ranks", "quantiles"], ["other"]),
+    "literal_code": (["cuts", "form-operator-cuts"], ["other"]),
 }
 
 

@@ -139,6 +139,8 @@ def test_bad_input_and_parameters():
         TursClassifier(device="cpu", literal_count_code="gamma").fit(X, y)
     with pytest.raises(ValueError, match="cut_point_method"):
         TursClassifier(device="cpu", cut_point_method="jitter").fit(X, y)
+    with pytest.raises(ValueError, match="literal_code"):
+        TursClassifier(device="cpu", literal_code="bits").fit(X, y)
     with pytest.raises(ValueError, match="device"):
         TursClassifier(device="tpu").fit(X, y)
     clf = TursClassifier(device="cpu", max_rules=1).fit(X, y)

@@ -44,7 +44,7 @@ def test_simulator_matches_cpu(sim_results, name):
 
 
 # -- checks run in the fresh interpreter ---------------------------------------------------
-def _problem(seed, n=48):
+def _problem(seed, n=48, literal_code="form-operator-cuts"):
     from gpurules.learners.turs_data import prepare
 
     rng = np.random.default_rng(seed)
@@ -52,7 +52,7 @@ def _problem(seed, n=48):
     X[:, 2] = rng.integers(0, 3, n)
     X[rng.random((n, 3)) < 0.1] = np.nan
     y = ((X[:, 0] > 0).astype(int) + (X[:, 2] == 1)).astype(int)
-    return prepare(X, y, 3, np.array([False, False, True]), 4)
+    return prepare(X, y, 3, np.array([False, False, True]), 4, literal_code=literal_code)
 
 
 def _simulated_evaluate_equals_cpu():
@@ -62,19 +62,20 @@ def _simulated_evaluate_equals_cpu():
     from gpurules.learners.turs_rule import RuleState
     from gpurules.learners.turs_beam import candidate_batch
 
-    data = _problem(0)
-    first = RuleState(data).refined(1)
-    second = RuleState(data).refined(int(np.flatnonzero(data.lit_feat == 2)[0]))
-    rs = RuleSet(data, [first, second])  # two overlapping rules: several groups
-    cpu, gpu = CpuClassHistograms(data), CudaClassHistograms(data, 0, threads=16)
-    rules = [RuleState(data), RuleState(data).refined(3), first.refined(5)]
-    # a frontier of three rules, of one, and none: one batch each
-    for frontier in (rules, rules[1:2], []):
-        batch = candidate_batch(rs, frontier)
-        for a, b in zip(cpu.evaluate(batch), gpu.evaluate(batch)):
-            assert a.shape == b.shape == (len(frontier), len(data.lit_feat))
-            assert a.dtype == b.dtype
-            assert np.array_equal(a, b)
+    for literal_code in ("form-operator-cuts", "cuts"):
+        data = _problem(0, literal_code=literal_code)
+        first = RuleState(data).refined(1)
+        second = RuleState(data).refined(int(np.flatnonzero(data.lit_feat == 2)[0]))
+        rs = RuleSet(data, [first, second])  # two overlapping rules: several groups
+        cpu, gpu = CpuClassHistograms(data), CudaClassHistograms(data, 0, threads=16)
+        rules = [RuleState(data), RuleState(data).refined(3), first.refined(5)]
+        # a frontier of three rules, of one, and none: one batch each
+        for frontier in (rules, rules[1:2], []):
+            batch = candidate_batch(rs, frontier)
+            for a, b in zip(cpu.evaluate(batch), gpu.evaluate(batch)):
+                assert a.shape == b.shape == (len(frontier), len(data.lit_feat))
+                assert a.dtype == b.dtype
+                assert np.array_equal(a, b)
 
 
 def _simulated_fit_equals_cpu():
@@ -82,7 +83,7 @@ def _simulated_fit_equals_cpu():
     from gpurules.backends.cuda.class_histograms import CudaClassHistograms
     from gpurules.learners.turs import TursLearner
 
-    data = _problem(1, n=60)
+    data = _problem(1, n=60, literal_code="cuts")
     a = TursLearner(data, CpuClassHistograms(data), beam_width=3).fit()
     b = TursLearner(data, CudaClassHistograms(data, 0, threads=16), beam_width=3).fit()
     assert len(a.rules) == len(b.rules) >= 1

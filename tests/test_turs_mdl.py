@@ -61,6 +61,11 @@ def test_literal_rule_and_model_bits():
     assert mdl.numeric_literal_bits(20, False) == pytest.approx(2 + math.log2(20))
     assert mdl.numeric_literal_bits(20, True) == pytest.approx(1 + math.log2(190))
     assert mdl.numeric_literal_bits(1, False) == pytest.approx(1)  # no form bit
+    assert mdl.numeric_literal_bits(20, False, "cuts") == pytest.approx(math.log2(20))
+    assert mdl.numeric_literal_bits(20, True, "cuts") == pytest.approx(math.log2(190))
+    assert mdl.numeric_literal_bits(1, False, "cuts") == 0
+    with pytest.raises(ValueError, match="literal_code"):
+        mdl.numeric_literal_bits(20, False, "bits")
     assert mdl.nominal_literal_bits(4) == pytest.approx(3)
     with pytest.raises(ValueError):
         mdl.numeric_literal_bits(1, True)
@@ -118,7 +123,7 @@ def test_sorted_rank_cut_points_split_as_the_authors_cuts(n_cut_points):
 
 
 # -- scores of rule sets -------------------------------------------------------------------
-def _problem(seed=0, n=60):
+def _problem(seed=0, n=60, literal_code="form-operator-cuts"):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4)).astype(np.float32)
     X[:, 3] = rng.integers(0, 3, n)
@@ -126,7 +131,7 @@ def _problem(seed=0, n=60):
     y = ((X[:, 0] > 0).astype(int) + (X[:, 3] == 1)).astype(int)
     y[rng.random(n) < 0.1] = 0
     nominal = np.array([False, False, False, True])
-    return prepare(X, y, 3, nominal, 5), X, y
+    return prepare(X, y, 3, nominal, 5, literal_code=literal_code), X, y
 
 
 def _rule(data, *lits):
@@ -170,10 +175,14 @@ def test_rules_keep_their_literals_semantics():
         assert np.array_equal(c.cover, (X[:, 3] == levels3[1]) & (X[:, 0] < cuts0[3]))
 
 
+@pytest.mark.parametrize("literal_code", mdl.LITERAL_CODES)
 @pytest.mark.parametrize("k", [0, 1, 3])
 @pytest.mark.parametrize("depth", [0, 1, 2])
-def test_batched_candidate_scores_match_masking_reference(k, depth):
-    data, X, y = _problem(seed=k + 3 * depth, n=80)
+def test_batched_candidate_scores_match_masking_reference(k, depth, literal_code):
+    """The scores against the reference, in either numeric literal code (the reference's
+    model change is ``RuleSet.model_change`` of the refined rule, its local test the
+    one-sided literal with form and operator bits)."""
+    data, X, y = _problem(seed=k + 3 * depth, n=80, literal_code=literal_code)
     rs = RuleSet(data, _handmade(data)[:k])
     rule = _rule(data, *[_lit(data, 1, mdl.OP_LT, 4), _lit(data, 3, mdl.OP_NE, 0)][:depth])
     # the rule in a batch with two others: its row is its own pass's

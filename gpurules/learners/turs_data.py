@@ -75,6 +75,7 @@ class TursData:
         bin_offset: int64 (A + 1,).  lit_feat int32, lit_op int8, lit_arg int32: (L,).
         log2_features: int64 fixed-point log2 A.  tables: ``mdl.search_tables(n, C)``.
         count_code: how a rule's literal count is coded (``mdl.literal_count_bits``).
+        literal_code: how a numeric literal is coded (``mdl.numeric_literal_bits``).
     """
 
     y: np.ndarray
@@ -89,6 +90,7 @@ class TursData:
     log2_features: np.int64
     tables: tuple
     count_code: str = "uniform"
+    literal_code: str = "form-operator-cuts"
 
     @property
     def n_examples(self):
@@ -128,10 +130,12 @@ class TursData:
 
 
 def prepare(X, y, n_classes, nominal, n_cut_points, count_code="uniform",
-            cut_point_method="sorted-ranks"):
+            cut_point_method="sorted-ranks", literal_code="form-operator-cuts"):
     """Build the ``TursData`` of float32 ``X`` (n, A) (NaN = missing), int ``y`` (n,) and
-    the bool (A,) ``nominal`` mask (``cut_point_method``: :func:`cut_points`)."""
+    the bool (A,) ``nominal`` mask (``cut_point_method``: :func:`cut_points`; the codes:
+    ``TursData``)."""
     mdl.literal_count_bits(1, 1, count_code)  # validates count_code
+    mdl.numeric_literal_bits(1, False, literal_code)  # validates literal_code
     n, A = X.shape
     values, n_bins = [], []
     for f in range(A):
@@ -173,4 +177,5 @@ def prepare(X, y, n_classes, nominal, n_cut_points, count_code="uniform",
         numeric=~np.asarray(nominal, dtype=bool), values=values, bin_offset=bin_offset,
         lit_feat=np.asarray(feats, dtype=np.int32), lit_op=np.asarray(ops, dtype=np.int8),
         lit_arg=np.asarray(args, dtype=np.int32),
-        log2_features=np.int64(mdl.fixed(math.log2(max(A, 1)))), tables=mdl.search_tables(n, int(n_classes)), count_code=count_code)
+        log2_features=np.int64(mdl.fixed(math.log2(max(A, 1)))), tables=mdl.search_tables(n, int(n_classes)), count_code=count_code,
+        literal_code=literal_code)

@@ -66,7 +66,8 @@ class RuleState:
                 bits.append(mdl.nominal_literal_bits(self.ncuts[f]))
             else:
                 interval = self.fstate[f] == mdl.F_INTERVAL
-                bits.append(mdl.numeric_literal_bits(self.ncuts[f], interval))
+                bits.append(mdl.numeric_literal_bits(self.ncuts[f], interval,
+                                                     self.data.literal_code))
         return bits
 
     def bits(self):

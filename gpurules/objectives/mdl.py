@@ -114,18 +114,36 @@ def log2_comb(n, k):
     return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)
 
 
-def numeric_literal_bits(n_cuts, interval):
+# how the rule code charges a numeric literal (``numeric_literal_bits``), and the int the
+# compiled search takes for each (``literal_scores``' ``literal_code``)
+LITERAL_CODES = ("cuts", "form-operator-cuts")
+LITERAL_CODE_CUTS, LITERAL_CODE_FORM_OPERATOR = 0, 1
+
+
+def literal_code_index(literal_code):
+    """The int of ``literal_code`` (one of ``LITERAL_CODES``) for ``literal_scores``."""
+    return LITERAL_CODES.index(literal_code)
+
+
+def numeric_literal_bits(n_cuts, interval, literal_code="form-operator-cuts"):
     """Bits of one literal on a numeric feature with ``n_cuts`` non-empty cut points (those
-    that leave examples of the rule's cover on both sides when the literal is added): the
-    form (one-sided or interval; free when only one cut exists), then for ``x < v`` / ``x >= v``
-    the operator and one of the cuts, for ``v1 <= x < v2`` a pair of cuts."""
+    that leave examples of the rule's cover on both sides when the literal is added).
+
+    ``"form-operator-cuts"`` (the thesis): the form (one-sided or interval; free when only
+    one cut exists), then for ``x < v`` / ``x >= v`` the operator and one of the cuts, for
+    ``v1 <= x < v2`` a pair of cuts. ``"cuts"`` (the authors' rule code,
+    ``ModelEncoding.rule_cl_model_dep``): the cut or the pair of cuts only."""
+    if literal_code not in LITERAL_CODES:
+        raise ValueError(f"literal_code={literal_code!r} is not supported; use one of "
+                         f"{LITERAL_CODES}")
     if n_cuts < 1 or (interval and n_cuts < 2):
         raise ValueError(f"no {'interval' if interval else 'one-sided'} literal exists on a "
                          f"feature with {n_cuts} cut point(s)")
-    form = 1.0 if n_cuts >= 2 else 0.0
+    form = 1.0 if n_cuts >= 2 and literal_code == "form-operator-cuts" else 0.0
+    operator = 1.0 if literal_code == "form-operator-cuts" else 0.0
     if interval:
         return form + log2_comb(n_cuts, 2)
-    return form + 1.0 + math.log2(n_cuts)
+    return form + operator + math.log2(n_cuts)
 
 
 def nominal_literal_bits(n_levels):
@@ -271,8 +289,8 @@ def _nll_fixed(CL, counts, m, total):
 
 def literal_scores(lit, lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals,
                    nonempty, fstate, ncuts, else_counts, union_counts, union_size, L2, CL,
-                   REG, base_model, new_feature_model, log2_features, work, out_gain_incl,
-                   out_gain_excl, out_cov_incl, out_cov_excl, out_flags):
+                   REG, base_model, new_feature_model, log2_features, literal_code, work,
+                   out_gain_incl, out_gain_excl, out_cov_incl, out_cov_excl, out_flags):
     """Score literal ``lit`` as a refinement of the beam rule whose histograms are given.
 
     Local groups: 0 = the examples no rule of the set covers, g >= 1 = the examples covered
@@ -281,11 +299,14 @@ def literal_scores(lit, lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, to
     ``else_counts`` (C,): class counts of all uncovered examples. ``L2``, ``CL``, ``REG``:
     ``search_tables``. Model bits (fixed point): ``base_model`` = L(M + rule) - L(M) before
     the literal, ``new_feature_model`` = the change of log2 C(A, k) for one more feature,
-    ``log2_features`` = log2 A. A new literal on f costs ``one_sided_fixed`` of the
-    ``nonempty[f]`` cut points (levels) of f that split the rule's cover; turning the
-    rule's one-sided literal on f into an interval costs the difference to a pair of its
-    ``ncuts[f]`` cut points (counted when f entered the rule). The local test charges
-    log2 A + a one-sided literal. ``work`` int64 (L, 4, C) scratch.
+    ``log2_features`` = log2 A. A new literal on f costs ``numeric_literal_bits`` /
+    ``nominal_literal_bits`` of the ``nonempty[f]`` cut points (levels) of f that split the
+    rule's cover, in the code ``literal_code`` (``LITERAL_CODE_CUTS`` or
+    ``LITERAL_CODE_FORM_OPERATOR``); turning the rule's one-sided literal on f into an
+    interval costs the difference to a pair of its ``ncuts[f]`` cut points (counted when f
+    entered the rule). The local test charges log2 A + a one-sided literal with its form
+    and operator bits (``one_sided_fixed``) in either code. ``work`` int64 (L, 4, C)
+    scratch.
 
     Writes (fixed point): the gains ``L(M) - L(M + refined rule)`` with the rule's overlap
     modelled (incl) and ignored (excl), the rule's coverage (all, not yet covered) and the
@@ -329,12 +350,17 @@ def literal_scores(lit, lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, to
     if literal_bits < 0:
         return
     if st == F_FREE:
-        d_model = base_model + new_feature_model + literal_bits
+        if numeric[f] and literal_code == LITERAL_CODE_CUTS:
+            d_model = base_model + new_feature_model + L2[nonempty[f]]
+        else:
+            d_model = base_model + new_feature_model + literal_bits
     elif (st == F_LOWER and op == OP_LT) or (st == F_UPPER and op == OP_GE):
         if ncuts[f] < 2:
             return
-        # log2 C(n, 2) - (1 + log2 n): the form bit stays, the operator bit goes
-        d_model = base_model + L2[ncuts[f] - 1] - 2 * ONE_BIT
+        # log2 C(n, 2) - log2 n = log2 (n - 1) - 1, less the operator bit if it was paid
+        d_model = base_model + L2[ncuts[f] - 1] - ONE_BIT
+        if literal_code == LITERAL_CODE_FORM_OPERATOR:
+            d_model -= ONE_BIT
     else:  # tightening a bound the rule already has
         d_model = base_model
     # the else-rule before and after

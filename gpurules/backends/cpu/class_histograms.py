@@ -79,7 +79,7 @@ def _running_sums(hist, bin_offset, numeric, group_offset, C, totals, nonempty):
 
 def _score_all(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, nonempty,
                group_offset, fstate, ncuts, else_counts, union_counts, union_size, L2, CL,
-               REG, base_model, new_feature_model, log2_features, chunks, work,
+               REG, base_model, new_feature_model, log2_features, literal_code, chunks, work,
                out_gain_incl, out_gain_excl, out_cov_incl, out_cov_excl, out_flags):
     """``literal_scores`` for every (rule, literal), in parallel over (rule, one of
     ``chunks`` runs of literals): the rule's views are made once per run (``chunks`` = 1
@@ -102,7 +102,8 @@ def _score_all(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, non
         for lit in range(start, min(start + size, L)):
             literal_scores(np.int64(lit), lit_feat, lit_op, lit_arg, bin_offset, numeric, h,
                            t, ne, fs, nc, else_counts, u, s, L2, CL, REG, base_model[r],
-                           new_feature_model[r], log2_features, w, gi, ge, ci, ce, fl)
+                           new_feature_model[r], log2_features, literal_code, w, gi, ge,
+                           ci, ce, fl)
 
 
 class_histograms = Kernel(_class_histograms)
@@ -186,5 +187,6 @@ class CpuClassHistograms:
                   d.bin_offset, d.numeric, hist, totals, nonempty, batch.group_offset,
                   batch.fstate, batch.ncuts, batch.else_counts, batch.union_counts,
                   batch.union_size, L2, CL, REG, batch.base_model, batch.new_feature_model,
-                  d.log2_features, _chunks(threads, R), self._work_rows(threads, R), *out)
+                  d.log2_features, mdl.literal_code_index(d.literal_code),
+                  _chunks(threads, R), self._work_rows(threads, R), *out)
         return out

@@ -59,7 +59,7 @@ def _running_sums(hist, bin_offset, numeric, group_offset, totals, nonempty):
 
 def _score_literals(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals, nonempty,
                     group_offset, fstate, ncuts, else_counts, union_counts, union_size, L2,
-                    CL, REG, base_model, new_feature_model, log2_features, work,
+                    CL, REG, base_model, new_feature_model, log2_features, literal_code, work,
                     out_gain_incl, out_gain_excl, out_cov_incl, out_cov_excl, out_flags):
     L = lit_feat.shape[0]
     p = cuda.grid(1)
@@ -71,7 +71,8 @@ def _score_literals(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals
     _literal_scores(p - r * L, lit_feat, lit_op, lit_arg, bin_offset, numeric, hist[:, a:b],
                     totals[:, a:b], nonempty[r], fstate[r], ncuts[r], else_counts,
                     union_counts[a:b], union_size[a:b], L2, CL, REG, base_model[r],
-                    new_feature_model[r], log2_features, work[r], out_gain_incl[r],
+                    new_feature_model[r], log2_features, literal_code, work[r],
+                    out_gain_incl[r],
                     out_gain_excl[r], out_cov_incl[r], out_cov_excl[r], out_flags[r])
 
 
@@ -93,7 +94,7 @@ def _signatures():
         "score_literals": (
             vec[i32], vec[i8], vec[i32], vec[i64], vec[b1], cube, cube, rows[i64], vec[i64],
             rows[i8], rows[i64], vec[i64], rows[i64], vec[i64], vec[i64], vec[i64], vec[i64],
-            vec[i64], vec[i64], i64, i64[:, :, :, ::1], rows[i64], rows[i64], rows[i64],
+            vec[i64], vec[i64], i64, i64, i64[:, :, :, ::1], rows[i64], rows[i64], rows[i64],
             rows[i64], rows[i8]),
     }
 
@@ -163,5 +164,5 @@ class CudaClassHistograms:
             put(batch.fstate), put(batch.ncuts), put(batch.else_counts),
             put(batch.union_counts), put(batch.union_size), *self._tables,
             put(batch.base_model), put(batch.new_feature_model), np.int64(d.log2_features),
-            self._work_rows(R), *out)
+            np.int64(mdl.literal_code_index(d.literal_code)), self._work_rows(R), *out)
         return tuple(o.copy_to_host() for o in out)
