@@ -114,15 +114,9 @@ def log2_comb(n, k):
     return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)
 
 
-# how the rule code charges a numeric literal (``numeric_literal_bits``), and the int the
-# compiled search takes for each (``literal_scores``' ``literal_code``)
+# numeric literal codes (``numeric_literal_bits``); ``literal_scores`` takes their index
 LITERAL_CODES = ("cuts", "form-operator-cuts")
 LITERAL_CODE_CUTS, LITERAL_CODE_FORM_OPERATOR = 0, 1
-
-
-def literal_code_index(literal_code):
-    """The int of ``literal_code`` (one of ``LITERAL_CODES``) for ``literal_scores``."""
-    return LITERAL_CODES.index(literal_code)
 
 
 def numeric_literal_bits(n_cuts, interval, literal_code="form-operator-cuts"):
@@ -139,11 +133,9 @@ def numeric_literal_bits(n_cuts, interval, literal_code="form-operator-cuts"):
     if n_cuts < 1 or (interval and n_cuts < 2):
         raise ValueError(f"no {'interval' if interval else 'one-sided'} literal exists on a "
                          f"feature with {n_cuts} cut point(s)")
-    form = 1.0 if n_cuts >= 2 and literal_code == "form-operator-cuts" else 0.0
     operator = 1.0 if literal_code == "form-operator-cuts" else 0.0
-    if interval:
-        return form + log2_comb(n_cuts, 2)
-    return form + operator + math.log2(n_cuts)
+    form = operator if n_cuts >= 2 else 0.0
+    return form + (log2_comb(n_cuts, 2) if interval else operator + math.log2(n_cuts))
 
 
 def nominal_literal_bits(n_levels):

@@ -187,6 +187,6 @@ class CpuClassHistograms:
                   d.bin_offset, d.numeric, hist, totals, nonempty, batch.group_offset,
                   batch.fstate, batch.ncuts, batch.else_counts, batch.union_counts,
                   batch.union_size, L2, CL, REG, batch.base_model, batch.new_feature_model,
-                  d.log2_features, mdl.literal_code_index(d.literal_code),
+                  d.log2_features, mdl.LITERAL_CODES.index(d.literal_code),
                   _chunks(threads, R), self._work_rows(threads, R), *out)
         return out

@@ -164,5 +164,5 @@ class CudaClassHistograms:
             put(batch.fstate), put(batch.ncuts), put(batch.else_counts),
             put(batch.union_counts), put(batch.union_size), *self._tables,
             put(batch.base_model), put(batch.new_feature_model), np.int64(d.log2_features),
-            np.int64(mdl.literal_code_index(d.literal_code)), self._work_rows(R), *out)
+            np.int64(mdl.LITERAL_CODES.index(d.literal_code)), self._work_rows(R), *out)
         return tuple(o.copy_to_host() for o in out)
