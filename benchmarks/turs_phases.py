@@ -41,7 +41,7 @@ def fit(X, y, timings):
     """One fit with the phases timed into ``timings``; returns its rule count."""
     classes, codes = np.unique(y, return_inverse=True)
     data = prepare(X, codes.astype(np.int32), len(classes), np.zeros(X.shape[1], bool), 20,
-                   "universal")
+                   "universal", "sorted-ranks", "cuts")  # TursClassifier's defaults
     return len(TursLearner(data, CpuClassHistograms(data, timings), beam_width=10).fit().rules)
 
 
