@@ -72,8 +72,8 @@ def _score_literals(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals
                     totals[:, a:b], nonempty[r], fstate[r], ncuts[r], else_counts,
                     union_counts[a:b], union_size[a:b], L2, CL, REG, base_model[r],
                     new_feature_model[r], log2_features, literal_code, work[r],
-                    out_gain_incl[r],
-                    out_gain_excl[r], out_cov_incl[r], out_cov_excl[r], out_flags[r])
+                    out_gain_incl[r], out_gain_excl[r], out_cov_incl[r], out_cov_excl[r],
+                    out_flags[r])
 
 
 zero = cuda.jit(_zero)
