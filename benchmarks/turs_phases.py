@@ -40,8 +40,7 @@ from gpurules.learners.turs_data import prepare  # noqa: E402
 def fit(X, y, timings):
     """One fit with the phases timed into ``timings``; returns its rule count."""
     classes, codes = np.unique(y, return_inverse=True)
-    data = prepare(X, codes.astype(np.int32), len(classes), np.zeros(X.shape[1], bool), 20,
-                   "universal", "sorted-ranks", "cuts")  # TursClassifier's defaults
+    data = prepare(X, codes.astype(np.int32), len(classes), np.zeros(X.shape[1], bool), 20)
     return len(TursLearner(data, CpuClassHistograms(data, timings), beam_width=10).fit().rules)
 
 

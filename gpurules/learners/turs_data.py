@@ -89,8 +89,8 @@ class TursData:
     lit_arg: np.ndarray
     log2_features: np.int64
     tables: tuple
-    count_code: str = "uniform"
-    literal_code: str = "form-operator-cuts"
+    count_code: str = "universal"
+    literal_code: str = "cuts"
 
     @property
     def n_examples(self):
@@ -129,11 +129,11 @@ class TursData:
         return present & (local != arg)
 
 
-def prepare(X, y, n_classes, nominal, n_cut_points, count_code="uniform",
-            cut_point_method="sorted-ranks", literal_code="form-operator-cuts"):
+def prepare(X, y, n_classes, nominal, n_cut_points, count_code="universal",
+            cut_point_method="sorted-ranks", literal_code="cuts"):
     """Build the ``TursData`` of float32 ``X`` (n, A) (NaN = missing), int ``y`` (n,) and
     the bool (A,) ``nominal`` mask (``cut_point_method``: :func:`cut_points`; the codes:
-    ``TursData``)."""
+    ``TursData``). The defaults are ``TursClassifier``'s."""
     mdl.literal_count_bits(1, 1, count_code)  # validates count_code
     mdl.numeric_literal_bits(1, False, literal_code)  # validates literal_code
     n, A = X.shape
