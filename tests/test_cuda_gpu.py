@@ -123,7 +123,8 @@ def test_wide_features_use_opt_in_shared_memory_or_global_atomics():
 
 
 def _compare_per_feature(backend, binned, features, mask, weights, g, h, labels, search):
-    got = [backend.find_best_refinement(np.array([f]), labels, weights, None, search)
+    totals = backend.covered_totals(weights)
+    got = [backend.find_best_refinement(np.array([f]), labels, weights, totals, search)
            for f in features]
     want = histogram_per_feature(binned, features, mask, 1, weights, g, h, labels, search)
     assert_same_refinements(got, want)
