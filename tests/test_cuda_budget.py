@@ -184,6 +184,16 @@ def no_allocation_after_the_first_rule():
 
 
 @check
+def no_new_numba_views_after_the_first_rule():
+    """Every launch argument is a Numba view of a CuPy array; the backend makes each once
+    (``CudaBackend._nb``): a second rule of the same shape makes none (each cost ~64 us
+    of host time on an H200), though it launches as many kernels."""
+    first, second = (counts for counts, _ in block_counts())
+    assert first.wrappers > 0 and second.wrappers == 0, (first, second)
+    assert second.numba_launches > 0, second
+
+
+@check
 def block_launches_per_step():
     """Per step of a block: zeroing, histograms, prefix sums, candidates, selection and
     coverage (one histogram launch and one prefix launch at these sizes). The second rule

@@ -28,9 +28,20 @@ FREE_BYTES = 1 << 30  # what memGetInfo reports free
 ndarray = None  # no way to tell device arrays from host arrays: both are NumPy arrays
 
 
+class _Pointer:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
 class DeviceArray(np.ndarray):
     """A NumPy array standing in for a ``cupy.ndarray``: ``set`` copies a host array of the
     same shape and dtype into it (views keep the class)."""
+
+    @property
+    def data(self):
+        """CuPy's ``MemoryPointer``, as far as the backend reads it: ``ptr``, the address
+        of the first element."""
+        return _Pointer(self.__array_interface__["data"][0])
 
     def set(self, host):
         assert isinstance(host, np.ndarray) and not isinstance(host, DeviceArray)

@@ -46,6 +46,7 @@ from gpurules.objectives.losses import is_regression, target_matrix
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
 _SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statistics
+MAX_VIEWS = 4096  # cached Numba views (``CudaBackend._nb``); all are dropped beyond it
 
 
 def _numba_stream(nb_cuda, stream):
@@ -87,6 +88,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         self.cp, self._nb_cuda, self._kernels = cp, nb_cuda, kernels
         self._search_module, self._refine = histogram_search, refine
         self.device_index = int(device_index)
+        self._views = {}
         self.force_global_atomics = bool(force_global_atomics)
         self.threads = int(block_size)
         self.device = f"cuda:{self.device_index}"
@@ -113,8 +115,38 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             yield
 
     def _nb(self, array):
-        """A Numba view of a CuPy array (no copy, no stream synchronisation)."""
+        """The Numba view of the CuPy ``array`` (no copy, no stream synchronisation), made
+        once per (address, shape, strides, dtype) and reused until the fit's buffers change.
+
+        Every argument of every Numba launch passes through here. On an H200 (numba-cuda
+        0.30.4, docs/gpu-validation.md) ``as_cuda_array`` cost 64 us per call, and a fresh
+        view re-derives its Numba type at the launch: 63 wrappers per search step were half
+        of a fit's time. Every array given here is a per-fit array or a view of a fit buffer
+        (``_buffer``), which ``start_fit`` and a buffer's re-allocation forget (``_forget_
+        views``), so a cached view never keeps freed memory alive or points at it."""
+        key = (array.data.ptr, array.shape, array.strides, array.dtype.char)
+        view = self._views.get(key)
+        if view is None:
+            if len(self._views) >= MAX_VIEWS:
+                self._views.clear()
+            view = self._views[key] = self._wrap(array)
+        return view
+
+    def _wrap(self, array):
+        """A new Numba view of the CuPy ``array`` (``_nb``'s cache misses; the counters
+        count these)."""
         return self._nb_cuda.as_cuda_array(array, sync=False)
+
+    def _forget_views(self, buffer=None):
+        """Drop the cached Numba views into the device array ``buffer`` (all of them for
+        ``None``): it may be freed next."""
+        if buffer is None:
+            self._views.clear()
+            return
+        lo = buffer.data.ptr
+        hi = lo + buffer.nbytes
+        for key in [key for key in self._views if lo <= key[0] < hi]:
+            del self._views[key]
 
     def _config(self, blocks):
         """A Numba launch configuration: ``blocks`` of ``self.threads`` on the stream."""
@@ -142,6 +174,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         self._num_bins = np.diff(np.asarray(features.bin_offset, np.int64))
         widest = int(self._num_bins.max(initial=0))
         self._buffers = {}
+        self._forget_views()
         self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest,
                                             8 if is_regression(loss) else 1),
                            "the fit")

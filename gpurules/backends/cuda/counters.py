@@ -18,6 +18,8 @@ context manager):
   and for a histogram kernel the bytes it reads (:func:`histogram_read_bytes`).
 - ``backend._kernels`` and ``backend._search_module`` (the Numba CUDA
   kernels): a launch each.
+- ``backend._wrap`` (a new Numba view of a CuPy array, ``CudaBackend._nb``'s cache
+  misses): a wrapper each; a host cost of ~64 us on an H200 (``docs/gpu-validation.md``).
 
 Operators on device arrays that allocate their result (``a == b``, ``a.max()``) are not
 seen; the backend keeps them off the per-refinement path.
@@ -42,7 +44,8 @@ class Counts:
     raw_launches / numba_launches: kernel launches of ``histogram.cu`` / of Numba CUDA;
     d2h: device->host copies (each a synchronisation); h2d: host->device copies;
     allocations: device arrays allocated; histogram_bytes: bytes read by the histogram
-    kernels (modelled from their arguments, :func:`histogram_read_bytes`)."""
+    kernels (modelled from their arguments, :func:`histogram_read_bytes`); wrappers: Numba
+    views made of CuPy arrays (host work only)."""
 
     raw_launches: int = 0
     numba_launches: int = 0
@@ -50,6 +53,7 @@ class Counts:
     h2d: int = 0
     allocations: int = 0
     histogram_bytes: int = 0
+    wrappers: int = 0
 
     @property
     def launches(self):
@@ -100,7 +104,7 @@ class DeviceCounters:
             raise RuntimeError("the counters are already attached")
         self.counts = Counts() if self.counts is None else self.counts
         self._saved = {name: getattr(b, name) for name in (
-            "cp", "_hist", "_kernels", "_search_module", "_upload")}
+            "cp", "_hist", "_kernels", "_search_module", "_upload", "_wrap")}
         cp = self._saved["cp"]
         names = _parameter_names(sources.kernel_source(sources.HISTOGRAM_SOURCE))
         b.cp = _CountingCupy(cp, self.counts)
@@ -109,6 +113,7 @@ class DeviceCounters:
         b._kernels = _CountingModule(self._saved["_kernels"], self.counts)
         b._search_module = _CountingModule(self._saved["_search_module"], self.counts)
         b._upload = self._counted(self._saved["_upload"], "h2d")
+        b._wrap = self._counted(self._saved["_wrap"], "wrappers")
         return self
 
     def _counted(self, method, field):
@@ -120,7 +125,8 @@ class DeviceCounters:
     def detach(self):
         for name, value in self._saved.items():
             setattr(self.backend, name, value)
-        self.backend.__dict__.pop("_upload", None)  # the class's own method
+        for name in ("_upload", "_wrap"):  # the class's own methods
+            self.backend.__dict__.pop(name, None)
         self._saved = None
 
     def __enter__(self):

@@ -29,7 +29,8 @@ def fit_memory_bytes(n, A, K, W, hist_rows, target_bytes=1):
 
 class DeviceMemory:
     """The memory methods of ``CudaBackend`` (a base class of it): they use the backend's
-    ``cp``, ``device``, ``_on_device`` and the fit's ``_buffers`` (set by ``start_fit``)."""
+    ``cp``, ``device``, ``_on_device``, ``_forget_views`` and the fit's ``_buffers`` (set by
+    ``start_fit``)."""
 
     def _check_memory(self, nbytes, what):
         """Raise MemoryError unless ``nbytes`` more device memory are free (CuPy's pool
@@ -55,6 +56,8 @@ class DeviceMemory:
         if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
             self._check_memory(size * np.dtype(dtype).itemsize, f"the buffer {name!r}")
             allocate = self.cp.zeros if zero_new else self.cp.empty
+            if buf is not None:
+                self._forget_views(buf)  # it is released: no cached view may keep it
             buf = self._buffers[name] = allocate(max(size, 1), dtype)
         return buf[:size].reshape(shape)
 

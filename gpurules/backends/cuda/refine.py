@@ -33,7 +33,9 @@ extra candidate launch), no synchronisation; per block: one upload, one download
 that outlives its rule costs the remaining steps' launches (each a no-op), so the blocks
 are sized to the length of the rule before (:func:`block_sizes`).
 
-Record layout (one uint8 device buffer, 8-byte fields first): inputs per step ``r`` — the
+Record layout (one uint8 device buffer, 8-byte fields first; room for ``R = MAX_STEPS``
+steps whatever a block's length, so that the layout, and with it the Numba views of its
+parts, is the same for every block of a fit): inputs per step ``r`` — the
 sampled features in slot order ``features`` int64 (R, S), their caller indices ``order``
 int64 (R, S), ``slot_offset`` int64 (R, S + 1), the histogram groups ``groups`` int64 (R,
 S + 3) (``CudaBackend._group_offsets``, padded), the head's ``params`` float64 (P,); then the
@@ -167,10 +169,11 @@ def block_sizes(R, step, last_rule_steps):
     return sizes
 
 
-def _draws(backend, uniforms):
-    """The sampled features of every step of a block, in slot order: (features int64 (R, S),
-    order int64 (R, S), slot_offset int64 (R, S + 1), groups int64 (R, S + 3), the number of
-    group offsets of each step int64 (R,))."""
+def _draws(backend, uniforms, capacity):
+    """The sampled features of every step of a block, in slot order: (features int64 (C, S),
+    order int64 (C, S), slot_offset int64 (C, S + 1), groups int64 (C, S + 3), the number of
+    group offsets of each step int64 (C,)); rows ``R = uniforms.shape[0]`` to ``capacity``
+    (C) are zeros."""
     A = backend.features.num_features
     rows = []
     for u in uniforms:
@@ -179,13 +182,16 @@ def _draws(backend, uniforms):
         slotted = drawn[order]
         rows.append((slotted, order, backend._slot_offset(slotted),
                      backend._group_offsets(slotted)))
-    S = rows[0][0].shape[0]
-    groups = np.zeros((len(rows), S + 3), np.int64)
-    for r, row in enumerate(rows):
-        groups[r, :row[3].shape[0]] = row[3]
-    return (np.stack([row[0] for row in rows]), np.stack([row[1] for row in rows]).astype(
-        np.int64), np.stack([row[2] for row in rows]), groups,
-        np.array([row[3].shape[0] for row in rows], np.int64))
+    S, R = rows[0][0].shape[0], len(rows)
+    out = (np.zeros((capacity, S), np.int64), np.zeros((capacity, S), np.int64),
+           np.zeros((capacity, S + 1), np.int64), np.zeros((capacity, S + 3), np.int64),
+           np.zeros(capacity, np.int64))
+    for r, (slotted, order, slot_offset, groups) in enumerate(rows):
+        out[0][r], out[1][r], out[2][r] = slotted, order, slot_offset
+        out[3][r, :groups.shape[0]] = groups
+        out[4][r] = groups.shape[0]
+    assert R <= capacity, (R, capacity)
+    return out
 
 
 def _result_arrays(R, K, W, labels, covered, search):
@@ -205,8 +211,10 @@ def _block(backend, uniforms, labels, weights, covered, search, fix_label_after)
     K, W = backend.g.shape[1], backend.h.shape[1]
     R = uniforms.shape[0]
     labels = np.ascontiguousarray(labels, np.int32)
-    features, order, slot_offset, groups, num_groups = _draws(backend, uniforms)
-    results = _result_arrays(R, K, W, labels, covered, search)
+    # every block's record has room for MAX_STEPS steps: its layout, and so the Numba views
+    # of its parts (CudaBackend._nb), stay the same from block to block and rule to rule
+    features, order, slot_offset, groups, num_groups = _draws(backend, uniforms, MAX_STEPS)
+    results = _result_arrays(MAX_STEPS, K, W, labels, covered, search)
     inputs = [features, order, slot_offset, groups, np.ascontiguousarray(search.params,
                                                                           np.float64)]
     arrays = inputs + [results[name] for name, _, _ in _RESULT_FIELDS]
