@@ -8,20 +8,23 @@
 # 2. probes the stack into $OUT/env.txt (nvidia-smi, benchmarks/gpu_probe.py: versions,
 #    driver and runtime, NVVM/NVRTC, SMs, compute capability, the smoke test of
 #    device='auto', copy bandwidth);
-# 3. runs the gpu-marked tests (pytest -m gpu tests): $OUT/pytest.txt, $OUT/junit-gpu.xml;
-# 4. benchmarks/compare_devices.py at n = 1e5 (1000 rules) and 1e6 (200 rules), gpurules
-#    cuda-hist against mlrl-boomer equal-width: $OUT/devices-1e5.md, devices-1e6.md, and
-#    their logs in $OUT/bench.txt;
-# 5. the same at n = 1e5 with 200 rules, cuda-hist (device-resident refinement blocks)
-#    against cuda-stepwise (one device->host copy per step): $OUT/devices-blocks.md.
+# 3. benchmarks/gpu_diagnose.py: FMA in the compiled kernels (PTX and SASS), IEEE results of
+#    a gpurules-compiled kernel, the host cost of one launch by launch path: $OUT/diagnose.txt;
+# 4. runs the gpu-marked tests (pytest -m gpu tests): $OUT/pytest.txt;
+# 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
+#    $OUT/profile.txt;
+# 6. benchmarks/compare_devices.py at n = 1e5 (100 rules; cuda-hist, cuda-stepwise and
+#    mlrl-boomer equal-width) and 1e6 (50 rules; cuda-hist, mlrl-boomer equal-width):
+#    $OUT/devices-1e5.md, devices-1e6.md, their logs in $OUT/bench.txt.
 # $OUT/steps.txt logs every step with its time and exit status. 8 files in all. Each step
-# has its own time limit within BUDGET (570 s), so a slow step still leaves the results of
-# the earlier ones. The exit status is the number of steps that failed.
+# has its own time limit within BUDGET (540 s: a session's 15 minutes of device time hold
+# the machine's start, this call and a short second one), so a slow step still leaves the
+# results of the earlier ones. The exit status is the number of steps that failed.
 #
 # GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
 # own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
-# Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, SYSTEMS (of
-# compare_devices.py; default "cuda-hist boomer-ew").
+# Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, SYSTEMS (of the 1e5
+# run of compare_devices.py; default "cuda-hist cuda-stepwise boomer-ew").
 set -u
 cd "$(dirname "$0")/.." || exit 99
 : "${OUT:?set OUT to the folder for the results}"
@@ -29,12 +32,12 @@ mkdir -p "$OUT"
 DRY=${GPU_RUN_DRY:-0}
 PY=${PY:-python3}
 TMPD=${TMPD:-/tmp}
-SYSTEMS=${SYSTEMS:-cuda-hist boomer-ew}
-# seconds the tests leave to the benchmarks, and the first benchmark to the second
+SYSTEMS=${SYSTEMS:-cuda-hist cuda-stepwise boomer-ew}
+# seconds the tests leave to the steps after them, and the first benchmark to the second
 if [ "$DRY" = 1 ]; then
-    BUDGET=${BUDGET:-420}; SIZES=(2e3 4e3); RULES=(20 20); TESTS_KEEP=120; BENCH_KEEP=50
+    BUDGET=${BUDGET:-420}; SIZES=(2e3 4e3); RULES=(20 20); TESTS_KEEP=150; BENCH_KEEP=50
 else
-    BUDGET=${BUDGET:-570}; SIZES=(1e5 1e6); RULES=(1000 200); TESTS_KEEP=300; BENCH_KEEP=150
+    BUDGET=${BUDGET:-540}; SIZES=(1e5 1e6); RULES=(100 50); TESTS_KEEP=330; BENCH_KEEP=160
 fi
 WHL=.gpu/whl
 T0=$(date +%s)
@@ -89,29 +92,39 @@ log "probe"
 grep -q "gpu_probe.py rc=0" "$OUT/env.txt"; step "probe" $?
 grep -E "^FAILED|^cuda_status" "$OUT/env.txt" | cut -c1-300 | tee -a "$OUT/steps.txt"
 
+log "diagnose"
+timeout -k 10 90 $PY benchmarks/gpu_diagnose.py > "$OUT/diagnose.txt" 2>&1
+step "diagnose" $?
+grep -c "^FAILED" "$OUT/diagnose.txt" | sed 's/^/diagnose: FAILED parts: /' | tee -a "$OUT/steps.txt"
+
 log "gpu tests"
-timeout -k 10 "$(lim $TESTS_KEEP)" $PY -m pytest -m gpu -v -rs -p no:cacheprovider --durations=15 \
-    --junitxml="$OUT/junit-gpu.xml" tests > "$OUT/pytest.txt" 2>&1
+timeout -k 10 "$(lim $TESTS_KEEP)" $PY -m pytest -m gpu -v -rs -p no:cacheprovider \
+    --durations=15 tests > "$OUT/pytest.txt" 2>&1
 step "gpu tests" $?
 tail -1 "$OUT/pytest.txt" | tee -a "$OUT/steps.txt"
+
+if [ "$DRY" = 1 ]; then
+    log "profile: skipped in a dry run (n = 1e5 on the CPU)"
+else
+    log "profile"
+    timeout -k 10 "$(lim 240)" $PY benchmarks/gpu_diagnose.py --parts profile \
+        > "$OUT/profile.txt" 2>&1
+    step "profile" $?
+fi
 
 : > "$OUT/bench.txt"
 for i in 0 1; do
     n=${SIZES[$i]}
-    log "compare_devices n=$n, ${RULES[$i]} rules ($(left) s left)"
+    systems=$SYSTEMS
+    extra=""
+    [ "$i" = 1 ] && systems="cuda-hist boomer-ew" && extra="--skip-profile"
+    log "compare_devices n=$n, ${RULES[$i]} rules, $systems ($(left) s left)"
     keep=$(( i == 0 ? BENCH_KEEP : 5 ))
-    # shellcheck disable=SC2086  # SYSTEMS is a list
+    # shellcheck disable=SC2086  # systems is a list
     timeout -k 10 "$(lim $keep)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
-        --systems $SYSTEMS --repeats 1 --skip-cold --max-rules "${RULES[$i]}" \
+        --systems $systems --repeats 1 --skip-cold --max-rules "${RULES[$i]}" $extra \
         --output "$OUT/devices-$n.md" >> "$OUT/bench.txt" 2>&1
     step "compare_devices n=$n" $?
 done
-# the device-resident refinement blocks against one step per call (issue 14), same run
-n=${SIZES[0]}
-log "compare_devices blocks vs stepwise n=$n, 200 rules ($(left) s left)"
-timeout -k 10 "$(lim 5)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
-    --systems cuda-hist cuda-stepwise --repeats 1 --skip-cold --skip-profile --max-rules 200 \
-    --output "$OUT/devices-blocks.md" >> "$OUT/bench.txt" 2>&1
-step "compare_devices blocks vs stepwise" $?
 log "done: $FAILED step(s) failed; files: $(ls "$OUT" | tr '\n' ' ')"
 exit "$FAILED"

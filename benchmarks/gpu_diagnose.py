@@ -1,0 +1,273 @@
+"""What the first GPU run (docs/gpu-validation.md, 2026-11-26) left open, measured in one go.
+
+1. ``== fma``: the NVVM of this machine, whether gpurules' ``-fma=0`` wrapper is installed and
+   what options reach NVVM, and per Numba CUDA kernel of gpurules the PTX's ``fma.rn.f64``,
+   ``mul.rn.f64`` and ``mul.f64`` counts (compiled here, for this device) and the SASS's
+   ``DFMA`` and ``DMUL`` counts (``inspect_sass``, needs ``nvdisasm``); "outside libdevice"
+   leaves out libdevice's own functions (pow), not its inlined exp and log. Non-decomposable
+   qualities differed from the CPU's in the last bits on the H200: an FMA that NVVM or
+   ``ptxas`` formed would show here.
+2. ``== ieee``: ``a * b + c``, ``a / b`` and ``int64 -> float64`` for 2**16 random operands in
+   a kernel compiled from gpurules' code path (its name holds ``gpurules``, so the wrapper
+   applies) against NumPy's: the number of results that differ.
+3. ``== launch``: the host time of one kernel launch with 16 array arguments (median over
+   2,000 launches, then one synchronisation): a Numba kernel given fresh
+   ``as_cuda_array`` views (the backend before session 15), the same views reused (after),
+   CuPy arrays passed directly, and a CuPy ``RawKernel`` with the same 16 pointers. This
+   decides between caching views, CuPy launches of the Numba code, and CUDA graphs.
+
+4. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
+   n = 1e5, the host's share by function (``$OUT/profile.txt``).
+
+Every part prints FAILED with its error and the script goes on. Run by
+``benchmarks/gpu_run.sh`` (``$OUT/diagnose.txt``, ``$OUT/profile.txt``) or by hand:
+``python benchmarks/gpu_diagnose.py [--parts fma ieee launch profile]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's gpurules
+
+ARRAYS = 16  # array arguments of the launch benchmark (a search launch has ~25)
+LAUNCHES = 2000
+
+
+def part(name):
+    def wrap(fn):
+        def run():
+            print(f"\n== {name}", flush=True)
+            start = time.perf_counter()
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - reported, the script goes on
+                print(f"FAILED {name}: {type(exc).__name__}: {exc}")
+                print("".join(traceback.format_exc(limit=-5)).rstrip())
+            print(f"({time.perf_counter() - start:.1f} s)", flush=True)
+        return run
+    return wrap
+
+
+FMA, MUL_RN, MUL, ADD = r"fma\.rn\.f64", r"mul\.rn\.f64", r"mul\.f64", r"add\.f64"
+DFMA, DMUL = r"\bDFMA\b", r"\bDMUL\b"
+
+
+def _count(pattern, text):
+    return len(re.findall(pattern, text))
+
+
+def _fma_outside_libdevice(ptx):
+    """``fma.rn.f64`` in the PTX's functions other than libdevice's (``__internal_*``,
+    ``__nv_*``: exp, log, pow use FMA by design)."""
+    count, own = 0, True
+    for line in ptx.splitlines():
+        header = re.match(r"\.(?:visible |weak )?(?:\.)?(?:func|entry)\b.*?(\w+)\($", line)
+        if header:
+            own = not header.group(1).startswith(("__internal", "__nv_"))
+        elif own and re.search(FMA, line):
+            count += 1
+    return count
+
+
+@part("fma")
+def fma():
+    from numba import cuda
+    from numba.cuda.cudadrv import nvvm
+
+    from gpurules.backends.cuda import kernels
+
+    try:
+        cc, device = cuda.get_current_device().compute_capability, True
+    except Exception as exc:  # noqa: BLE001 - no GPU here: PTX for cc 9.0 only
+        import numba.cuda.dispatcher as dispatcher
+
+        cc, device = (9, 0), False
+        # numba-cuda compiles called device functions for the current device: stand in cc
+        dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=cc)
+        print(f"no device ({type(exc).__name__}): PTX for cc 9.0, no SASS")
+    print(f"device cc {cc}; NVVM {nvvm.NVVM().get_version()}; wrapper installed: "
+          f"{getattr(nvvm.compile_ir, 'gpurules_without_fma', False)}")
+    seen = []
+    wrapper = nvvm.compile_ir
+    (cell,) = wrapper.__closure__
+    original = cell.cell_contents
+
+    def record(llvmir, **options):
+        seen.append(dict(options))
+        return original(llvmir, **options)
+
+    cell.cell_contents = record
+    try:
+        for name, kernel in kernels.KERNELS.items():
+            sig = kernels.SIGNATURES[name]
+            ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
+            line = (f"{name:24s} options {seen[-1] if seen else '?'}; PTX fma.rn.f64 "
+                    f"{_count(FMA, ptx)} ({_fma_outside_libdevice(ptx)} outside libdevice) "
+                    f"mul.rn.f64 {_count(MUL_RN, ptx)} mul.f64 "
+                    f"{_count(MUL, ptx)} add.f64 {_count(ADD, ptx)}")
+            try:
+                if not device:
+                    raise RuntimeError("no device")
+                kernel.compile(sig)
+                sass = kernel.inspect_sass(sig)
+                line += f"; SASS DFMA {_count(DFMA, sass)} DMUL {_count(DMUL, sass)}"
+            except Exception as exc:  # noqa: BLE001 - nvdisasm may be missing
+                line += f"; SASS unavailable ({type(exc).__name__}: {str(exc)[:80]})"
+            print(line, flush=True)
+    finally:
+        cell.cell_contents = original
+
+
+@part("ieee")
+def ieee():
+    from numba import cuda
+
+    from gpurules.backends.cuda import device_math  # noqa: F401 - installs the wrapper
+
+    @cuda.jit
+    def gpurules_ieee_ops(a, b, c, i, out):
+        k = cuda.grid(1)
+        if k < a.size:
+            out[0, k] = a[k] * b[k] + c[k]
+            out[1, k] = a[k] / b[k]
+            out[2, k] = float(i[k]) * a[k] - c[k] * b[k]
+
+    rng = np.random.default_rng(0)
+    n = 1 << 16
+    a, b, c = (rng.normal(size=n) * 10.0 ** rng.integers(-3, 4, n) for _ in range(3))
+    i = rng.integers(-2 ** 62, 2 ** 62, n)
+    out = cuda.device_array((3, n), np.float64)
+    gpurules_ieee_ops[(n + 255) // 256, 256](a, b, c, i, out)
+    got = out.copy_to_host()
+    want = (a * b + c, a / b, i.astype(np.float64) * a - c * b)
+    for name, g, w in zip(("a*b+c", "a/b", "float(i)*a-c*b"), got, want):
+        print(f"{name:16s} differ from NumPy in {int((g != w).sum())} of {n}")
+    ptx = gpurules_ieee_ops.inspect_asm(gpurules_ieee_ops.signatures[0])
+    print(f"its PTX: fma.rn.f64 {_count(FMA, ptx)} (its name holds 'gpurules', so the "
+          f"wrapper gives it -fma=0: expect 0 here and no differences above)")
+
+
+def _median_launch_us(launch, sync, repeats=5):
+    """Median over ``repeats`` of the host time per launch (us) of LAUNCHES launches."""
+    times = []
+    for _ in range(repeats):
+        sync()
+        start = time.perf_counter()
+        for _ in range(LAUNCHES):
+            launch()
+        sync()
+        times.append((time.perf_counter() - start) / LAUNCHES * 1e6)
+    return float(np.median(times))
+
+
+@part("launch")
+def launch():
+    import cupy as cp
+    from numba import cuda
+
+    from gpurules.backends.cuda import numpy_compat  # noqa: F401
+
+    names = ", ".join(f"a{j}" for j in range(ARRAYS))
+    scope = {"cuda": cuda}
+    exec(f"def touch({names}, n):\n    k = cuda.grid(1)\n    if k < n:\n"
+         f"        a0[k] += a{ARRAYS - 1}[k]\n", scope)
+    kernel = cuda.jit(scope["touch"])
+    arrays = [cp.zeros(1024, np.int64) for _ in range(ARRAYS)]
+    stream = cp.cuda.Stream(non_blocking=True)
+    nb_stream = cuda.external_stream(stream.ptr)
+    views = [cuda.as_cuda_array(a, sync=False) for a in arrays]
+    kernel[1, 32, nb_stream](*views, 1024)  # compile
+    sync = stream.synchronize
+    results = {
+        "numba, fresh as_cuda_array views": lambda: kernel[1, 32, nb_stream](
+            *(cuda.as_cuda_array(a, sync=False) for a in arrays), 1024),
+        "numba, views reused": lambda: kernel[1, 32, nb_stream](*views, 1024),
+        "numba, CuPy arrays": lambda: kernel[1, 32, nb_stream](*arrays, 1024),
+    }
+    params = ", ".join(f"long long* a{j}" for j in range(ARRAYS))
+    raw = cp.RawKernel(f'extern "C" __global__ void touch({params}, long long n) {{\n'
+                       f'  long long k = blockIdx.x * blockDim.x + threadIdx.x;\n'
+                       f'  if (k < n) a0[k] += a{ARRAYS - 1}[k];\n}}', "touch")
+    n64 = np.int64(1024)
+    with stream:
+        raw((1,), (32,), (*arrays, n64))
+        results["CuPy RawKernel"] = lambda: raw((1,), (32,), (*arrays, n64))
+        for name, fn in results.items():
+            print(f"{name:36s} {_median_launch_us(fn, sync):8.1f} us per launch "
+                  f"({ARRAYS} arrays + 1 scalar; median of 5 x {LAUNCHES})", flush=True)
+        graph_us = _graph_launch_us(cp, stream, results["CuPy RawKernel"])
+        print(f"{'CUDA graph of 16 RawKernel launches':36s} {graph_us:8.1f} us per replay "
+              f"(CuPy stream capture)")
+
+
+def _graph_launch_us(cp, stream, launch_one, per_graph=16):
+    """Host time (us) of replaying a captured graph of ``per_graph`` launches."""
+    stream.begin_capture()
+    for _ in range(per_graph):
+        launch_one()
+    graph = stream.end_capture()
+    graph.upload(stream)
+    times = []
+    for _ in range(5):
+        stream.synchronize()
+        start = time.perf_counter()
+        for _ in range(LAUNCHES // per_graph):
+            graph.launch(stream)
+        stream.synchronize()
+        times.append((time.perf_counter() - start) / (LAUNCHES // per_graph) * 1e6)
+    return float(np.median(times))
+
+
+@part("profile")
+def profile():
+    """cProfile of a 20-rule ``device='cuda'`` equal-width fit (compare_devices' cuda-hist)
+    on synthetic continuous data, n = 1e5, 100 features, 20 labels, after a 5-rule fit."""
+    import cProfile
+    import pstats
+
+    from sklearn.datasets import make_multilabel_classification
+
+    from gpurules import BoomerClassifier
+
+    X, Y = make_multilabel_classification(n_samples=100_000, n_features=100, n_classes=20,
+                                          random_state=1)
+    X = X + np.random.default_rng(1).normal(size=X.shape)
+    params = {"device": "cuda", "feature_binning": "equal-width"}
+    BoomerClassifier(max_rules=5, **params).fit(X, Y)
+    start = time.perf_counter()
+    BoomerClassifier(max_rules=20, **params).fit(X, Y)
+    print(f"20-rule fit without the profiler: {time.perf_counter() - start:.2f} s")
+    prof = cProfile.Profile()
+    start = time.perf_counter()
+    prof.enable()
+    BoomerClassifier(max_rules=20, **params).fit(X, Y)
+    prof.disable()
+    print(f"20-rule fit under cProfile: {time.perf_counter() - start:.2f} s")
+    stats = pstats.Stats(prof, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats(25)
+    stats.sort_stats("cumulative").print_stats(30)
+
+
+PARTS = {"fma": fma, "ieee": ieee, "launch": launch, "profile": profile}
+DEFAULT_PARTS = ("fma", "ieee", "launch")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--parts", nargs="*", choices=list(PARTS), default=list(DEFAULT_PARTS))
+    args = p.parse_args(argv)
+    for name in args.parts:
+        PARTS[name]()
+
+
+if __name__ == "__main__":
+    main()
