@@ -194,6 +194,27 @@ def no_new_numba_views_after_the_first_rule():
 
 
 @check
+def views_follow_the_buffers():
+    """A view is made once per (address, shape, strides, dtype); a buffer's re-allocation
+    drops the views into it (and only those), and the new buffer gets new ones."""
+    backend, counters = _counted_backend()
+    small = backend._buffer("probe", (4,), np.int64)
+    other = backend._buffer("probe_other", (4,), np.int64)
+    before = counters.snapshot()
+    first = backend._nb(small)
+    assert backend._nb(backend._buffer("probe", (4,), np.int64)) is first  # a new slice
+    backend._nb(small[:2])
+    backend._nb(other)
+    assert (counters.snapshot() - before).wrappers == 3
+    old = (small.data.ptr, small.data.ptr + small.nbytes)
+    grown = backend._buffer("probe", (64,), np.int64)  # re-allocated
+    assert not any(old[0] <= key[0] < old[1] for key in backend._views), backend._views
+    assert backend._nb(other) is not None and (counters.snapshot() - before).wrappers == 3
+    backend._nb(grown)
+    assert (counters.snapshot() - before).wrappers == 4
+
+
+@check
 def block_launches_per_step():
     """Per step of a block: zeroing, histograms, prefix sums, candidates, selection and
     coverage (one histogram launch and one prefix launch at these sizes). The second rule
