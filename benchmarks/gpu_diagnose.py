@@ -11,10 +11,11 @@
    a kernel compiled from gpurules' code path (its name holds ``gpurules``, so the wrapper
    applies) against NumPy's: the number of results that differ.
 3. ``== launch``: the host time of one kernel launch with 16 array arguments (median over
-   2,000 launches, then one synchronisation): a Numba kernel given fresh
+   5 x 2,000 launches, each batch ending in one synchronisation): a Numba kernel given fresh
    ``as_cuda_array`` views (the backend before session 15), the same views reused (after),
-   CuPy arrays passed directly, and a CuPy ``RawKernel`` with the same 16 pointers. This
-   decides between caching views, CuPy launches of the Numba code, and CUDA graphs.
+   CuPy arrays passed directly, gpurules' prepared launches (``launches.py``), a CuPy
+   ``RawKernel`` with the same 16 pointers, and a replayed CUDA graph of 16 RawKernel
+   launches; each path's result is checked. This decides between the launch paths.
 
 4. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
    n = 1e5, the host's share by function (``$OUT/profile.txt``).
@@ -171,60 +172,75 @@ def _median_launch_us(launch, sync, repeats=5):
 
 @part("launch")
 def launch():
+    """Each path runs ``a0[k] += a15[k]`` (a15 = 1) for the 32 threads of one block: after
+    its launches a0[:32] must equal their number, which checks that the path launched the
+    kernel with the right arguments."""
     import cupy as cp
     from numba import cuda
 
-    from gpurules.backends.cuda import numpy_compat  # noqa: F401
+    from gpurules.backends.cuda.launches import PreparedLaunches, check_internals
 
     names = ", ".join(f"a{j}" for j in range(ARRAYS))
     scope = {"cuda": cuda}
     exec(f"def touch({names}, n):\n    k = cuda.grid(1)\n    if k < n:\n"
          f"        a0[k] += a{ARRAYS - 1}[k]\n", scope)
     kernel = cuda.jit(scope["touch"])
-    arrays = [cp.zeros(1024, np.int64) for _ in range(ARRAYS)]
+    arrays = [cp.zeros(1024, np.int64) for _ in range(ARRAYS - 1)] + [cp.ones(1024, np.int64)]
     stream = cp.cuda.Stream(non_blocking=True)
     nb_stream = cuda.external_stream(stream.ptr)
     views = [cuda.as_cuda_array(a, sync=False) for a in arrays]
-    kernel[1, 32, nb_stream](*views, 1024)  # compile
-    sync = stream.synchronize
-    results = {
-        "numba, fresh as_cuda_array views": lambda: kernel[1, 32, nb_stream](
+    config = (1, 32, nb_stream)
+    kernel[config](*views, 1024)  # compile
+    check_internals()
+    prepared = PreparedLaunches()
+    paths = {
+        "numba, fresh as_cuda_array views": lambda: kernel[config](
             *(cuda.as_cuda_array(a, sync=False) for a in arrays), 1024),
-        "numba, views reused": lambda: kernel[1, 32, nb_stream](*views, 1024),
-        "numba, CuPy arrays": lambda: kernel[1, 32, nb_stream](*arrays, 1024),
+        "numba, views reused": lambda: kernel[config](*views, 1024),
+        "numba, CuPy arrays": lambda: kernel[config](*arrays, 1024),
+        "gpurules prepared launch": lambda: prepared.launch(kernel, config, (*views, 1024)),
     }
     params = ", ".join(f"long long* a{j}" for j in range(ARRAYS))
     raw = cp.RawKernel(f'extern "C" __global__ void touch({params}, long long n) {{\n'
                        f'  long long k = blockIdx.x * blockDim.x + threadIdx.x;\n'
                        f'  if (k < n) a0[k] += a{ARRAYS - 1}[k];\n}}', "touch")
     n64 = np.int64(1024)
+    paths["CuPy RawKernel"] = lambda: raw((1,), (32,), (*arrays, n64))
     with stream:
-        raw((1,), (32,), (*arrays, n64))
-        results["CuPy RawKernel"] = lambda: raw((1,), (32,), (*arrays, n64))
-        for name, fn in results.items():
-            print(f"{name:36s} {_median_launch_us(fn, sync):8.1f} us per launch "
-                  f"({ARRAYS} arrays + 1 scalar; median of 5 x {LAUNCHES})", flush=True)
-        graph_us = _graph_launch_us(cp, stream, results["CuPy RawKernel"])
+        for name, fn in paths.items():
+            arrays[0][...] = 0
+            us = _median_launch_us(fn, stream.synchronize)
+            done = int(arrays[0][:32].min()), int(arrays[0][:32].max())
+            ok = "ok" if done == (5 * LAUNCHES,) * 2 else f"WRONG: a0[:32] in {done}"
+            print(f"{name:36s} {us:8.1f} us per launch ({ARRAYS} arrays + 1 scalar; median "
+                  f"of 5 x {LAUNCHES}); result {ok}", flush=True)
+        print(f"prepared launches that skipped numba-cuda's marshalling: {prepared.prepared}")
+        arrays[0][...] = 0
+        graph_us, replays = _graph_launch_us(stream, paths["CuPy RawKernel"])
+        done = int(arrays[0][:32].min())
         print(f"{'CUDA graph of 16 RawKernel launches':36s} {graph_us:8.1f} us per replay "
-              f"(CuPy stream capture)")
+              f"(CuPy stream capture); result "
+              f"{'ok' if done == 16 * replays else f'WRONG: {done} != {16 * replays}'}")
 
 
-def _graph_launch_us(cp, stream, launch_one, per_graph=16):
-    """Host time (us) of replaying a captured graph of ``per_graph`` launches."""
+def _graph_launch_us(stream, launch_one, per_graph=16):
+    """(host time in us of replaying a captured graph of ``per_graph`` launches, the number
+    of replays)."""
     stream.begin_capture()
     for _ in range(per_graph):
         launch_one()
     graph = stream.end_capture()
     graph.upload(stream)
-    times = []
+    times, replays = [], 0
     for _ in range(5):
         stream.synchronize()
         start = time.perf_counter()
         for _ in range(LAUNCHES // per_graph):
             graph.launch(stream)
         stream.synchronize()
+        replays += LAUNCHES // per_graph
         times.append((time.perf_counter() - start) / (LAUNCHES // per_graph) * 1e6)
-    return float(np.median(times))
+    return float(np.median(times)), replays
 
 
 @part("profile")

@@ -13,7 +13,7 @@
 # 4. runs the gpu-marked tests (pytest -m gpu tests): $OUT/pytest.txt;
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
 #    $OUT/profile.txt;
-# 6. benchmarks/compare_devices.py at n = 1e5 (100 rules; cuda-hist, cuda-stepwise and
+# 6. benchmarks/compare_devices.py at n = 1e5 (100 rules; cuda-hist, cuda-prepared, cuda-stepwise,
 #    mlrl-boomer equal-width) and 1e6 (50 rules; cuda-hist, mlrl-boomer equal-width):
 #    $OUT/devices-1e5.md, devices-1e6.md, their logs in $OUT/bench.txt.
 # $OUT/steps.txt logs every step with its time and exit status. 8 files in all. Each step
@@ -24,7 +24,7 @@
 # GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
 # own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
 # Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, SYSTEMS (of the 1e5
-# run of compare_devices.py; default "cuda-hist cuda-stepwise boomer-ew").
+# run of compare_devices.py; default "cuda-hist cuda-prepared cuda-stepwise boomer-ew").
 set -u
 cd "$(dirname "$0")/.." || exit 99
 : "${OUT:?set OUT to the folder for the results}"
@@ -32,7 +32,7 @@ mkdir -p "$OUT"
 DRY=${GPU_RUN_DRY:-0}
 PY=${PY:-python3}
 TMPD=${TMPD:-/tmp}
-SYSTEMS=${SYSTEMS:-cuda-hist cuda-stepwise boomer-ew}
+SYSTEMS=${SYSTEMS:-cuda-hist cuda-prepared cuda-stepwise boomer-ew}
 # seconds the tests leave to the steps after them, and the first benchmark to the second
 if [ "$DRY" = 1 ]; then
     BUDGET=${BUDGET:-420}; SIZES=(2e3 4e3); RULES=(20 20); TESTS_KEEP=150; BENCH_KEEP=50

@@ -215,6 +215,21 @@ def views_follow_the_buffers():
 
 
 @check
+def prepared_launcher_needs_a_gpu():
+    """``launcher="prepared"`` launches compiled kernels: the simulator has none, so the
+    backend refuses it with a clear error instead of failing at the first launch."""
+    from tests.test_cuda_simulator import _simulated_backend_class
+
+    backend_class, _ = _simulated_backend_class()
+    try:
+        backend_class(0, block_size=32, launcher="prepared")
+    except RuntimeError as error:
+        assert "simulator" in str(error), error
+    else:
+        raise AssertionError("the simulated backend accepted launcher='prepared'")
+
+
+@check
 def block_launches_per_step():
     """Per step of a block: zeroing, histograms, prefix sums, candidates, selection and
     coverage (one histogram launch and one prefix launch at these sizes). The second rule

@@ -220,10 +220,12 @@ def test_logistic_statistics_within_one_unit():
         assert np.abs(gpu.cp.asnumpy(a) - b).max() <= 1
 
 
-def test_boosting_fit_equals_cpu():
+@pytest.mark.parametrize("launcher", ["numba", "prepared"])
+def test_boosting_fit_equals_cpu(launcher):
     """A short BOOMER fit (squared-error loss, feature sampling) learns the same rules,
     thresholds included, with the CUDA and the CPU backend on the same bins (one per
-    distinct value, and equal-width)."""
+    distinct value, and equal-width); with numba-cuda's launches and with the prepared
+    ones (``launches.PreparedLaunches``, which must then have launched most kernels)."""
     from gpurules import BoomerClassifier
     from gpurules.backends.cuda import CudaBackend
     from gpurules.estimators.boomer_params import resolve_config
@@ -236,10 +238,13 @@ def test_boosting_fit_equals_cpu():
                                                 max_rules=12, random_state=1))
     for binned in (exact_bins(X, nominal),
                    bin_features(X, nominal, "equal-width", bin_ratio=0.5)):
+        gpu = CudaBackend(0, launcher=launcher)
         cpu_model, gpu_model = (
             BoostingLearner(config, backend, np.random.default_rng(1)).fit(
                 binned, Y, np.ones(X.shape[0])).build()
-            for backend in (CpuBackend(), CudaBackend(0)))
+            for backend in (CpuBackend(), gpu))
+        if launcher == "prepared":
+            assert gpu._launches.prepared > 100, gpu._launches.prepared
         assert len(cpu_model) == len(gpu_model) > 2
         for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
                      "rule_cond_start", "head_label", "head_score", "rule_head_start"):

@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from gpurules.backends.base import select_refinement
-from gpurules.backends.cuda import sources
+from gpurules.backends.cuda import launches, sources
 from gpurules.backends.cuda.device_memory import DeviceMemory, fit_memory_bytes
 from gpurules.backends.cuda.histograms import (HIST_ITEMS_PER_THREAD, HistogramBuilder,
                                                raw_module)
@@ -47,6 +47,7 @@ from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed
 
 _SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statistics
 MAX_VIEWS = 4096  # cached Numba views (``CudaBackend._nb``); all are dropped beyond it
+LAUNCHERS = ("numba", "prepared")  # how the Numba kernels are launched (``launches``)
 
 
 def _numba_stream(nb_cuda, stream):
@@ -59,6 +60,11 @@ def _numba_stream(nb_cuda, stream):
     return nb_cuda.external_stream(stream.ptr)
 
 
+def _check_launcher(launcher):
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
+
+
 class CudaBackend(HistogramBuilder, DeviceMemory):
     """Histogram search and statistics on CUDA device ``device_index`` (the histograms:
     ``histograms.HistogramBuilder``; device memory and uploads: ``device_memory.
@@ -69,6 +75,9 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         force_global_atomics: build every histogram with the global-atomics kernel (tests).
         block_size: threads per block of the histogram and element-wise kernels (a multiple
             of 32; tests under the simulator use fewer).
+        launcher: ``"numba"`` (numba-cuda's launches) or ``"prepared"`` (array arguments
+            marshalled once, ``launches.PreparedLaunches``; a GPU only, experimental until
+            a GPU run confirms it).
     """
 
     name = "cuda"
@@ -76,10 +85,12 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
     host_coverage = False  # covered_mask copies from the device
     narrow_head_search = False  # a fixed head is refined on this same backend
 
-    def __init__(self, device_index=0, force_global_atomics=False, block_size=256):
+    def __init__(self, device_index=0, force_global_atomics=False, block_size=256,
+                 launcher="numba"):
         if block_size % 32 or not 32 <= block_size <= 1024:
             raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
                              f"{block_size}")
+        _check_launcher(launcher)
         import cupy as cp
         from numba import cuda as nb_cuda
 
@@ -87,6 +98,8 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
 
         self.cp, self._nb_cuda, self._kernels = cp, nb_cuda, kernels
         self._search_module, self._refine = histogram_search, refine
+        self._launches = None
+        self.set_launcher(launcher)
         self.device_index = int(device_index)
         self._views = {}
         self.force_global_atomics = bool(force_global_atomics)
@@ -103,6 +116,20 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         with self._on_device():
             module = raw_module(cp, self.device_index)
             self._hist = {name: module.get_function(name) for name in sources.HISTOGRAM_KERNELS}
+
+    def set_launcher(self, launcher):
+        """Launch the Numba kernels with numba-cuda (``"numba"``) or with the arguments
+        marshalled once (``"prepared"``, ``launches``); between fits only."""
+        from gpurules.backends.cuda import histogram_search, kernels
+
+        _check_launcher(launcher)
+        self.launcher, self._launches = launcher, None
+        self._kernels, self._search_module = kernels, histogram_search
+        if launcher == "prepared":
+            launches.check_internals()
+            self._launches = launches.PreparedLaunches()
+            self._kernels = launches.PreparedModule(kernels, self._launches)
+            self._search_module = launches.PreparedModule(histogram_search, self._launches)
 
     @contextlib.contextmanager
     def _on_device(self):
@@ -128,7 +155,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         view = self._views.get(key)
         if view is None:
             if len(self._views) >= MAX_VIEWS:
-                self._views.clear()
+                self._forget_views()
             view = self._views[key] = self._wrap(array)
         return view
 
@@ -140,6 +167,8 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
     def _forget_views(self, buffer=None):
         """Drop the cached Numba views into the device array ``buffer`` (all of them for
         ``None``): it may be freed next."""
+        if self._launches is not None:
+            self._launches.forget()  # it keeps views by identity
         if buffer is None:
             self._views.clear()
             return
