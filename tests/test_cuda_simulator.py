@@ -418,7 +418,11 @@ def refine_rule_equals_cpu_fused_loop():
                                                    block_size=32)
             for backend in (cpu, gpu):
                 backend.start_fit(binned, Y, loss, np.ones(n), SCALE)
-            for head, R, m, fix, min_cov, weights in _refine_cases(rng, n):
+            cases = _refine_cases(rng, n)
+            # blocks of 2 on the global path: the three cases with sampled features (a
+            # single head fixed after 1 and 2 steps, a complete head stopped by
+            # min_coverage), to keep the simulated threads few
+            for head, R, m, fix, min_cov, weights in cases[1:4] if force_global else cases:
                 search = SearchSettings.boosting(head, 0.0, 1.0, min_cov, -np.inf)
                 uniforms = rng.random((R, m))
                 results = []
