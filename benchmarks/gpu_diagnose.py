@@ -10,14 +10,17 @@
 2. ``== ieee``: ``a * b + c``, ``a / b`` and ``int64 -> float64`` for 2**16 random operands in
    a kernel compiled from gpurules' code path (its name holds ``gpurules``, so the wrapper
    applies) against NumPy's: the number of results that differ.
-3. ``== launch``: the host time of one kernel launch with 16 array arguments (median over
+3. ``== solve``: the complete head's solve and gain (``complete_head.complete_head``) on
+   4,096 random positive definite systems, one per thread, against the same Python
+   function on the host: how many differ.
+4. ``== launch``: the host time of one kernel launch with 16 array arguments (median over
    5 x 2,000 launches, each batch ending in one synchronisation): a Numba kernel given fresh
    ``as_cuda_array`` views (the backend before session 15), the same views reused (after),
    CuPy arrays passed directly, gpurules' prepared launches (``launches.py``), a CuPy
    ``RawKernel`` with the same 16 pointers, and a replayed CUDA graph of 16 RawKernel
    launches; each path's result is checked. This decides between the launch paths.
 
-4. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
+5. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
    n = 1e5, the host's share by function (``$OUT/profile.txt``).
 
 Every part prints FAILED with its error and the script goes on. Run by
@@ -157,6 +160,54 @@ def ieee():
           f"wrapper gives it -fma=0: expect 0 here and no differences above)")
 
 
+@part("solve")
+def solve():
+    """``complete_head.complete_head`` (the complete head's regularised solve and gain, as
+    the non-decomposable search scores a candidate) on 4,096 random systems of 6 outputs,
+    one per thread, against the same Python function on the host: the non-decomposable
+    qualities differed from the CPU's in the last bits on the H200 while the simulator
+    matched; this isolates the solve (kernel name holds 'gpurules': -fma=0)."""
+    from numba import cuda
+
+    from gpurules.backends.cuda import device_math  # noqa: F401 - installs the wrapper
+    from gpurules.objectives import complete_head as ch
+
+    python_head = getattr(ch.complete_head, "py_func", ch.complete_head)  # register_jitable
+    head = cuda.jit(device=True)(python_head)
+
+    scope = {"cuda": cuda, "head": head}  # globals, as the simulator needs them
+    exec("def gpurules_complete_heads(g, h, m, l1, l2, a, ipiv, scores, gain):\n"
+         "    t = cuda.grid(1)\n"
+         "    if t < g.shape[0]:\n"
+         "        gain[t] = head(g[t], h[t], m, l1, l2, a[t], ipiv[t], scores[t])[0]\n",
+         scope)
+    gpurules_complete_heads = cuda.jit(scope["gpurules_complete_heads"])
+
+    rng = np.random.default_rng(3)
+    count, m = 4096, 6
+    W = m * (m + 1) // 2
+    g = rng.normal(size=(count, m)) * 100.0
+    h = np.zeros((count, W))
+    for t in range(count):  # packed rows of B B^T + diagonal: positive definite
+        b = rng.normal(size=(m, m))
+        full = b @ b.T + np.diag(rng.uniform(0.1, 5.0, m))
+        h[t] = full[np.tril_indices(m)] * 50.0
+    l1, l2 = 0.0, 1.0
+    a, ipiv = np.zeros((count, m * m)), np.zeros((count, m), np.int64)
+    scores, gain = np.zeros((count, m)), np.zeros(count)
+    gpurules_complete_heads[(count + 127) // 128, 128](g, h, m, l1, l2, a, ipiv, scores, gain)
+    want_gain, want_scores = np.zeros(count), np.zeros((count, m))
+    host_a, host_ipiv = np.zeros(m * m), np.zeros(m, np.int64)
+    for t in range(count):
+        want_gain[t] = python_head(g[t], h[t], m, l1, l2, host_a, host_ipiv,
+                                   want_scores[t])[0]
+    bad = np.flatnonzero((gain != want_gain) | (scores != want_scores).any(axis=1))
+    print(f"systems whose gain or scores differ from the host's: {bad.size} of {count}")
+    for t in bad[:5]:
+        print(f"  system {t}: gain {gain[t]!r} vs {want_gain[t]!r}; scores differ at "
+              f"{np.flatnonzero(scores[t] != want_scores[t]).tolist()}")
+
+
 def _median_launch_us(launch, sync, repeats=5):
     """Median over ``repeats`` of the host time per launch (us) of LAUNCHES launches."""
     times = []
@@ -273,8 +324,8 @@ def profile():
     stats.sort_stats("cumulative").print_stats(30)
 
 
-PARTS = {"fma": fma, "ieee": ieee, "launch": launch, "profile": profile}
-DEFAULT_PARTS = ("fma", "ieee", "launch")
+PARTS = {"fma": fma, "ieee": ieee, "solve": solve, "launch": launch, "profile": profile}
+DEFAULT_PARTS = ("fma", "ieee", "solve", "launch")
 
 
 def main(argv=None):
