@@ -93,7 +93,7 @@ grep -q "gpu_probe.py rc=0" "$OUT/env.txt"; step "probe" $?
 grep -E "^FAILED|^cuda_status" "$OUT/env.txt" | cut -c1-300 | tee -a "$OUT/steps.txt"
 
 log "diagnose"
-timeout -k 10 90 $PY benchmarks/gpu_diagnose.py > "$OUT/diagnose.txt" 2>&1
+timeout -k 10 120 $PY benchmarks/gpu_diagnose.py > "$OUT/diagnose.txt" 2>&1
 step "diagnose" $?
 grep -c "^FAILED" "$OUT/diagnose.txt" | sed 's/^/diagnose: FAILED parts: /' | tee -a "$OUT/steps.txt"
 
