@@ -34,7 +34,6 @@ import argparse
 import re
 import sys
 import time
-import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -42,23 +41,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's gpurules
 
+from benchmarks.gpu_probe import section as part  # noqa: E402 - "== name", FAILED if it raises
+
 ARRAYS = 16  # array arguments of the launch benchmark (a search launch has ~25)
 LAUNCHES = 2000
-
-
-def part(name):
-    def wrap(fn):
-        def run():
-            print(f"\n== {name}", flush=True)
-            start = time.perf_counter()
-            try:
-                fn()
-            except Exception as exc:  # noqa: BLE001 - reported, the script goes on
-                print(f"FAILED {name}: {type(exc).__name__}: {exc}")
-                print("".join(traceback.format_exc(limit=-5)).rstrip())
-            print(f"({time.perf_counter() - start:.1f} s)", flush=True)
-        return run
-    return wrap
 
 
 FMA, MUL_RN, MUL, ADD = r"fma\.rn\.f64", r"mul\.rn\.f64", r"mul\.f64", r"add\.f64"

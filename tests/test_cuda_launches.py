@@ -123,7 +123,7 @@ def test_module_routes_only_its_kernels():
             calls.append((dispatcher, config, args))
 
     module = pytypes.SimpleNamespace(KERNELS={"k": "dispatcher"}, k="dispatcher", RING=16)
-    routed = launches.PreparedModule(module, Launches())
+    routed = launches.prepared_module(module, Launches())
     routed.k[2, 64, "s"](1, 2)
     assert calls == [("dispatcher", (2, 64, "s"), (1, 2))]
     assert routed.RING == 16

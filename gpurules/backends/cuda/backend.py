@@ -128,8 +128,8 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         if launcher == "prepared":
             launches.check_internals()
             self._launches = launches.PreparedLaunches()
-            self._kernels = launches.PreparedModule(kernels, self._launches)
-            self._search_module = launches.PreparedModule(histogram_search, self._launches)
+            self._kernels = launches.prepared_module(kernels, self._launches)
+            self._search_module = launches.prepared_module(histogram_search, self._launches)
 
     @contextlib.contextmanager
     def _on_device(self):

@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from gpurules.backends.cuda import sources
+from gpurules.backends.cuda.launches import WrappedKernels
 
 _ALLOCATORS = ("zeros", "empty", "full", "ones", "zeros_like", "empty_like", "full_like",
                "ones_like", "arange")
@@ -110,8 +111,8 @@ class DeviceCounters:
         b.cp = _CountingCupy(cp, self.counts)
         b._hist = {name: _CountingRawKernel(kernel, name, names[name], cp, self.counts)
                    for name, kernel in self._saved["_hist"].items()}
-        b._kernels = _CountingModule(self._saved["_kernels"], self.counts)
-        b._search_module = _CountingModule(self._saved["_search_module"], self.counts)
+        b._kernels = _counting_module(self._saved["_kernels"], self.counts)
+        b._search_module = _counting_module(self._saved["_search_module"], self.counts)
         b._upload = self._counted(self._saved["_upload"], "h2d")
         b._wrap = self._counted(self._saved["_wrap"], "wrappers")
         return self
@@ -201,17 +202,9 @@ class _CountingRawKernel:
                                     int(covered), int(a["G"]))
 
 
-class _CountingModule:
+def _counting_module(module, counts):
     """A kernels module whose Numba CUDA kernels (``module.KERNELS``) count launches."""
-
-    def __init__(self, module, counts):
-        self._module, self._counts = module, counts
-
-    def __getattr__(self, name):
-        attr = getattr(self._module, name)
-        if name in getattr(self._module, "KERNELS", {}):
-            return _CountingDispatcher(attr, self._counts)
-        return attr
+    return WrappedKernels(module, lambda kernel: _CountingDispatcher(kernel, counts))
 
 
 class _CountingDispatcher:

@@ -141,19 +141,26 @@ def _dim3(dims):
     return dims + (1,) * (3 - len(dims))
 
 
-class PreparedModule:
+class WrappedKernels:
     """A kernels module (``kernels`` or ``histogram_search``) whose Numba kernels
-    (``module.KERNELS``) launch through ``launches`` (a :class:`PreparedLaunches`); every
-    other attribute is the module's."""
+    (``module.KERNELS``) are replaced by ``wrap(dispatcher)`` (an object indexed by the
+    launch configuration, as a dispatcher is); every other attribute is the module's. The
+    prepared launches and the device counters (``counters``) stand in this way."""
 
-    def __init__(self, module, launches):
-        self._module, self._launches = module, launches
+    def __init__(self, module, wrap):
+        self._module, self._wrap = module, wrap
 
     def __getattr__(self, name):
         attr = getattr(self._module, name)
         if name in getattr(self._module, "KERNELS", {}):
-            return _PreparedDispatcher(attr, self._launches)
+            return self._wrap(attr)
         return attr
+
+
+def prepared_module(module, launches):
+    """``module`` whose Numba kernels launch through ``launches`` (a
+    :class:`PreparedLaunches`)."""
+    return WrappedKernels(module, lambda dispatcher: _PreparedDispatcher(dispatcher, launches))
 
 
 class _PreparedDispatcher:
