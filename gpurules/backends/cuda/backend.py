@@ -202,7 +202,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         self.max_statistic = 0.0  # largest |non-decomposable statistic| seen (per unit weight)
         self._num_bins = np.diff(np.asarray(features.bin_offset, np.int64))
         widest = int(self._num_bins.max(initial=0))
-        self._buffers = {}
+        self._buffers, self._buffer_views, self._out_views = {}, {}, {}
         self._forget_views()
         self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest,
                                             8 if is_regression(loss) else 1),
@@ -378,8 +378,17 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             (self.hist_g, self.hist_h, self.hist_count), (features_dev, slot_dev, B),
             (v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"]), labels_dev,
             state_dev, (search.head_mode, params_dev, self.inv_scale, search.min_coverage,
-                        quality_dev), out_views(out_dev, S, K, W), self._nb_stream)
+                        quality_dev), self._device_out_views(out_dev, S, K, W), self._nb_stream)
         return out_dev
+
+    def _device_out_views(self, out_dev, S, K, W):
+        """``records.out_views`` of the device record ``out_dev``, made once per record
+        (``_buffer`` returns the same one while its shape stays)."""
+        key = (id(out_dev), S, K, W)
+        kept = self._out_views.get(key)
+        if kept is None or kept[0] is not out_dev:
+            kept = self._out_views[key] = (out_dev, out_views(out_dev, S, K, W))
+        return kept[1]
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         """Refinement steps in device-resident blocks (``refine.py``; see

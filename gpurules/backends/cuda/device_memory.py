@@ -29,8 +29,8 @@ def fit_memory_bytes(n, A, K, W, hist_rows, target_bytes=1):
 
 class DeviceMemory:
     """The memory methods of ``CudaBackend`` (a base class of it): they use the backend's
-    ``cp``, ``device``, ``_on_device``, ``_forget_views`` and the fit's ``_buffers`` (set by
-    ``start_fit``)."""
+    ``cp``, ``device``, ``_on_device``, ``_forget_views`` and the fit's ``_buffers`` and
+    ``_buffer_views`` (set by ``start_fit``)."""
 
     def _check_memory(self, nbytes, what):
         """Raise MemoryError unless ``nbytes`` more device memory are free (CuPy's pool
@@ -50,7 +50,13 @@ class DeviceMemory:
         """Device scratch ``shape``/``dtype`` (C order, contents undefined; zeros when newly
         allocated with ``zero_new``): a view of the first elements of the fit's buffer
         ``name``, (re-)allocated only when it is too small, so refinements of the same size
-        allocate nothing."""
+        allocate nothing. The view of a (name, shape, dtype) is made once and returned again
+        until the buffer is re-allocated (no CuPy slicing on the per-step path)."""
+        shape = tuple(int(d) for d in shape)
+        key = (name, shape, np.dtype(dtype).char)
+        view = self._buffer_views.get(key)
+        if view is not None:
+            return view
         size = int(np.prod(shape, dtype=np.int64))
         buf = self._buffers.get(name)
         if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
@@ -58,8 +64,11 @@ class DeviceMemory:
             allocate = self.cp.zeros if zero_new else self.cp.empty
             if buf is not None:
                 self._forget_views(buf)  # it is released: no cached view may keep it
+                for old in [k for k in self._buffer_views if k[0] == name]:
+                    del self._buffer_views[old]
             buf = self._buffers[name] = allocate(max(size, 1), dtype)
-        return buf[:size].reshape(shape)
+        view = self._buffer_views[key] = buf[:size].reshape(shape)
+        return view
 
     def _upload(self, host, device):
         """Copy the host array into the device array of the same shape and dtype (one

@@ -52,7 +52,7 @@ import numpy as np
 from numba import cuda, types
 
 from gpurules.backends.base import Refinement, floyd_indices
-from gpurules.backends.cuda.records import out_views, pack, views
+from gpurules.backends.cuda.records import pack, views
 from gpurules.backends.cuda.coverage import RING
 from gpurules.backends.cuda.device_math import signature_types
 from gpurules.backends.cuda.histogram_search import (BLOCK, COVERED, FINISHED, LABEL_FIXED,
@@ -229,7 +229,7 @@ def _block(backend, uniforms, labels, weights, covered, search, fix_label_after)
             slots = (dev[0][r], dev[2][r], dev[3][r, :num_groups[r]])
             backend.build_histograms(features[r], weights, slots, step=step0 + r,
                                      layout=(slot_offset[r], groups[r, :num_groups[r]]))
-            out = out_views(backend._launch_search(
+            out = backend._device_out_views(backend._launch_search(
                 features[r], dev[0][r], dev[2][r], res["labels"], res["state"], dev[4],
                 res["min_quality"], search), features.shape[1], K, W)
             _launch_select(backend, r, dev[1][r], dev[0][r], out, res, search,
