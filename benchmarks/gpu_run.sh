@@ -23,8 +23,13 @@
 #
 # GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
 # own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
-# Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, SYSTEMS (of the 1e5
-# run of compare_devices.py; default "cuda-hist cuda-prepared cuda-stepwise boomer-ew").
+# Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, STEPS (which of
+# "probe diagnose tests profile bench" run; default all), GPU_SIZES and GPU_RULES (the
+# benchmark sizes and their rules, "1e5 1e6" and "100 50"), SYSTEMS (of the first size;
+# default "cuda-hist cuda-prepared cuda-stepwise boomer-ew"), LARGE_SYSTEMS (of the others;
+# "cuda-hist boomer-ew"). A short follow-up call on the warm machine, for example:
+#   STEPS=bench GPU_SIZES=1e6 GPU_RULES=50 SYSTEMS="cuda-hist cuda-prepared" BUDGET=200 \
+#       bash benchmarks/gpu_run.sh
 set -u
 cd "$(dirname "$0")/.." || exit 99
 : "${OUT:?set OUT to the folder for the results}"
@@ -33,12 +38,18 @@ DRY=${GPU_RUN_DRY:-0}
 PY=${PY:-python3}
 TMPD=${TMPD:-/tmp}
 SYSTEMS=${SYSTEMS:-cuda-hist cuda-prepared cuda-stepwise boomer-ew}
+LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist boomer-ew}
+STEPS=" ${STEPS:-probe diagnose tests profile bench} "
 # seconds the tests leave to the steps after them, and the first benchmark to the second
 if [ "$DRY" = 1 ]; then
-    BUDGET=${BUDGET:-420}; SIZES=(2e3 4e3); RULES=(20 20); TESTS_KEEP=150; BENCH_KEEP=50
+    BUDGET=${BUDGET:-420}; TESTS_KEEP=150; BENCH_KEEP=50
+    read -r -a SIZES <<< "${GPU_SIZES:-2e3 4e3}"; read -r -a RULES <<< "${GPU_RULES:-20 20}"
 else
-    BUDGET=${BUDGET:-540}; SIZES=(1e5 1e6); RULES=(100 50); TESTS_KEEP=330; BENCH_KEEP=160
+    BUDGET=${BUDGET:-540}; TESTS_KEEP=330; BENCH_KEEP=160
+    read -r -a SIZES <<< "${GPU_SIZES:-1e5 1e6}"; read -r -a RULES <<< "${GPU_RULES:-100 50}"
 fi
+[ "${#SIZES[@]}" = "${#RULES[@]}" ] || { echo "GPU_SIZES and GPU_RULES differ in length" >&2; exit 99; }
+want() { [[ "$STEPS" == *" $1 "* ]]; }
 WHL=.gpu/whl
 T0=$(date +%s)
 FAILED=0
@@ -82,28 +93,37 @@ export NUMBA_CACHE_DIR="$TMPD/nbcache" OMP_WAIT_POLICY=passive PYTHONUNBUFFERED=
 # numba-cuda finds libNVVM through CUDA_HOME when no nvidia-nvvm wheel is installed
 if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda/nvvm ]; then export CUDA_HOME=/usr/local/cuda; fi
 
-log "probe"
-{
-    date -u
-    nvidia-smi 2>&1 | head -20 || echo "nvidia-smi: not available"
-    timeout -k 10 150 $PY benchmarks/gpu_probe.py
-    echo "gpu_probe.py rc=$?"
-} > "$OUT/env.txt" 2>&1
-grep -q "gpu_probe.py rc=0" "$OUT/env.txt"; step "probe" $?
-grep -E "^FAILED|^cuda_status" "$OUT/env.txt" | cut -c1-300 | tee -a "$OUT/steps.txt"
+if want probe; then
+    log "probe"
+    {
+        date -u
+        nvidia-smi 2>&1 | head -20 || echo "nvidia-smi: not available"
+        timeout -k 10 150 $PY benchmarks/gpu_probe.py
+        echo "gpu_probe.py rc=$?"
+    } > "$OUT/env.txt" 2>&1
+    grep -q "gpu_probe.py rc=0" "$OUT/env.txt"; step "probe" $?
+    grep -E "^FAILED|^cuda_status" "$OUT/env.txt" | cut -c1-300 | tee -a "$OUT/steps.txt"
+fi
 
-log "diagnose"
-timeout -k 10 120 $PY benchmarks/gpu_diagnose.py > "$OUT/diagnose.txt" 2>&1
-step "diagnose" $?
-grep -c "^FAILED" "$OUT/diagnose.txt" | sed 's/^/diagnose: FAILED parts: /' | tee -a "$OUT/steps.txt"
+if want diagnose; then
+    log "diagnose"
+    timeout -k 10 120 $PY benchmarks/gpu_diagnose.py > "$OUT/diagnose.txt" 2>&1
+    step "diagnose" $?
+    grep -c "^FAILED" "$OUT/diagnose.txt" | sed 's/^/diagnose: FAILED parts: /' \
+        | tee -a "$OUT/steps.txt"
+fi
 
-log "gpu tests"
-timeout -k 10 "$(lim $TESTS_KEEP)" $PY -m pytest -m gpu -v -rs -p no:cacheprovider \
-    --durations=15 tests > "$OUT/pytest.txt" 2>&1
-step "gpu tests" $?
-tail -1 "$OUT/pytest.txt" | tee -a "$OUT/steps.txt"
+if want tests; then
+    log "gpu tests"
+    timeout -k 10 "$(lim $TESTS_KEEP)" $PY -m pytest -m gpu -v -rs -p no:cacheprovider \
+        --durations=15 tests > "$OUT/pytest.txt" 2>&1
+    step "gpu tests" $?
+    tail -1 "$OUT/pytest.txt" | tee -a "$OUT/steps.txt"
+fi
 
-if [ "$DRY" = 1 ]; then
+if ! want profile; then
+    :
+elif [ "$DRY" = 1 ]; then
     log "profile: skipped in a dry run (n = 1e5 on the CPU)"
 else
     log "profile"
@@ -112,14 +132,15 @@ else
     step "profile" $?
 fi
 
-: > "$OUT/bench.txt"
-for i in 0 1; do
+want bench && : > "$OUT/bench.txt"
+for i in "${!SIZES[@]}"; do
+    want bench || break
     n=${SIZES[$i]}
     systems=$SYSTEMS
     extra=""
-    [ "$i" = 1 ] && systems="cuda-hist boomer-ew" && extra="--skip-profile"
+    [ "$i" -gt 0 ] && systems=$LARGE_SYSTEMS && extra="--skip-profile"
     log "compare_devices n=$n, ${RULES[$i]} rules, $systems ($(left) s left)"
-    keep=$(( i == 0 ? BENCH_KEEP : 5 ))
+    keep=$(( i + 1 < ${#SIZES[@]} ? BENCH_KEEP : 5 ))
     # shellcheck disable=SC2086  # systems is a list
     timeout -k 10 "$(lim $keep)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
         --systems $systems --repeats 1 --skip-cold --max-rules "${RULES[$i]}" $extra \
