@@ -94,12 +94,10 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         import cupy as cp
         from numba import cuda as nb_cuda
 
-        from gpurules.backends.cuda import histogram_search, kernels, refine
+        from gpurules.backends.cuda import refine
 
-        self.cp, self._nb_cuda, self._kernels = cp, nb_cuda, kernels
-        self._search_module, self._refine = histogram_search, refine
-        self._launches = None
-        self.set_launcher(launcher)
+        self.cp, self._nb_cuda, self._refine = cp, nb_cuda, refine
+        self.set_launcher(launcher)  # the kernel modules (_kernels, _search_module)
         self.device_index = int(device_index)
         self._views = {}
         self.force_global_atomics = bool(force_global_atomics)
@@ -202,7 +200,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         self.max_statistic = 0.0  # largest |non-decomposable statistic| seen (per unit weight)
         self._num_bins = np.diff(np.asarray(features.bin_offset, np.int64))
         widest = int(self._num_bins.max(initial=0))
-        self._buffers, self._buffer_views, self._out_views = {}, {}, {}
+        self._buffers, self._buffer_views = {}, {}
         self._forget_views()
         self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest,
                                             8 if is_regression(loss) else 1),
@@ -371,24 +369,26 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         (:func:`out_views`), filled asynchronously."""
         S, (K, W) = features.shape[0], self._widths()
         B = max(int(self._num_bins[features].max(initial=0)), 1)
-        out_dev = self._buffer("out", (out_bytes(S, K, W),), np.uint8)
+        out_dev, out = self._out_record(S, K, W)
         v = self._v
         self._search_module.search(
             self._search_module, self._buffer, self._nb, self._blocks, self.threads,
             (self.hist_g, self.hist_h, self.hist_count), (features_dev, slot_dev, B),
             (v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"]), labels_dev,
             state_dev, (search.head_mode, params_dev, self.inv_scale, search.min_coverage,
-                        quality_dev), self._device_out_views(out_dev, S, K, W), self._nb_stream)
+                        quality_dev), out, self._nb_stream)
         return out_dev
 
-    def _device_out_views(self, out_dev, S, K, W):
-        """``records.out_views`` of the device record ``out_dev``, made once per record
-        (``_buffer`` returns the same one while its shape stays)."""
-        key = (id(out_dev), S, K, W)
-        kept = self._out_views.get(key)
-        if kept is None or kept[0] is not out_dev:
-            kept = self._out_views[key] = (out_dev, out_views(out_dev, S, K, W))
-        return kept[1]
+    def _out_record(self, S, K, W):
+        """(device uint8 ``out_*`` record of a search over ``S`` slots, its field views
+        ``records.out_views``): kept with the buffer's views (``_buffer_views``, dropped when
+        the buffer ``"out"`` is re-allocated), so a step slices nothing."""
+        key = ("out", "fields", (S, K, W))
+        kept = self._buffer_views.get(key)
+        if kept is None:
+            out_dev = self._buffer("out", (out_bytes(S, K, W),), np.uint8)
+            kept = self._buffer_views[key] = (out_dev, out_views(out_dev, S, K, W))
+        return kept
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         """Refinement steps in device-resident blocks (``refine.py``; see

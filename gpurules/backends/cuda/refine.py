@@ -174,6 +174,7 @@ def _draws(backend, uniforms, capacity):
     order int64 (C, S), slot_offset int64 (C, S + 1), groups int64 (C, S + 3), the number of
     group offsets of each step int64 (C,)); rows ``R = uniforms.shape[0]`` to ``capacity``
     (C) are zeros."""
+    assert uniforms.shape[0] <= capacity, (uniforms.shape[0], capacity)
     A = backend.features.num_features
     rows = []
     for u in uniforms:
@@ -182,7 +183,7 @@ def _draws(backend, uniforms, capacity):
         slotted = drawn[order]
         rows.append((slotted, order, backend._slot_offset(slotted),
                      backend._group_offsets(slotted)))
-    S, R = rows[0][0].shape[0], len(rows)
+    S = rows[0][0].shape[0]
     out = (np.zeros((capacity, S), np.int64), np.zeros((capacity, S), np.int64),
            np.zeros((capacity, S + 1), np.int64), np.zeros((capacity, S + 3), np.int64),
            np.zeros(capacity, np.int64))
@@ -190,7 +191,6 @@ def _draws(backend, uniforms, capacity):
         out[0][r], out[1][r], out[2][r] = slotted, order, slot_offset
         out[3][r, :groups.shape[0]] = groups
         out[4][r] = groups.shape[0]
-    assert R <= capacity, (R, capacity)
     return out
 
 
@@ -229,9 +229,9 @@ def _block(backend, uniforms, labels, weights, covered, search, fix_label_after)
             slots = (dev[0][r], dev[2][r], dev[3][r, :num_groups[r]])
             backend.build_histograms(features[r], weights, slots, step=step0 + r,
                                      layout=(slot_offset[r], groups[r, :num_groups[r]]))
-            out = backend._device_out_views(backend._launch_search(
-                features[r], dev[0][r], dev[2][r], res["labels"], res["state"], dev[4],
-                res["min_quality"], search), features.shape[1], K, W)
+            backend._launch_search(features[r], dev[0][r], dev[2][r], res["labels"],
+                                   res["state"], dev[4], res["min_quality"], search)
+            out = backend._out_record(features.shape[1], K, W)[1]
             _launch_select(backend, r, dev[1][r], dev[0][r], out, res, search,
                            fix_label_after)
             backend._apply_selected(res, r, indicator0 + r, step0 + r)
