@@ -9,10 +9,11 @@
    ``ptxas`` formed would show here.
 2. ``== ieee``: ``a * b + c``, ``a / b`` and ``int64 -> float64`` for 2**16 random operands in
    a kernel compiled from gpurules' code path (its name holds ``gpurules``, so the wrapper
-   applies) against NumPy's: the number of results that differ.
+   applies) against NumPy's: the number of results that differ, built with numba-cuda's
+   default (LTO, which nvJitLink contracts) and as the backend builds its kernels (no LTO).
 3. ``== solve``: the complete head's solve and gain (``complete_head.complete_head``) on
    4,096 random positive definite systems, one per thread, against the same Python
-   function on the host: how many differ.
+   function on the host: how many differ (both builds, as in 2).
 4. ``== launch``: the host time of one kernel launch with 16 array arguments (median over
    5 x 2,000 launches, each batch ending in one synchronisation): a Numba kernel given fresh
    ``as_cuda_array`` views (the backend before session 15), the same views reused (after),
@@ -100,7 +101,8 @@ def fma():
         for name, kernel in kernels.KERNELS.items():
             sig = kernels.SIGNATURES[name]
             ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
-            line = (f"{name:24s} options {seen[-1] if seen else '?'}; PTX fma.rn.f64 "
+            line = (f"{name:24s} lto {kernel.targetoptions.get('lto')} "
+                    f"options {seen[-1] if seen else '?'}; PTX fma.rn.f64 "
                     f"{_count(FMA, ptx)} ({_fma_outside_libdevice(ptx)} outside libdevice) "
                     f"mul.rn.f64 {_count(MUL_RN, ptx)} mul.f64 "
                     f"{_count(MUL, ptx)} add.f64 {_count(ADD, ptx)}")
@@ -117,33 +119,45 @@ def fma():
         cell.cell_contents = original
 
 
+# how a diagnostic kernel is built: numba-cuda's default (LTO whenever nvJitLink is
+# installed: nvJitLink's code generation contracts whatever NVVM was told) and gpurules' own
+# (``device_math.kernel``: no LTO), side by side
+_KERNEL_BUILDS = (("cuda.jit default (LTO when nvJitLink is there)", lambda dm: dm.cuda.jit),
+                  ("device_math.kernel (no LTO, the backend's)", lambda dm: dm.kernel))
+
+
 @part("ieee")
 def ieee():
     from numba import cuda
 
-    from gpurules.backends.cuda import device_math  # noqa: F401 - installs the wrapper
+    from gpurules.backends.cuda import device_math  # installs the wrapper
 
-    @cuda.jit
-    def gpurules_ieee_ops(a, b, c, i, out):
-        k = cuda.grid(1)
-        if k < a.size:
-            out[0, k] = a[k] * b[k] + c[k]
-            out[1, k] = a[k] / b[k]
-            out[2, k] = float(i[k]) * a[k] - c[k] * b[k]
+    scope = {"cuda": cuda}  # globals, as the simulator needs them
+    exec("def gpurules_ieee_ops(a, b, c, i, out):\n"
+         "    k = cuda.grid(1)\n"
+         "    if k < a.size:\n"
+         "        out[0, k] = a[k] * b[k] + c[k]\n"
+         "        out[1, k] = a[k] / b[k]\n"
+         "        out[2, k] = float(i[k]) * a[k] - c[k] * b[k]\n", scope)
 
     rng = np.random.default_rng(0)
     n = 1 << 16
     a, b, c = (rng.normal(size=n) * 10.0 ** rng.integers(-3, 4, n) for _ in range(3))
     i = rng.integers(-2 ** 62, 2 ** 62, n)
-    out = cuda.device_array((3, n), np.float64)
-    gpurules_ieee_ops[(n + 255) // 256, 256](a, b, c, i, out)
-    got = out.copy_to_host()
     want = (a * b + c, a / b, i.astype(np.float64) * a - c * b)
-    for name, g, w in zip(("a*b+c", "a/b", "float(i)*a-c*b"), got, want):
-        print(f"{name:16s} differ from NumPy in {int((g != w).sum())} of {n}")
-    ptx = gpurules_ieee_ops.inspect_asm(gpurules_ieee_ops.signatures[0])
-    print(f"its PTX: fma.rn.f64 {_count(FMA, ptx)} (its name holds 'gpurules', so the "
-          f"wrapper gives it -fma=0: expect 0 here and no differences above)")
+    for label, make in _KERNEL_BUILDS:
+        built = make(device_math)(scope["gpurules_ieee_ops"])
+        out = cuda.device_array((3, n), np.float64)
+        built[(n + 255) // 256, 256](a, b, c, i, out)
+        got = out.copy_to_host()
+        print(f"-- {label}")
+        for name, g, w in zip(("a*b+c", "a/b", "float(i)*a-c*b"), got, want):
+            print(f"{name:16s} differ from NumPy in {int((g != w).sum())} of {n}")
+        try:
+            sass = built.inspect_sass(built.signatures[0])
+            print(f"its SASS: DFMA {_count(DFMA, sass)} (expect 0 without LTO)")
+        except Exception as exc:  # noqa: BLE001 - nvdisasm may be missing
+            print(f"its SASS unavailable ({type(exc).__name__}: {str(exc)[:80]})")
 
 
 @part("solve")
@@ -167,7 +181,6 @@ def solve():
          "    if t < g.shape[0]:\n"
          "        gain[t] = head(g[t], h[t], m, l1, l2, a[t], ipiv[t], scores[t])[0]\n",
          scope)
-    gpurules_complete_heads = cuda.jit(scope["gpurules_complete_heads"])
 
     rng = np.random.default_rng(3)
     count, m = 4096, 6
@@ -181,17 +194,20 @@ def solve():
     l1, l2 = 0.0, 1.0
     a, ipiv = np.zeros((count, m * m)), np.zeros((count, m), np.int64)
     scores, gain = np.zeros((count, m)), np.zeros(count)
-    gpurules_complete_heads[(count + 127) // 128, 128](g, h, m, l1, l2, a, ipiv, scores, gain)
     want_gain, want_scores = np.zeros(count), np.zeros((count, m))
     host_a, host_ipiv = np.zeros(m * m), np.zeros(m, np.int64)
     for t in range(count):
         want_gain[t] = python_head(g[t], h[t], m, l1, l2, host_a, host_ipiv,
                                    want_scores[t])[0]
-    bad = np.flatnonzero((gain != want_gain) | (scores != want_scores).any(axis=1))
-    print(f"systems whose gain or scores differ from the host's: {bad.size} of {count}")
-    for t in bad[:5]:
-        print(f"  system {t}: gain {gain[t]!r} vs {want_gain[t]!r}; scores differ at "
-              f"{np.flatnonzero(scores[t] != want_scores[t]).tolist()}")
+    for label, make in _KERNEL_BUILDS:
+        built = make(device_math)(scope["gpurules_complete_heads"])
+        built[(count + 127) // 128, 128](g, h, m, l1, l2, a, ipiv, scores, gain)
+        bad = np.flatnonzero((gain != want_gain) | (scores != want_scores).any(axis=1))
+        print(f"-- {label}: systems whose gain or scores differ from the host's: "
+              f"{bad.size} of {count}")
+        for t in bad[:3]:
+            print(f"  system {t}: gain {gain[t]!r} vs {want_gain[t]!r}; scores differ at "
+                  f"{np.flatnonzero(scores[t] != want_scores[t]).tolist()}")
 
 
 def _median_launch_us(launch, sync, repeats=5):

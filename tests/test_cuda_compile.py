@@ -25,7 +25,7 @@ import pytest
 
 from gpurules.backends.cuda import sources
 from tests.reference.cuda_support import (
-    NVRTC, ROOT, nvrtc_library, require, run_checks, run_isolated)
+    NVRTC, ROOT, assert_rounds_like_the_host, nvrtc_library, require, run_checks, run_isolated)
 
 CU_FILES = sorted((ROOT / "kernels").glob("*.cu"))
 NVRTC_OPTIONS = sources.RAW_MODULE_OPTIONS + sources.CUPY_ADDED_OPTIONS + ("-arch=sm_90",)
@@ -186,6 +186,7 @@ def _compile_kernel(cuda, kernel, signature):
     assert signature is not None, "no entry in kernels.SIGNATURES"
     ptx, return_type = cuda.compile_ptx(kernel.py_func, signature, cc=CC)
     assert ".target sm_90" in ptx and ".entry" in ptx
+    assert_rounds_like_the_host(kernel, ptx)
     assert str(return_type) == "none", f"a kernel returns {return_type}"
 
 

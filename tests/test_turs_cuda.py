@@ -10,7 +10,8 @@ from functools import partial
 import numpy as np
 import pytest
 
-from tests.reference.cuda_support import require, run_checks, run_isolated
+from tests.reference.cuda_support import (assert_rounds_like_the_host, require, run_checks,
+                                         run_isolated)
 
 CC = (9, 0)
 
@@ -95,6 +96,7 @@ def _simulated_fit_equals_cpu():
 def _compile_kernel(cuda, kernel, signature):
     ptx, return_type = cuda.compile_ptx(kernel.py_func, signature, cc=CC)
     assert ".target sm_90" in ptx and ".entry" in ptx
+    assert_rounds_like_the_host(kernel, ptx)
     assert str(return_type) == "none"
 
 

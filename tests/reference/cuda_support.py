@@ -134,3 +134,17 @@ def skip_without_gpu():
     reason = gpu_reason()
     if reason is not None:
         pytest.skip(f"no usable GPU: {reason}")
+
+
+def assert_rounds_like_the_host(kernel, ptx):
+    """The agreement of a gpurules kernel's doubles with the host's (``device_math``): built
+    without link-time optimization, and every double add, subtract and multiply of its PTX
+    carries the ``.rn`` modifier (so ``ptxas`` may not fuse it into an FMA). ``kernel``: its
+    ``cuda.jit`` dispatcher; ``ptx``: its PTX from ``compile_ptx`` (NVVM's ``-fma=0`` in
+    place)."""
+    import re
+
+    assert kernel.targetoptions.get("lto") is False, \
+        f"{kernel.py_func.__name__} is built with link-time optimization (nvJitLink contracts)"
+    unrounded = re.findall(r"^\s*(?:@!?%p\d+\s+)?((?:add|sub|mul)\.f64)\b", ptx, re.M)
+    assert not unrounded, f"{len(unrounded)} double ops without .rn: {sorted(set(unrounded))}"

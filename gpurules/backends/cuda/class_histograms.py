@@ -21,6 +21,7 @@ Shapes and dtypes as in the CPU module.
 import numpy as np
 from numba import cuda, types
 
+from gpurules.backends.cuda.device_math import kernel
 from gpurules.objectives import mdl
 
 _literal_scores = cuda.jit(device=True)(mdl.literal_scores)
@@ -76,10 +77,10 @@ def _score_literals(lit_feat, lit_op, lit_arg, bin_offset, numeric, hist, totals
                     out_flags[r])
 
 
-zero = cuda.jit(_zero)
-class_histogram = cuda.jit(_class_histogram)
-running_sums = cuda.jit(_running_sums)
-score_literals = cuda.jit(_score_literals)
+zero = kernel(_zero)
+class_histogram = kernel(_class_histogram)
+running_sums = kernel(_running_sums)
+score_literals = kernel(_score_literals)
 
 
 def _signatures():

@@ -19,7 +19,7 @@ Shapes: bin_index int32 (A, n); bin_offset int64 (A + 1,); bin_min float32 (B,) 
 
 from numba import cuda, types
 
-from gpurules.backends.cuda.device_math import satisfies, signature_types
+from gpurules.backends.cuda.device_math import kernel, satisfies, signature_types
 
 
 def _reset_coverage(mask, covered, lens):
@@ -76,9 +76,9 @@ def _apply_selected(res_f, res_op, res_thr, r, state, bin_index, bin_offset, bin
                        mask, indicator, src, dst, lens, step)
 
 
-reset_coverage = cuda.jit(_reset_coverage)
-apply_binned_condition = cuda.jit(_apply_binned_condition)
-apply_selected = cuda.jit(_apply_selected)
+reset_coverage = kernel(_reset_coverage)
+apply_binned_condition = kernel(_apply_binned_condition)
+apply_selected = kernel(_apply_selected)
 
 
 def _signatures():

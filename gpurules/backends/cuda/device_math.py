@@ -14,6 +14,15 @@ squares of the non-decomposable losses are not; so every kernel whose code comes
 GPU's ``+ - * /`` and ``sqrt`` (correctly rounded) then give the host's results bit for bit.
 ``math.exp``/``math.log`` (libdevice, within 1-2 ulp) may still differ from the host's by
 an ulp, so a re-encoded logistic statistic may differ from the CPU's by one fixed-point unit.
+
+Link-time optimization would undo ``-fma=0``: numba-cuda compiles a kernel with LTO whenever
+nvJitLink is installed (``lto=None``, the CUDA wheels' case), and then NVVM's final code
+generation runs inside nvJitLink, which contracts by default and drops the ``fma`` option of
+the first compile (its PTX for ``search_candidates``: 176 ``fma.rn.f64`` and 279 unrounded
+``mul.f64`` that ``ptxas`` may fuse further, against 39 ``fma.rn.f64``, all in libdevice's
+``pow``, without LTO). That is why the H200 of session 15 gave the non-decomposable
+qualities 1-2 ulp away from the CPU's. So every kernel is made by :func:`kernel`, without
+LTO (gpurules links no LTO-IR of its own, so LTO gains it nothing).
 """
 
 import numpy as np
@@ -57,6 +66,14 @@ def _compile_without_contraction():
 
 
 _compile_without_contraction()
+
+
+def kernel(pyfunc):
+    """``pyfunc`` (a plain Python function) as a lazily compiled CUDA kernel, without
+    link-time optimization (module docstring; the simulator has no ``lto`` option)."""
+    if config.ENABLE_CUDASIM:
+        return cuda.jit(pyfunc)
+    return cuda.jit(pyfunc, lto=False)
 
 
 def _device(pyfunc):

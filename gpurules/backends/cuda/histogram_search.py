@@ -48,7 +48,7 @@ import numpy as np
 from numba import cuda, types
 
 from gpurules.backends.cuda.candidate_quality import candidate, covered_run, score
-from gpurules.backends.cuda.device_math import bin_threshold, signature_types
+from gpurules.backends.cuda.device_math import bin_threshold, kernel, signature_types
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
@@ -261,9 +261,9 @@ def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offse
         cuda.syncthreads()  # ``last`` is reused by the next slot
 
 
-tile_sums = cuda.jit(_tile_sums)
-prefix_sums = cuda.jit(_prefix_sums)
-search_candidates = cuda.jit(_search_candidates)
+tile_sums = kernel(_tile_sums)
+prefix_sums = kernel(_prefix_sums)
+search_candidates = kernel(_search_candidates)
 
 
 def _signatures():

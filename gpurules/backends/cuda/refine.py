@@ -54,7 +54,7 @@ from numba import cuda, types
 from gpurules.backends.base import Refinement, floyd_indices
 from gpurules.backends.cuda.records import pack, views
 from gpurules.backends.cuda.coverage import RING
-from gpurules.backends.cuda.device_math import signature_types
+from gpurules.backends.cuda.device_math import kernel, signature_types
 from gpurules.backends.cuda.histogram_search import (BLOCK, COVERED, FINISHED, LABEL_FIXED,
                                                      NUM_LABELS, STATE_SIZE, STEPS, _before,
                                                      _block_best, initial_state)
@@ -106,7 +106,7 @@ def _select_best(r, state, order, features, out_q, out_op, out_thr, out_cnt, out
         last_h[k] = out_h[slot, k]
 
 
-select_best = cuda.jit(_select_best)
+select_best = kernel(_select_best)
 
 
 def _signatures():

@@ -14,8 +14,8 @@ covered examples (``coverage``); weights int32 (n,); labels int32 (m,); scores f
 
 from numba import cuda, types
 
-from gpurules.backends.cuda.device_math import (encode, encode_example, largest_statistic,
-                                                signature_types)
+from gpurules.backends.cuda.device_math import (encode, encode_example, kernel,
+                                                largest_statistic, signature_types)
 
 
 def _compute_all_statistics(loss, Y, P, base_weight, scale, g, h):
@@ -142,10 +142,10 @@ def _encode_covered(loss, Y, P, base_weight, scale, g, h, covered, lens, slot, l
         largest[t] = big
 
 
-compute_all_statistics = cuda.jit(_compute_all_statistics)
-update_statistics = cuda.jit(_update_statistics)
-encode_covered = cuda.jit(_encode_covered)
-covered_totals = cuda.jit(_covered_totals)
+compute_all_statistics = kernel(_compute_all_statistics)
+update_statistics = kernel(_update_statistics)
+encode_covered = kernel(_encode_covered)
+covered_totals = kernel(_covered_totals)
 
 
 def _signatures(targets=types.uint8):
