@@ -332,6 +332,11 @@ def backend_with_statistics_set_by_the_learner():
     want = cpu.find_best_refinement(features, labels, None, totals, search)
     got = gpu.find_best_refinement(features, labels, None, totals, search)
     assert_same_refinements([got], [want])
+    order = features[::-1].copy()  # each feature's best, best first (the beam search's)
+    several = [b.find_best_refinement(order, labels, None, totals, search, count=3)
+               for b in (cpu, gpu)]
+    assert len(several[0]) > 1
+    assert_same_refinements(several[1], several[0])
     cpu.apply_refinement(want)
     gpu.apply_refinement(got)
     np.testing.assert_array_equal(gpu.covered_mask(), cpu.covered_mask())

@@ -109,7 +109,6 @@ MLRL_BOOMER_PARAMETERS = {'random_state': None,
 # by gpurules with a ValueError naming what is supported.
 NOT_YET_SUPPORTED = {
     ("statistic_format", "sparse"),
-    ("rule_induction", "top-down-beam-search"),
 }
 
 

@@ -115,9 +115,11 @@ class Backend(Protocol):
     def covered_totals(self, weights):
         """Sums over the covered examples: (g int64 (K,), h int64 (K,), count int)."""
 
-    def find_best_refinement(self, features, labels, weights, totals, search):
+    def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         """Best condition on the sampled ``features`` (int64 (S,)) whose head over ``labels``
-        (int32) beats ``search.min_quality``; ``None`` if there is none."""
+        (int32) beats ``search.min_quality``; ``None`` if there is none. With ``count`` (int
+        >= 1): the list of up to ``count`` best conditions, at most one per feature (each
+        feature's best), best first (:func:`select_refinements`; the beam search's)."""
 
     def apply_refinement(self, refinement):
         """Restrict the coverage to the examples that satisfy the refinement's condition."""
@@ -234,17 +236,33 @@ def refine_stepwise(backend, uniforms, labels, weights, totals, search, fix_labe
     return conditions, last, labels, False
 
 
-def select_refinement(features, out):
-    """The first of the best slots of a search (deterministic), as a :class:`Refinement`.
+def select_refinement(features, out, count=None):
+    """The first of the best slots of a search (deterministic), as a :class:`Refinement`
+    (None if no slot has one); with ``count``, :func:`select_refinements`.
 
     Args:
         features: int64 (S,) sampled features.
         out: host arrays (q, op, thr, cnt, label, g, h) as in ``cpu/exact_search.py``.
+        count: None, or int >= 1.
     """
+    if count is not None:
+        return select_refinements(features, out, count)
+    j = _first_best(out[0], out[1])
+    return None if j < 0 else _slot_refinement(features, out, j)
+
+
+def select_refinements(features, out, count):
+    """The ``count`` best slots of a search (each slot: one feature's best condition), best
+    first, ties in slot order (so the first is :func:`select_refinement`'s): a list of up
+    to ``count`` :class:`Refinement` (``features``, ``out`` as there)."""
+    q, op = out[0], out[1]
+    found = np.flatnonzero(op >= 0)
+    order = found[np.lexsort((found, -q[found]))][:count]
+    return [_slot_refinement(features, out, j) for j in order]
+
+
+def _slot_refinement(features, out, j):
     q, op, thr, cnt, label, g, h = out
-    j = _first_best(q, op)
-    if j < 0:
-        return None
     return Refinement(int(features[j]), int(op[j]), thr[j], float(q[j]), int(cnt[j]),
                       int(label[j]), g[j].copy(), h[j].copy())
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from gpurules.estimators.boomer_tables import LOSSES, PARALLEL, SUPPORTED
 from gpurules.estimators.options import check_number, parse_option_value
+from gpurules.learners.beam_search import BeamSettings
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.post_optimization import SequentialPostOptimization
@@ -270,7 +271,7 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
         _param(est, param)
     loss_name, _ = _param(est, "loss", next(iter(est._SUPPORTED["loss"])))
     default_rule, _ = _param(est, "default_rule")
-    _, induction = _param(est, "rule_induction")
+    induction_name, induction = _param(est, "rule_induction")
     fs_name, fs = _param(est, "feature_sampling")
     max_rules = check_number("max_rules", 1000 if est.max_rules is None else est.max_rules,
                              low=0, integer=True)
@@ -285,6 +286,14 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
     check_number("rule_induction min_coverage", induction["min_coverage"], low=1, integer=True)
     check_number("rule_induction max_conditions", induction["max_conditions"], low=0,
                  integer=True)
+    if not 0 <= check_number("rule_induction min_support", induction["min_support"]) < 1:
+        raise ValueError(f"rule_induction min_support must be in [0, 1), got "
+                         f"{induction['min_support']!r}")
+    beam = None
+    if induction_name == "top-down-beam-search":
+        check_number("rule_induction beam_width", induction["beam_width"], low=2, integer=True)
+        beam = BeamSettings(induction["beam_width"], induction["resample_features"],
+                            induction["max_conditions"], induction["max_head_refinements"])
     check_number("feature_sampling sample_size", fs.get("sample_size", 0.0), low=0, high=1)
     head_mode, head_params = _head(est, loss_name, l1, l2, head_type_rule)
     pruning = resolve_pruning(est)
@@ -306,6 +315,8 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
         output_sampling=resolve_sampling(est, "output_sampling", OutputSampling),
         max_conditions=induction["max_conditions"],
         min_coverage=induction["min_coverage"],
+        min_support=float(induction["min_support"]),
+        beam=beam,
         max_head_refinements=induction["max_head_refinements"],
         recalculate_predictions=induction["recalculate_predictions"],
         holdout=resolve_holdout(est, pruning, calibrations()),

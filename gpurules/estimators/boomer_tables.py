@@ -16,9 +16,12 @@ SUPPORTED = {
                   "partial-fixed": {"output_ratio": 0.0, "min_outputs": 2, "max_outputs": 0},
                   "partial-dynamic": {"threshold": 0.02, "exponent": 2.0}},
     "default_rule": {"auto": {}, "true": {}, "false": {}},
-    "rule_induction": {"top-down-greedy": {
-        "max_conditions": 0, "min_coverage": 1, "min_support": 0.0,
-        "max_head_refinements": 1, "recalculate_predictions": True}},
+    "rule_induction": {
+        "top-down-greedy": {"max_conditions": 0, "min_coverage": 1, "min_support": 0.0,
+                            "max_head_refinements": 1, "recalculate_predictions": True},
+        "top-down-beam-search": {"beam_width": 4, "resample_features": False,
+                                 "max_conditions": 0, "min_coverage": 1, "min_support": 0.0,
+                                 "max_head_refinements": 1, "recalculate_predictions": True}},
     "feature_sampling": {
         "without-replacement": {"sample_size": 0.0, "min_samples": 1, "max_samples": 0,
                                 "num_retained": 0},

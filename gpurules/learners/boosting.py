@@ -9,7 +9,9 @@ A rule is grown by the refinement loop that BOOMER and SeCo share
 ``learners.boosting_rule``.
 """
 
+import dataclasses
 import logging
+import math
 import time
 import warnings
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurules.exceptions import FitStoppedEarlyWarning
+from gpurules.learners.beam_search import induce_rule_beam
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.boosting_rule import BoostingRule, head_scores, multi_output_head
 from gpurules.learners.post_optimization import rule_features
@@ -56,6 +59,11 @@ class BoostingConfig:
     min_coverage: int
     max_head_refinements: int
     recalculate_predictions: bool
+    # a rule covers at least max(min_coverage, ceil(min_support * n)) examples, at most n
+    # (mlrl-boomer's calculateBoundedFraction); 0: min_coverage alone
+    min_support: float = 0.0
+    # rule_induction="top-down-beam-search{...}": a beam_search.BeamSettings; None: greedy
+    beam: object = None
     # HEAD_MULTI_OUTPUT's params (multi_output.multi_output_params); None: [l1, l2]
     head_params: np.ndarray = None
     holdout: Holdout = Holdout()  # the examples set aside (zero training weight)
@@ -86,6 +94,14 @@ class BoostingConfig:
             return np.asarray(self.head_params, np.float64)
         return boosting_params(self.l1, self.l2)
 
+    def covering_bound(self, n):
+        """The ``min_coverage`` of a fit on ``n`` examples (``min_support`` applied)."""
+        least = min(self.min_coverage, n)
+        if self.min_support > 0:
+            # float32 arithmetic, as mlrl-boomer's ``fraction * n`` (0.4 * 90: 36, not 37)
+            return min(max(math.ceil(np.float32(self.min_support) * np.float32(n)), least), n)
+        return least
+
     @property
     def partial_head(self):
         """Whether the head selects outputs (partial-fixed / partial-dynamic)."""
@@ -115,8 +131,10 @@ class BoostingLearner:
         Returns:
             RuleModelBuilder with the default rule and the rules.
         """
-        cfg, backend, progress = self.config, self.backend, self.progress
         n, K = Y.shape
+        self.config = dataclasses.replace(self.config,
+                                          min_coverage=self.config.covering_bound(n))
+        cfg, backend, progress = self.config, self.backend, self.progress
         holdout = cfg.holdout.split(self.rng, Y)
         self.holdout_ = holdout  # bool (n,) or None, for inspection and tests
         self._train = None if holdout is None else ~holdout
@@ -327,5 +345,8 @@ class BoostingLearner:
             labels = self.config.output_sampling.sample(self.rng, num_outputs,
                                                         self._num_induced)
             self._num_induced += 1
-        return induce_rule(BoostingRule(self.config, self.backend, self.rng, self._train,
-                                        weights, labels, num_features, subset))
+        hooks = BoostingRule(self.config, self.backend, self.rng, self._train, weights, labels,
+                             num_features, subset)
+        if self.config.beam is not None:
+            return induce_rule_beam(hooks, self.config.beam)
+        return induce_rule(hooks)

@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from gpurules.backends.base import SearchSettings
+from gpurules.backends.base import SearchSettings, floyd_indices
 from gpurules.learners.post_optimization import FeatureSubset
 from gpurules.learners.rule_induction import Block, Growth, first_condition_redraws
 from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, cover, fixed_head_quality,
@@ -88,6 +88,15 @@ class BoostingRule:
         search = SearchSettings(cfg.head_mode, cfg.search_params, cfg.min_coverage, -np.inf)
         return Growth(engine, self.labels, self.weights, totals, search,
                       redraws=first_condition_redraws(self.num_features, self.num_drawn))
+
+    def draw_features(self, growth):
+        """The features of one search of ``growth.engine`` (int64 (S,)), drawn from ``rng``
+        as a block's steps draw them; every feature when none are drawn (the beam
+        search's, ``learners.beam_search``)."""
+        num_features = growth.engine.features.num_features
+        if self.num_drawn == 0:
+            return np.arange(num_features, dtype=np.int64)
+        return floyd_indices(self.rng.random(self.num_drawn), num_features)
 
     def next_block(self, growth):
         """Up to ``BLOCK`` steps, no more than ``max_conditions`` allows; a partial head's

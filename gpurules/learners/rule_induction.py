@@ -147,13 +147,14 @@ class StepwiseSearch:
         self.features = SimpleNamespace(num_features=num_features)
         self._select = select
 
-    def find_best_refinement(self, features, labels, weights, totals, search):
+    def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         """``Backend.find_best_refinement`` on ``select(features)``."""
         if self._select is not None:
             features = self._select(features)
             if features.shape[0] == 0:
-                return None
-        return self.backend.find_best_refinement(features, labels, weights, totals, search)
+                return None if count is None else []
+        return self.backend.find_best_refinement(features, labels, weights, totals, search,
+                                                 count)
 
     def apply_refinement(self, refinement):
         """``Backend.apply_refinement``."""

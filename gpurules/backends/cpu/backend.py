@@ -115,7 +115,7 @@ class CpuBackend:
         return self._ones if weights is None else weights
 
     # -- search ----------------------------------------------------------------------
-    def find_best_refinement(self, features, labels, weights, totals, search):
+    def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         S = features.shape[0]
         scratch, *outs = self._result_buffers(S, search.head_mode)
         settings = (labels, family_head_mode(search.head_mode), search.params, self.inv_scale,
@@ -123,7 +123,7 @@ class CpuBackend:
         threads = self._search_threads(int(totals[2]), S)
         self._search(features, self._weights(weights), totals, settings, scratch, outs,
                      threads)
-        return select_refinement(features, outs)
+        return select_refinement(features, outs, count)
 
     def partial_histograms(self, features, weights):
         """The histogram rows of the sampled ``features`` over this backend's covered

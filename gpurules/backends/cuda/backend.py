@@ -312,7 +312,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         return sums[:K].copy(), sums[K:K + W].copy(), int(sums[K + W])
 
     # -- search ----------------------------------------------------------------------
-    def find_best_refinement(self, features, labels, weights, totals, search):
+    def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         """Best condition on the sampled ``features`` (int64 (S,)) over ``labels`` (int32).
 
         The per-feature totals come from the histograms themselves (they equal ``totals``
@@ -323,7 +323,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         self._check_head_mode(search.head_mode)
         features = np.ascontiguousarray(features, np.int64)
         if features.size == 0:
-            return None
+            return None if count is None else []
         labels = np.ascontiguousarray(labels, np.int32)
         params = np.ascontiguousarray(search.params, np.float64)
         order = self._slot_order(features)
@@ -340,7 +340,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
                                           state_dev, params_dev, quality_dev, search)
             out = out_views(self.cp.asnumpy(out_dev), features.size, *self._widths())
         inverse = np.argsort(order)  # slot order -> the caller's order (first best wins)
-        return select_refinement(features, tuple(a[inverse] for a in out))
+        return select_refinement(features, tuple(a[inverse] for a in out), count)
 
     def _check_head_mode(self, head_mode):
         """Raise ValueError unless the scan implements ``head_mode`` for these statistics."""

@@ -244,16 +244,16 @@ class DaskBackend:
         return np.concatenate(self._call("training_scores"))
 
     # -- search ----------------------------------------------------------------------
-    def find_best_refinement(self, features, labels, weights, totals, search):
+    def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         """As ``CpuBackend.find_best_refinement`` on binned features: the partitions'
         histogram rows of ``features`` (int64 (S,)) summed and scanned on the leader
         (``PartitionState.search``); nothing is applied."""
         self._send_weights(weights)
-        refinement, sent = self._call_leader(
+        found, sent = self._call_leader(
             "search", np.ascontiguousarray(features, np.int64),
-            np.ascontiguousarray(labels, np.int32), totals, search)
-        self.received_bytes.append(sent + _nbytes(refinement, labels))
-        return refinement
+            np.ascontiguousarray(labels, np.int32), totals, search, count)
+        self.received_bytes.append(sent + _nbytes(found, labels))
+        return found
 
     def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
         """``Backend.refine_rule``: the whole block runs on the leader
@@ -282,8 +282,9 @@ class DaskBackend:
         self.actors = []
 
 
-def _nbytes(refinement, labels):
-    """The bytes of the arrays of a leader's answer: the refinement's sums (if any) and
-    the labels."""
-    sums = 0 if refinement is None else refinement.g_sum.nbytes + refinement.h_sum.nbytes
+def _nbytes(found, labels):
+    """The bytes of the arrays of a leader's answer: the refinements' sums (``found``: a
+    Refinement, None or a list of them) and the labels."""
+    found = found if isinstance(found, list) else [] if found is None else [found]
+    sums = sum(r.g_sum.nbytes + r.h_sum.nbytes for r in found)
     return int(sums + np.asarray(labels).nbytes)

@@ -77,7 +77,7 @@ class LeaderSearch:
         self._hist = np.zeros((B, self.K + self.W), np.int64)
         self._hist_count = np.zeros(B, np.int64)
 
-    def find_best_refinement(self, features, labels, weights, totals, search):
+    def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         """``CpuBackend.find_best_refinement`` over the summed histogram rows of every
         partition (``weights`` is ignored: every partition searches with the instance
         weights it keeps, ``PartitionState.set_weights``)."""
@@ -98,7 +98,7 @@ class LeaderSearch:
             np.ascontiguousarray(labels, np.int32), search.head_mode, search.params,
             backend.inv_scale, search.min_coverage, int(totals[2]), search.min_quality,
             *outs, n_threads=backend.n_threads_search)
-        return select_refinement(features, outs)
+        return select_refinement(features, outs, count)
 
     def _summed(self, features, parts):
         """The histograms (int64 (B, K + W), (B,)) with the rows of ``features`` set to the

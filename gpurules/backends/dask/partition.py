@@ -148,12 +148,13 @@ class PartitionState:
         engine.flush()
         return (*result, engine.step_bytes)
 
-    def search(self, features, labels, totals, search):
+    def search(self, features, labels, totals, search, count=None):
         """``Backend.find_best_refinement`` of ``features`` (int64 (S,)) over every
         partition, run here (the leader, after :meth:`connect`); nothing is applied.
-        Returns (the Refinement or None, the bytes between workers (int))."""
+        Returns (its result: the Refinement or None, or with ``count`` a list; the bytes
+        between workers (int))."""
         engine = LeaderSearch(self, self.peers, self.remote)
-        return (engine.find_best_refinement(features, labels, None, totals, search),
+        return (engine.find_best_refinement(features, labels, None, totals, search, count),
                 engine.step_bytes[0])
 
     def apply_refinement(self, refinement):

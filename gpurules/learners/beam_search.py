@@ -1,0 +1,156 @@
+"""Top-down beam search for one rule: mlrl-boomer's ``rule_induction="top-down-beam-search"``.
+
+Where the greedy loop (``learners.rule_induction``) keeps one rule and adds its best
+refinement, the beam keeps the ``width`` best rules of each depth:
+
+1. The empty rule's ``width`` best refinements form the first beam (the first condition's
+   features redrawn as the greedy loop does when the drawn ones offer none).
+2. Depth after depth, every beam entry that may still be refined (it covers more than
+   ``min_coverage`` examples and found refinements before) is searched on its own coverage;
+   a refinement must beat the worst entry of the current beam, and once the new beam is
+   full, its worst entry (the bound tightens as entries are searched). An entry that
+   finds no refinement stays a candidate of the new beam, no longer refinable. The new
+   beam is the ``width`` best candidates (ties: the existing, more general rule first,
+   then the order of discovery).
+3. The search stops when no entry found a refinement or the rules reached
+   ``max_conditions``; the rule is the best entry of the last beam.
+
+Features: with ``resample_features`` every entry's search draws its own features, else one
+draw per depth serves every entry (mlrl-boomer's ``createBeamSearchFeatureSampling``). A
+head's outputs are fixed after ``max_head_refinements`` conditions, per entry, as in the
+greedy loop.
+
+Differences from mlrl-boomer 0.15, both deliberate (user guide, "Differences from
+mlrl-boomer"):
+
+* An entry contributes at most one refinement per feature (each searched feature's best
+  condition, ``Backend.find_best_refinement(count=...)``), where mlrl-boomer may fill the
+  beam with neighbouring thresholds of one feature, near-copies of one rule.
+* mlrl-boomer's full beam replaces its worst entry by each further refinement of an entry
+  without comparing the two, so a later, worse refinement of the same entry can push out
+  a better one; here the new beam is always the ``width`` best candidates.
+
+Each entry's search first restores its coverage from its conditions (``cover``): the cost
+of a depth is ``width`` searches and ``width x depth`` coverage updates.
+"""
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import numpy as np
+
+from gpurules.learners.rule_induction import Growth
+from gpurules.learners.rule_pruning import cover
+
+
+@dataclass(frozen=True)
+class BeamSettings:
+    """A beam search's parameters.
+
+    Attributes:
+        width: int >= 2, the rules kept per depth.
+        resample_features: bool, a feature draw per entry (else one per depth).
+        max_conditions: int, the most conditions of a rule (0: no limit).
+        max_head_refinements: int, the conditions after which a head's outputs are fixed
+            (0: never).
+    """
+
+    width: int
+    resample_features: bool = False
+    max_conditions: int = 0
+    max_head_refinements: int = 1
+
+    def __post_init__(self):
+        if self.width < 2:
+            raise ValueError(f"beam_width must be at least 2, got {self.width}")
+
+
+class _Entry(NamedTuple):
+    growth: Growth  # the rule: conditions, last refinement (quality, sums), labels
+    refinable: bool  # may it be searched at the next depth
+
+    @property
+    def quality(self):
+        return self.growth.best.quality
+
+
+def induce_rule_beam(hooks, beam):
+    """Grow a rule by beam search (module docstring). ``hooks``: a learner's
+    ``rule_induction.RuleHooks`` with two more members, ``backend`` (whose coverage the
+    search sets) and ``draw_features(growth)`` (int64 (S,), the features of one search of
+    ``growth.engine``); ``beam``: :class:`BeamSettings`. Returns ``hooks.finish`` of the
+    best rule, the backend covering it, or None when no condition was found."""
+    root = hooks.start()
+    if root is None:
+        return None
+    entries = _first_beam(hooks, root, beam)
+    depth = 1
+    while entries and (beam.max_conditions == 0 or depth < beam.max_conditions):
+        entries, refined = _next_beam(hooks, entries, beam)
+        if not refined:
+            break
+        depth += 1
+    if not entries:
+        return None
+    best = entries[0].growth
+    cover(hooks.backend, best.conditions)
+    return hooks.finish(best)
+
+
+def _first_beam(hooks, root, beam):
+    """The empty rule's best refinements, best first (features redrawn while the drawn
+    ones offer none, up to ``root.redraws`` times)."""
+    while True:
+        found = root.engine.find_best_refinement(hooks.draw_features(root), root.labels,
+                                                 root.weights, root.totals, root.search,
+                                                 count=beam.width)
+        if found or root.redraws <= 0:
+            return [_child(hooks, root, ref, beam) for ref in found]
+        root.redraws -= 1
+
+
+def _next_beam(hooks, entries, beam):
+    """(the next beam, whether any entry found a refinement)."""
+    width = beam.width
+    bound = entries[-1].quality  # a refinement must beat the worst entry of the beam
+    shared = None
+    candidates = []  # (sort key, _Entry)
+    order = itertools.count()  # the order of discovery, for ties
+    refined = False
+    for entry in entries:
+        found = []
+        if entry.refinable:
+            growth = entry.growth
+            if shared is None or beam.resample_features:
+                shared = hooks.draw_features(growth)
+            cover(hooks.backend, growth.conditions)
+            found = growth.engine.find_best_refinement(
+                shared, growth.labels, growth.weights, growth.totals,
+                replace(growth.search, min_quality=bound), count=width)
+        if found:
+            refined = True
+            candidates += [((-ref.quality, 1, next(order)), _child(hooks, growth, ref, beam))
+                           for ref in found]
+        elif len(candidates) < width or not entry.quality < bound:
+            candidates.append(((-entry.quality, 0, next(order)), _Entry(entry.growth, False)))
+        if len(candidates) >= width:
+            candidates.sort(key=lambda c: c[0])
+            del candidates[width:]
+            bound = max(bound, candidates[-1][1].quality)
+    candidates.sort(key=lambda c: c[0])
+    return [entry for _, entry in candidates[:width]], refined
+
+
+def _child(hooks, parent, ref, beam):
+    """The entry of ``parent`` (a Growth) refined by ``ref``: its labels fixed to the head's
+    once it has ``max_head_refinements`` conditions (a single-output head here, a partial
+    head's outputs by ``hooks.after_block``), refinable while it covers more than
+    ``min_coverage`` examples."""
+    growth = replace(parent, conditions=list(parent.conditions), redraws=0)
+    labels = parent.labels
+    if 0 < beam.max_head_refinements <= len(parent.conditions) + 1 and ref.label >= 0:
+        labels = np.full(1, ref.label, np.int32)
+    growth.extend([(ref.feature, ref.op, ref.threshold)], ref, labels)
+    hooks.after_block(growth)
+    return _Entry(growth, ref.count > growth.search.min_coverage)
