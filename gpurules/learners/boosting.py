@@ -132,6 +132,7 @@ class BoostingLearner:
             RuleModelBuilder with the default rule and the rules.
         """
         n, K = Y.shape
+        self._requested_min_coverage = self.config.min_coverage  # for the warning
         self.config = dataclasses.replace(self.config,
                                           min_coverage=self.config.covering_bound(n))
         cfg, backend, progress = self.config, self.backend, self.progress
@@ -239,10 +240,10 @@ class BoostingLearner:
 
     def _no_rule_reason(self, n):
         """Why no rule could be induced (for the warning)."""
-        cfg = self.config
+        requested = self._requested_min_coverage
         num_train = n if self._train is None else int(self._train.sum())
-        if cfg.min_coverage > num_train:
-            return f"min_coverage={cfg.min_coverage} exceeds the {num_train} training examples"
+        if requested > num_train:
+            return f"min_coverage={requested} exceeds the {num_train} training examples"
         return ("no condition on the sampled features leaves min_coverage examples covered "
                 "and improves the objective (constant features, or too few examples)")
 
