@@ -255,10 +255,9 @@ def select_refinements(features, out, count):
     """The ``count`` best slots of a search (each slot: one feature's best condition), best
     first, ties in slot order (so the first is :func:`select_refinement`'s): a list of up
     to ``count`` :class:`Refinement` (``features``, ``out`` as there)."""
-    q, op = out[0], out[1]
-    found = np.flatnonzero(op >= 0)
-    order = found[np.lexsort((found, -q[found]))][:count]
-    return [_slot_refinement(features, out, j) for j in order]
+    q, op = out[0].tolist(), out[1].tolist()  # a few slots: Python is quicker than NumPy
+    order = sorted((j for j in range(len(op)) if op[j] >= 0), key=lambda j: (-q[j], j))
+    return [_slot_refinement(features, out, j) for j in order[:count]]
 
 
 def _slot_refinement(features, out, j):

@@ -30,16 +30,17 @@ mlrl-boomer"):
   without comparing the two, so a later, worse refinement of the same entry can push out
   a better one; here the new beam is always the ``width`` best candidates.
 
-Each entry's search first restores its coverage from its conditions (``cover``): the cost
-of a depth is ``width`` searches and ``width x depth`` coverage updates.
+Each entry's search first restores its coverage: from the coverage snapshot of its rule
+without the last condition plus that condition, on a backend with ``coverage_snapshot`` and
+``restore_coverage`` (the CPU's), else by applying all its conditions again (``cover``).
 """
 
 import itertools
-from dataclasses import dataclass, replace
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
+from gpurules.backends.base import SearchSettings
 from gpurules.learners.rule_induction import Growth
 from gpurules.learners.rule_pruning import cover
 
@@ -66,9 +67,16 @@ class BeamSettings:
             raise ValueError(f"beam_width must be at least 2, got {self.width}")
 
 
-class _Entry(NamedTuple):
-    growth: Growth  # the rule: conditions, last refinement (quality, sums), labels
-    refinable: bool  # may it be searched at the next depth
+class _Entry:
+    """A rule of the beam: ``growth`` (its conditions, last refinement (quality, sums) and
+    labels), whether it may be searched at the next depth, and the coverage snapshots of
+    the rule without its last condition (``base``) and of the whole rule (``own``, made
+    at its first search); both None without snapshots."""
+
+    __slots__ = ("growth", "refinable", "base", "own")
+
+    def __init__(self, growth, refinable, base, own=None):
+        self.growth, self.refinable, self.base, self.own = growth, refinable, base, own
 
     @property
     def quality(self):
@@ -93,20 +101,37 @@ def induce_rule_beam(hooks, beam):
         depth += 1
     if not entries:
         return None
-    best = entries[0].growth
-    cover(hooks.backend, best.conditions)
-    return hooks.finish(best)
+    _cover(hooks.backend, entries[0])
+    return hooks.finish(entries[0].growth)
+
+
+def _snapshots(backend):
+    """Whether ``backend`` can record and restore a coverage."""
+    return hasattr(backend, "coverage_snapshot") and hasattr(backend, "restore_coverage")
+
+
+def _cover(backend, entry):
+    """Make ``backend`` cover ``entry``'s rule (from its snapshots where there are)."""
+    if entry.base is None:
+        cover(backend, entry.growth.conditions)
+    elif entry.own is not None:
+        backend.restore_coverage(entry.own)
+    else:
+        backend.restore_coverage(entry.base)
+        backend.apply_refinement(entry.growth.best)
+        entry.own = backend.coverage_snapshot()
 
 
 def _first_beam(hooks, root, beam):
     """The empty rule's best refinements, best first (features redrawn while the drawn
     ones offer none, up to ``root.redraws`` times)."""
+    base = hooks.backend.coverage_snapshot() if _snapshots(hooks.backend) else None
     while True:
         found = root.engine.find_best_refinement(hooks.draw_features(root), root.labels,
                                                  root.weights, root.totals, root.search,
                                                  count=beam.width)
         if found or root.redraws <= 0:
-            return [_child(hooks, root, ref, beam) for ref in found]
+            return [_child(hooks, root, ref, beam, base) for ref in found]
         root.redraws -= 1
 
 
@@ -115,8 +140,10 @@ def _next_beam(hooks, entries, beam):
     width = beam.width
     bound = entries[-1].quality  # a refinement must beat the worst entry of the beam
     shared = None
-    candidates = []  # (sort key, _Entry)
-    order = itertools.count()  # the order of discovery, for ties
+    # (sort key (-quality, kind, order of discovery), a kept _Entry or a refinement's
+    # (parent entry, Refinement): its entry is made only if it makes the new beam)
+    candidates = []
+    order = itertools.count()
     refined = False
     for entry in entries:
         found = []
@@ -124,33 +151,38 @@ def _next_beam(hooks, entries, beam):
             growth = entry.growth
             if shared is None or beam.resample_features:
                 shared = hooks.draw_features(growth)
-            cover(hooks.backend, growth.conditions)
+            _cover(hooks.backend, entry)
+            search = growth.search
+            search = SearchSettings(search.head_mode, search.params, search.min_coverage,
+                                    bound)
             found = growth.engine.find_best_refinement(
-                shared, growth.labels, growth.weights, growth.totals,
-                replace(growth.search, min_quality=bound), count=width)
+                shared, growth.labels, growth.weights, growth.totals, search, count=width)
         if found:
             refined = True
-            candidates += [((-ref.quality, 1, next(order)), _child(hooks, growth, ref, beam))
-                           for ref in found]
+            candidates += [((-ref.quality, 1, next(order)), (entry, ref)) for ref in found]
         elif len(candidates) < width or not entry.quality < bound:
-            candidates.append(((-entry.quality, 0, next(order)), _Entry(entry.growth, False)))
+            entry.refinable = False
+            candidates.append(((-entry.quality, 0, next(order)), entry))
         if len(candidates) >= width:
             candidates.sort(key=lambda c: c[0])
             del candidates[width:]
-            bound = max(bound, candidates[-1][1].quality)
+            bound = max(bound, -candidates[-1][0][0])
     candidates.sort(key=lambda c: c[0])
-    return [entry for _, entry in candidates[:width]], refined
+    return [item if isinstance(item, _Entry) else
+            _child(hooks, item[0].growth, item[1], beam, item[0].own)
+            for _, item in candidates[:width]], refined
 
 
-def _child(hooks, parent, ref, beam):
+def _child(hooks, parent, ref, beam, base):
     """The entry of ``parent`` (a Growth) refined by ``ref``: its labels fixed to the head's
     once it has ``max_head_refinements`` conditions (a single-output head here, a partial
     head's outputs by ``hooks.after_block``), refinable while it covers more than
-    ``min_coverage`` examples."""
-    growth = replace(parent, conditions=list(parent.conditions), redraws=0)
+    ``min_coverage`` examples; ``base``: the parent's coverage snapshot (or None)."""
+    growth = Growth(parent.engine, parent.labels, parent.weights, parent.totals,
+                    parent.search, list(parent.conditions), parent.best)
     labels = parent.labels
     if 0 < beam.max_head_refinements <= len(parent.conditions) + 1 and ref.label >= 0:
         labels = np.full(1, ref.label, np.int32)
     growth.extend([(ref.feature, ref.op, ref.threshold)], ref, labels)
     hooks.after_block(growth)
-    return _Entry(growth, ref.count > growth.search.min_coverage)
+    return _Entry(growth, ref.count > growth.search.min_coverage, base)

@@ -103,6 +103,19 @@ class CpuBackend:
         self._full_coverage = True
         self._searches.new_rule()
 
+    def coverage_snapshot(self):
+        """The current coverage, for :meth:`restore_coverage` (the beam search keeps one per
+        rule of its beam instead of re-applying the rule's conditions): an opaque record
+        (a copy of the int32 (n,) mask and its indicator)."""
+        return self.mask.copy(), self.indicator, self._full_coverage
+
+    def restore_coverage(self, snapshot):
+        """Cover what :meth:`coverage_snapshot` recorded (what the searches kept of the last
+        coverage is forgotten, as by :meth:`reset_coverage`)."""
+        mask, self.indicator, self._full_coverage = snapshot
+        self.mask[:] = mask
+        self._searches.new_rule()
+
     def covered_totals(self, weights):
         """Sums over the covered examples; ``weights=None`` means unit weights."""
         if weights is None and self._full_coverage:
