@@ -188,6 +188,9 @@ FIT_CASES = {
     "complete": dict(head_type="complete", label_binning="none"),
     "complete-gblb": dict(head_type="complete", label_binning="equal-width"),
     "partial-fixed": dict(head_type="partial-fixed", label_binning="none"),
+    # the beam search: several best refinements per search, coverage re-applied per rule
+    "partial-fixed-beam": dict(head_type="partial-fixed", label_binning="none",
+                               rule_induction="top-down-beam-search{beam_width=2}"),
 }
 
 
@@ -307,7 +310,8 @@ def simulated_cuda_estimators():
 @check
 def boomer_fits_equal_cpu():
     """BoomerClassifier(device='cuda') with logistic-non-decomposable (complete heads with
-    and without GBLB, a partial-fixed head) learns the CPU histogram search's model."""
+    and without GBLB, a partial-fixed head, also grown by beam search) learns the CPU
+    histogram search's model."""
     from gpurules import BoomerClassifier
 
     with simulated_cuda_estimators() as fake_cupy:
