@@ -189,8 +189,9 @@ FIT_CASES = {
     "complete-gblb": dict(head_type="complete", label_binning="equal-width"),
     "partial-fixed": dict(head_type="partial-fixed", label_binning="none"),
     # the beam search: several best refinements per search, coverage re-applied per rule
-    "partial-fixed-beam": dict(head_type="partial-fixed", label_binning="none",
-                               rule_induction="top-down-beam-search{beam_width=2}"),
+    "partial-fixed-beam": dict(
+        head_type="partial-fixed", label_binning="none",
+        rule_induction="top-down-beam-search{beam_width=2,max_conditions=2}"),
 }
 
 
