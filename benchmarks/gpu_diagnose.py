@@ -119,11 +119,12 @@ def fma():
         cell.cell_contents = original
 
 
-# how a diagnostic kernel is built: numba-cuda's default (LTO whenever nvJitLink is
-# installed: nvJitLink's code generation contracts whatever NVVM was told) and gpurules' own
-# (``device_math.kernel``: no LTO), side by side
-_KERNEL_BUILDS = (("cuda.jit default (LTO when nvJitLink is there)", lambda dm: dm.cuda.jit),
-                  ("device_math.kernel (no LTO, the backend's)", lambda dm: dm.kernel))
+def _kernel_builds(device_math):
+    """(label, build) of a diagnostic kernel, side by side: numba-cuda's default (LTO
+    whenever nvJitLink is installed: nvJitLink's code generation contracts whatever NVVM was
+    told) and gpurules' own (``device_math.kernel``: no LTO)."""
+    return (("cuda.jit default (LTO when nvJitLink is there)", device_math.cuda.jit),
+            ("device_math.kernel (no LTO, the backend's)", device_math.kernel))
 
 
 @part("ieee")
@@ -145,8 +146,8 @@ def ieee():
     a, b, c = (rng.normal(size=n) * 10.0 ** rng.integers(-3, 4, n) for _ in range(3))
     i = rng.integers(-2 ** 62, 2 ** 62, n)
     want = (a * b + c, a / b, i.astype(np.float64) * a - c * b)
-    for label, make in _KERNEL_BUILDS:
-        built = make(device_math)(scope["gpurules_ieee_ops"])
+    for label, build in _kernel_builds(device_math):
+        built = build(scope["gpurules_ieee_ops"])
         out = cuda.device_array((3, n), np.float64)
         built[(n + 255) // 256, 256](a, b, c, i, out)
         got = out.copy_to_host()
@@ -199,8 +200,8 @@ def solve():
     for t in range(count):
         want_gain[t] = python_head(g[t], h[t], m, l1, l2, host_a, host_ipiv,
                                    want_scores[t])[0]
-    for label, make in _KERNEL_BUILDS:
-        built = make(device_math)(scope["gpurules_complete_heads"])
+    for label, build in _kernel_builds(device_math):
+        built = build(scope["gpurules_complete_heads"])
         built[(count + 127) // 128, 128](g, h, m, l1, l2, a, ipiv, scores, gain)
         bad = np.flatnonzero((gain != want_gain) | (scores != want_scores).any(axis=1))
         print(f"-- {label}: systems whose gain or scores differ from the host's: "

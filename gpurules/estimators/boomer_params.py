@@ -12,7 +12,6 @@ import numpy as np
 
 from gpurules.estimators.boomer_tables import LOSSES, PARALLEL, SUPPORTED
 from gpurules.estimators.options import check_number, parse_option_value
-from gpurules.learners.beam_search import BeamSettings
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.post_optimization import SequentialPostOptimization
@@ -289,11 +288,8 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
     if not 0 <= check_number("rule_induction min_support", induction["min_support"]) < 1:
         raise ValueError(f"rule_induction min_support must be in [0, 1), got "
                          f"{induction['min_support']!r}")
-    beam = None
     if induction_name == "top-down-beam-search":
         check_number("rule_induction beam_width", induction["beam_width"], low=2, integer=True)
-        beam = BeamSettings(induction["beam_width"], induction["resample_features"],
-                            induction["max_conditions"], induction["max_head_refinements"])
     check_number("feature_sampling sample_size", fs.get("sample_size", 0.0), low=0, high=1)
     head_mode, head_params = _head(est, loss_name, l1, l2, head_type_rule)
     pruning = resolve_pruning(est)
@@ -316,7 +312,8 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
         max_conditions=induction["max_conditions"],
         min_coverage=induction["min_coverage"],
         min_support=float(induction["min_support"]),
-        beam=beam,
+        beam_width=induction.get("beam_width", 0),  # the greedy search has none: 0
+        resample_features=induction.get("resample_features", False),
         max_head_refinements=induction["max_head_refinements"],
         recalculate_predictions=induction["recalculate_predictions"],
         holdout=resolve_holdout(est, pruning, calibrations()),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurules.exceptions import FitStoppedEarlyWarning
-from gpurules.learners.beam_search import induce_rule_beam
+from gpurules.learners.beam_search import BeamSettings, induce_rule_beam
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.boosting_rule import BoostingRule, head_scores, multi_output_head
 from gpurules.learners.post_optimization import rule_features
@@ -62,8 +62,10 @@ class BoostingConfig:
     # a rule covers at least max(min_coverage, ceil(min_support * n)) examples, at most n
     # (mlrl-boomer's calculateBoundedFraction); 0: min_coverage alone
     min_support: float = 0.0
-    # rule_induction="top-down-beam-search{...}": a beam_search.BeamSettings; None: greedy
-    beam: object = None
+    # rule_induction="top-down-beam-search{beam_width,resample_features,...}": the beam's
+    # width (0: the greedy search) and whether each beam rule draws its own features
+    beam_width: int = 0
+    resample_features: bool = False
     # HEAD_MULTI_OUTPUT's params (multi_output.multi_output_params); None: [l1, l2]
     head_params: np.ndarray = None
     holdout: Holdout = Holdout()  # the examples set aside (zero training weight)
@@ -101,6 +103,14 @@ class BoostingConfig:
             # float32 arithmetic, as mlrl-boomer's ``fraction * n`` (0.4 * 90: 36, not 37)
             return min(max(math.ceil(np.float32(self.min_support) * np.float32(n)), least), n)
         return least
+
+    @property
+    def beam(self):
+        """The rules' beam search (``beam_search.BeamSettings``), or None (greedy)."""
+        if not self.beam_width:
+            return None
+        return BeamSettings(self.beam_width, self.resample_features, self.max_conditions,
+                            self.max_head_refinements)
 
     @property
     def partial_head(self):
@@ -348,6 +358,7 @@ class BoostingLearner:
             self._num_induced += 1
         hooks = BoostingRule(self.config, self.backend, self.rng, self._train, weights, labels,
                              num_features, subset)
-        if self.config.beam is not None:
-            return induce_rule_beam(hooks, self.config.beam)
+        beam = self.config.beam
+        if beam is not None:
+            return induce_rule_beam(hooks, beam)
         return induce_rule(hooks)
