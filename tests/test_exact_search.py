@@ -275,3 +275,28 @@ def test_kept_rows_follow_the_coverage_over_a_rule(seed):
             assert_condition_sums(X, covered, weights, g, h, got.feature, got.op,
                                   got.threshold, got.count, got.g_sum, got.h_sum)
             backend.apply_refinement(got)
+
+
+def test_prefetch_changes_no_value_and_emits_prefetches():
+    """jit/prefetch.py: the search's prefetches compile to prefetch instructions for 1-D and
+    2-D rows, including the last row and a row that ends mid-line, and do nothing in
+    plain Python."""
+    import numba as nb
+
+    from gpurules.jit.prefetch import prefetch_row
+
+    @nb.njit
+    def gather(rows, column, order):
+        total = 0
+        for p in range(order.shape[0]):
+            prefetch_row(rows, order[p])
+            prefetch_row(column, order[p])
+            total += rows[order[p], rows.shape[1] - 1] + column[order[p]]
+        return total
+
+    rows = np.arange(5 * 3, dtype=np.int64).reshape(5, 3)  # 24-byte rows
+    column = np.arange(5, dtype=np.int32)
+    order = np.array([4, 0, 3, 3, 1], dtype=np.int64)
+    assert gather(rows, column, order) == sum(rows[o, 2] + column[o] for o in order)
+    assert "prefetch" in gather.inspect_asm(gather.signatures[0])
+    assert prefetch_row(rows, 4) is None
