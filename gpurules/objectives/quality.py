@@ -84,6 +84,49 @@ def _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
 
 
 @register_jitable(inline="always")
+def _keys_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, keys):
+    """``heads.label_choice_key`` of every label ``0..K-1`` into ``keys`` float64 (K,): the
+    branch-free twin of :func:`_gains_all` for the single-output head (|±a / denom| is
+    ``a / denom``, the same value bit for bit)."""
+    K = run_g.shape[0]
+    if complement:
+        for k in range(K):
+            a, denom = _shrunk((tot_g[k] - run_g[k]) * inv_scale,
+                               (tot_h[k] - run_h[k]) * inv_scale, l1, l2)
+            keys[k] = a / denom if a > 0.0 and denom > 0.0 else 0.0
+    else:
+        for k in range(K):
+            a, denom = _shrunk(run_g[k] * inv_scale, run_h[k] * inv_scale, l1, l2)
+            keys[k] = a / denom if a > 0.0 and denom > 0.0 else 0.0
+
+
+@register_jitable(inline="always")
+def _best_gain_buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
+                        keys):
+    """:func:`_best_gain` with the keys of all labels computed by :func:`_keys_all` into
+    ``keys`` first (when ``labels`` is every label), then scanned for the first largest;
+    only the chosen label's gain is computed. The same result bit for bit."""
+    K = run_g.shape[0]
+    # labels are sorted and distinct: all of them is 0..K-1
+    if labels.shape[0] != K:
+        return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2)
+    _keys_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, keys)
+    best_label = 0
+    best_key = keys[0]
+    for k in range(1, K):
+        if keys[k] > best_key:
+            best_key = keys[k]
+            best_label = k
+    if complement:
+        g = (tot_g[best_label] - run_g[best_label]) * inv_scale
+        h = (tot_h[best_label] - run_h[best_label]) * inv_scale
+    else:
+        g = run_g[best_label] * inv_scale
+        h = run_h[best_label] * inv_scale
+    return label_gain(g, h, l1, l2), best_label
+
+
+@register_jitable(inline="always")
 def _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
     """(``label_gain`` of the single-output head's label, the label): the label of
     ``labels`` with the largest ``heads.label_choice_key`` (|optimal score|; the first on
@@ -133,13 +176,21 @@ def _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_
 @overload(boosting_quality, inline="always", prefer_literal=True)
 def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
                             l2, single, gains):
+    unbuffered = isinstance(gains, (types.NoneType, types.Omitted))
     if isinstance(single, types.BooleanLiteral) and single.literal_value:
-        def single_only(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
-                        single, gains):
-            return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
-                              l2)
-        return single_only
-    if isinstance(gains, (types.NoneType, types.Omitted)):
+        if unbuffered:
+            def single_only(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
+                            single, gains):
+                return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                                  l1, l2)
+            return single_only
+
+        def single_buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
+                            single, gains):
+            return _best_gain_buffered(run_g, run_h, tot_g, tot_h, complement, labels,
+                                       inv_scale, l1, l2, gains)
+        return single_buffered
+    if unbuffered:
         def plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, single,
                   gains):
             return _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels,
@@ -163,10 +214,9 @@ def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_
 
     def buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2, single,
                  gains):
-        # a single-output head chooses by |score|, which the gains buffer does not hold
         if single:
-            return _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
-                              l2)
+            return _best_gain_buffered(run_g, run_h, tot_g, tot_h, complement, labels,
+                                       inv_scale, l1, l2, gains)
         return boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
                                 l2, False, gains)
     return buffered
