@@ -18,7 +18,7 @@ pass, so its cost falls with the coverage at the feature's last visit instead of
 O(n). The sums are exact integers, so the visit order changes no result.
 
 The sorted order visits the statistics rows, weights and mask at random; a visit prefetches
-those of the entry ``_AHEAD`` places later (``jit.prefetch``), so that at n = 10^5 to 10^6,
+those of the entry ``AHEAD`` places later (``jit.prefetch``), so that at n = 10^5 to 10^6,
 where they outgrow the caches, the waits for memory overlap (a search of the whole coverage
 took 2.3-2.5x less time there; issue 17, docs/benchmarks.md).
 
@@ -47,8 +47,18 @@ from gpurules.objectives.compiled import family_side_quality, work_views
 from gpurules.objectives.quality import head_code, side_quality
 
 
-#: how many sorted entries ahead the search prefetches statistics rows (jit/prefetch.py)
-_AHEAD = 8
+#: how many sorted entries ahead the searches prefetch an example (:func:`prefetch_example`)
+AHEAD = 8
+
+
+@nb.njit(inline="always")
+def prefetch_example(i, g, h, mask, weights):
+    """Prefetch what a search reads of example ``i``: its statistics rows, mask entry and
+    weight (``jit.prefetch``; no value changes)."""
+    prefetch_row(g, i)
+    prefetch_row(h, i)
+    prefetch_row(mask, i)
+    prefetch_row(weights, i)
 
 
 @nb.njit(inline="always")
@@ -272,12 +282,8 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_i
     for pos in range(m + 1):
         at_end = pos == m
         if not at_end:
-            if pos + _AHEAD < m:
-                ahead = src_index[pos + _AHEAD]
-                prefetch_row(g, ahead)
-                prefetch_row(h, ahead)
-                prefetch_row(mask, ahead)
-                prefetch_row(weights, ahead)
+            if pos + AHEAD < m:
+                prefetch_example(src_index[pos + AHEAD], g, h, mask, weights)
             i = src_index[pos]
             if mask[i] != indicator:
                 continue

@@ -14,7 +14,8 @@ candidates in, so dense and sparse inputs give the same model.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import _evaluate, _work_row, accumulate
+from gpurules.backends.cpu.exact_search import (AHEAD, _evaluate, _work_row, accumulate,
+                                                prefetch_example)
 from gpurules.backends.thresholds import midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
@@ -125,6 +126,9 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
     for p in range(lo, hi + step, step):
         at_end = p == hi
         if not at_end:
+            ahead = p + step * AHEAD
+            if (ahead - hi) * step < 0:  # ``ahead`` is still in the phase
+                prefetch_example(index[ahead], g, h, mask, weights)
             i = index[p]
             w = weights[i]
             if mask[i] != indicator or w == 0:
