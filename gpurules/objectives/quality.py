@@ -84,6 +84,15 @@ def _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
 
 
 @register_jitable(inline="always")
+def _label_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale):
+    """(G, H) float64 of label ``k``: ``run_*[k]`` or, with ``complement``,
+    ``tot_*[k] - run_*[k]``, scaled by ``inv_scale``."""
+    if complement:
+        return (tot_g[k] - run_g[k]) * inv_scale, (tot_h[k] - run_h[k]) * inv_scale
+    return run_g[k] * inv_scale, run_h[k] * inv_scale
+
+
+@register_jitable(inline="always")
 def _keys_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, keys):
     """``heads.label_choice_key`` of every label ``0..K-1`` into ``keys`` float64 (K,): the
     branch-free twin of :func:`_gains_all` for the single-output head (|±a / denom| is
@@ -117,12 +126,7 @@ def _best_gain_buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scal
         if keys[k] > best_key:
             best_key = keys[k]
             best_label = k
-    if complement:
-        g = (tot_g[best_label] - run_g[best_label]) * inv_scale
-        h = (tot_h[best_label] - run_h[best_label]) * inv_scale
-    else:
-        g = run_g[best_label] * inv_scale
-        h = run_h[best_label] * inv_scale
+    g, h = _label_sums(run_g, run_h, tot_g, tot_h, complement, best_label, inv_scale)
     return label_gain(g, h, l1, l2), best_label
 
 
@@ -136,12 +140,7 @@ def _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2
     best_label = -1
     for idx in range(labels.shape[0]):
         k = labels[idx]
-        if complement:
-            g = (tot_g[k] - run_g[k]) * inv_scale
-            h = (tot_h[k] - run_h[k]) * inv_scale
-        else:
-            g = run_g[k] * inv_scale
-            h = run_h[k] * inv_scale
+        g, h = _label_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale)
         key = label_choice_key(g, h, l1, l2)
         if best_label < 0 or key > best_key:
             best_key = key
