@@ -51,10 +51,12 @@ from gpurules.objectives.quality import head_code, side_quality
 AHEAD = 8
 
 
-@nb.njit(inline="always")
+@nb.njit
 def prefetch_example(i, g, h, mask, weights):
     """Prefetch what a search reads of example ``i``: its statistics rows, mask entry and
-    weight (``jit.prefetch``; no value changes)."""
+    weight (``jit.prefetch``; no value changes). Not inlined by Numba: compiled once per
+    signature, so the searches' many variants and the sparse search's two phases do not
+    each type it again (LLVM still inlines the machine code)."""
     prefetch_row(g, i)
     prefetch_row(h, i)
     prefetch_row(mask, i)
