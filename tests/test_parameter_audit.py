@@ -4,9 +4,8 @@
 a parameter without a fixed set of values (numbers, the seed, the formats mlrl-boomer
 checks in Python), else {value: its options}. ``benchmarks/mlrl_parameter_table.py``
 regenerates it from an installed mlrl-boomer. Every value and option there must be accepted
-by gpurules or be listed in ``NOT_YET_SUPPORTED`` (the documented gap, see
-docs/user-guide.md); entries of that table must really be refused, so it stays current.
-Runs without mlrl-boomer.
+by gpurules (``statistic_format="sparse"`` was the last value missing). Runs without
+mlrl-boomer.
 """
 
 import inspect
@@ -105,13 +104,6 @@ MLRL_BOOMER_PARAMETERS = {'random_state': None,
  'parallel_statistic_update': {'false': [], 'true': ['num_preferred_threads']},
  'parallel_prediction': {'false': [], 'true': ['num_preferred_threads']}}
 
-# (parameter, value) or (parameter, value, option): accepted by mlrl-boomer 0.15.6, refused
-# by gpurules with a ValueError naming what is supported.
-NOT_YET_SUPPORTED = {
-    ("statistic_format", "sparse"),
-}
-
-
 def ours(param):
     """gpurules' {value: {option: default}} of ``param``."""
     return PARALLEL if param.startswith("parallel_") else SUPPORTED[param]
@@ -140,24 +132,6 @@ def test_every_mlrl_boomer_parameter_is_a_parameter_of_ours():
 
 
 @pytest.mark.parametrize("param, value, option", list(audit_entries()))
-def test_value_is_supported_or_listed(param, value, option):
+def test_value_is_supported(param, value, option):
     key = (param, value) if option is None else (param, value, option)
-    if key in NOT_YET_SUPPORTED or (param, value) in NOT_YET_SUPPORTED:
-        return
-    assert accepted(param, value, option), f"{key} is accepted by mlrl-boomer: support it " \
-                                           f"or list it in NOT_YET_SUPPORTED"
-
-
-@pytest.mark.parametrize("entry", sorted(NOT_YET_SUPPORTED))
-def test_listed_gaps_are_refused(entry):
-    """A listed gap is accepted by mlrl-boomer and refused by gpurules (remove it from the
-    table once supported)."""
-    param, value, *option = entry
-    assert value in MLRL_BOOMER_PARAMETERS[param]
-    if option:
-        assert option[0] in MLRL_BOOMER_PARAMETERS[param][value]
-        assert not accepted(param, value, option[0])
-    else:
-        assert not accepted(param, value)
-        with pytest.raises(ValueError, match="supported values"):
-            parse_option_value(param, value, ours(param))
+    assert accepted(param, value, option), f"{key} is accepted by mlrl-boomer: support it"

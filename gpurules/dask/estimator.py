@@ -23,8 +23,9 @@ from gpurules.estimators._base import FitData, store_params
 from gpurules.estimators.boomer import BoomerClassifier
 from gpurules.estimators.boomer_params import resolve_calibration, resolve_joint_calibration
 from gpurules.estimators.multi_label import multi_label_classes
-from gpurules.estimators.validation import (check_label_names, check_labels,
-                                            check_sample_weight, check_seed, nominal_mask,
+from gpurules.estimators.validation import (TargetLayout, check_label_names,
+                                            check_labels, check_sample_weight, check_seed,
+                                            label_matrix_is_sparse, nominal_mask,
                                             with_display_names)
 from gpurules.rule_importance import rule_list
 
@@ -107,6 +108,8 @@ class DaskBoomerClassifier(BoomerClassifier):
             n, A = int(sum(sizes)), X.shape[1]
             y = gathered(client, y, sizes, "y")
             Y, self.classes_, self._one_d = check_labels(y, n)
+            config, threads = self._resolve_config(TargetLayout(
+                label_matrix_is_sparse(y, self.output_format), Y.shape[1]))
             self._label_dtype = y.dtype if hasattr(y, "toarray") else np.asarray(y).dtype
             if not self._one_d:
                 self.classes_ = multi_label_classes(Y.shape[1], self._label_dtype)

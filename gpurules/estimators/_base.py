@@ -31,8 +31,9 @@ from gpurules.device import CPU, parse_device, resolve_device
 from gpurules.estimators.options import parse_option_value
 from gpurules.estimators.persistence import (estimator_from_dict, estimator_to_dict,
                                              load_estimator, register_estimator, save_estimator)
-from gpurules.estimators.validation import (check_features, check_label_names,
-                                            check_sample_weight, check_seed, is_dataframe,
+from gpurules.estimators.validation import (TargetLayout, check_features,
+                                            check_label_names, check_sample_weight,
+                                            check_seed, is_dataframe, label_matrix_is_sparse,
                                             nominal_mask, with_display_names)
 from gpurules.jit.threads import thread_limit
 from gpurules.progress import FitProgress, check_verbose
@@ -229,12 +230,15 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
                 ``nominal_values``): A feature names, K label (regressor: target) names,
                 {column: value names}. Display only: ``feature_names_in_`` is set from a DataFrame alone.
         """
-        config, threads = self._resolve_config()
-        progress = self._progress(config.max_rules, config.time_limit)
+        self._resolve_config()  # the parameters, checked before the data
         seed = check_seed(self.random_state)
         info, Y, nominal = self._fit_inputs(X, y, nominal_feature_indices,
                                             ordinal_feature_indices, feature_names,
                                             nominal_values)
+        # the auto rules of some parameters depend on the labels (boomer_params)
+        config, threads = self._resolve_config(TargetLayout(
+            label_matrix_is_sparse(y, getattr(self, "output_format", None)), Y.shape[1]))
+        progress = self._progress(config.max_rules, config.time_limit)
         label_names = check_label_names(label_names, Y.shape[1])
         weight = self._fit_weights(sample_weight, Y.shape[0])
         self._resolve_device()

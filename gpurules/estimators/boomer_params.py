@@ -12,6 +12,7 @@ import numpy as np
 
 from gpurules.estimators.boomer_tables import LOSSES, PARALLEL, SUPPORTED
 from gpurules.estimators.options import check_number, parse_option_value
+from gpurules.estimators.validation import TargetLayout
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.post_optimization import SequentialPostOptimization
@@ -51,13 +52,15 @@ def num_threads(param, value):
     return max(1, min(preferred, available)) if preferred > 0 else available
 
 
-def _head(est, loss_name, l1, l2, head_type_rule):
-    """(head_mode, head_params or None) of the resolved ``head_type`` and ``label_binning``
-    (a regressor has none: 'none'); ``head_type_rule(head_type, loss_name)`` resolves
-    ``auto`` (the classifier's: ``objectives.predictors.resolve_head_type``)."""
+def _head(est, loss_name, l1, l2, head_type_rule, statistics, num_outputs):
+    """(head_mode, head_params or None, the resolved head type) of ``head_type`` and
+    ``label_binning`` (a regressor has none: 'none');
+    ``head_type_rule(head_type, loss_name, sparse_statistics, num_outputs)`` resolves
+    ``auto`` (the classifier's: ``objectives.predictors.resolve_head_type``) for the
+    ``statistics`` (``predictors.StatisticsFormat``)."""
     head_value = est.head_type or "auto"
     head_type, head_opts = parse("head_type", head_value)
-    head_type = head_type_rule(head_type, loss_name)
+    head_type = head_type_rule(head_type, loss_name, statistics.sparse, num_outputs)
     if head_type != head_value.split("{")[0]:  # 'auto' resolved: the new type's defaults
         head_opts = SUPPORTED["head_type"][head_type]
     binning_name, binning = parse("label_binning",
@@ -71,9 +74,9 @@ def _head(est, loss_name, l1, l2, head_type_rule):
         check_number("label_binning max_bins", binning["max_bins"], low=0, integer=True)
     non_decomposable = predictors.is_non_decomposable(loss_name)
     if head_type == "single":
-        return (HEAD_ND_SINGLE if non_decomposable else HEAD_SINGLE), None
+        return (HEAD_ND_SINGLE if non_decomposable else HEAD_SINGLE), None, head_type
     if head_type == "complete" and not non_decomposable and binning_name == "none":
-        return HEAD_COMPLETE, None
+        return HEAD_COMPLETE, None, head_type
     selection, options = SELECT_ALL, (0.0, 0.0, 0.0)
     if head_type == "partial-fixed":
         check_number("head_type output_ratio", head_opts["output_ratio"], low=0, high=1)
@@ -91,7 +94,7 @@ def _head(est, loss_name, l1, l2, head_type_rule):
     binned = None if binning_name == "none" else (
         binning["bin_ratio"], binning["min_bins"], binning["max_bins"])
     return HEAD_MULTI_OUTPUT, multi_output_params(l1, l2, non_decomposable, selection,
-                                                  options, binned)
+                                                  options, binned), head_type
 
 
 def resolve_sampling(est, param, sampling_class):
@@ -254,22 +257,30 @@ def resolve_predictors(est, loss_name):
     return binary, probability
 
 
-def resolve_config(est):
-    """Validate the classifier's parameters. Returns (BoostingConfig, threads dict)."""
+def resolve_config(est, targets=None):
+    """Validate the classifier's parameters. Returns (BoostingConfig, threads dict);
+    ``targets``: as for :func:`_resolve_config`."""
     return _resolve_config(est, LOSSES, predictors.resolve_head_type,
-                           lambda: (resolve_calibration(est), resolve_joint_calibration(est)))
+                           lambda: (resolve_calibration(est), resolve_joint_calibration(est)),
+                           targets)
 
 
-def _resolve_config(est, losses, head_type_rule, calibrations):
+def _resolve_config(est, losses, head_type_rule, calibrations, targets=None):
     """Validate the parameters of ``est`` (a classifier or regressor: its ``_SUPPORTED``
     table) with its ``losses`` ({value string: loss spec}), the ``auto`` rule of its
     head type (see :func:`_head`) and ``calibrations()``, its probability calibrations
-    (calibrators or None, for the holdout's ``auto`` rule). Returns (BoostingConfig,
-    threads dict)."""
+    (calibrators or None, for the holdout's ``auto`` rule), for the label matrix
+    ``targets`` (``validation.TargetLayout``; None: dense labels, before the data is
+    seen), on which the ``auto`` rules of ``statistic_format`` and ``default_rule``
+    depend (``predictors.resolve_statistics_format``). Returns (BoostingConfig, threads
+    dict)."""
     for param in est._SUPPORTED:
         _param(est, param)
     loss_name, _ = _param(est, "loss", next(iter(est._SUPPORTED["loss"])))
-    default_rule, _ = _param(est, "default_rule")
+    targets = targets or TargetLayout(sparse=False, num_outputs=2)
+    statistics = predictors.resolve_statistics_format(
+        _param(est, "statistic_format")[0], _param(est, "default_rule")[0], loss_name,
+        parse("head_type", est.head_type or "auto")[0], targets.sparse, targets.num_outputs)
     induction_name, induction = _param(est, "rule_induction")
     fs_name, fs = _param(est, "feature_sampling")
     max_rules = check_number("max_rules", 1000 if est.max_rules is None else est.max_rules,
@@ -291,7 +302,8 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
     if induction_name == "top-down-beam-search":
         check_number("rule_induction beam_width", induction["beam_width"], low=2, integer=True)
     check_number("feature_sampling sample_size", fs.get("sample_size", 0.0), low=0, high=1)
-    head_mode, head_params = _head(est, loss_name, l1, l2, head_type_rule)
+    head_mode, head_params, head_type = _head(est, loss_name, l1, l2, head_type_rule,
+                                              statistics, targets.num_outputs)
     pruning = resolve_pruning(est)
     instance_sampling = resolve_sampling(est, "instance_sampling", InstanceSampling)
     config = BoostingConfig(
@@ -303,7 +315,9 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
         shrinkage=shrinkage,
         l1=l1,
         l2=l2,
-        default_rule=default_rule != "false",
+        default_rule=statistics.default_rule,
+        partial_default_rule=(statistics.default_rule and statistics.sparse and
+                              head_type != "complete"),
         feature_sampling=FeatureSampling(
             enabled=fs_name != "none", sample_size=fs.get("sample_size", 0.0),
             min_samples=fs.get("min_samples", 1), max_samples=fs.get("max_samples", 0)),
@@ -335,17 +349,19 @@ def _resolve_config(est, losses, head_type_rule, calibrations):
 REGRESSION_OUTPUT_RATIO = float(np.float32(0.33))
 
 
-def regression_head_type(head_type, loss_name):
+def regression_head_type(head_type, loss_name, sparse_statistics=False, num_outputs=2):
     """``auto`` -> ``complete`` for both regression losses (mlrl-boomer 0.15.6's regressor:
-    the same model as ``head_type='complete'``); other values pass through."""
-    del loss_name
+    the same model as ``head_type='complete'``; no regression loss has sparse
+    statistics); other values pass through."""
+    del loss_name, sparse_statistics, num_outputs
     return "complete" if head_type == "auto" else head_type
 
 
-def resolve_regressor_config(est):
+def resolve_regressor_config(est, targets=None):
     """Validate a ``BoomerRegressor``'s parameters (``REGRESSOR_SUPPORTED``). Returns
     (BoostingConfig, threads dict); its loss is the spec of ``REGRESSION_LOSSES`` (without
-    the fit's target bound, ``objectives.losses.regression``)."""
+    the fit's target bound, ``objectives.losses.regression``). ``targets``: as for
+    :func:`_resolve_config`."""
     config, threads = _resolve_config(est, REGRESSION_LOSSES, regression_head_type,
-                                      lambda: ())
+                                      lambda: (), targets)
     return with_output_ratio(config, lambda: REGRESSION_OUTPUT_RATIO), threads

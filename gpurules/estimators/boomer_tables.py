@@ -33,7 +33,9 @@ SUPPORTED = {
     "feature_format": {"auto": {}, "dense": {}, "sparse": {}},
     "output_format": {"auto": {}, "dense": {}, "sparse": {}},
     "prediction_format": {"auto": {}, "dense": {}, "sparse": {}},
-    "statistic_format": {"auto": {}, "dense": {}},
+    # "sparse": mlrl-boomer's rules for heads and the default rule (our statistics hold the
+    # same sums either way; predictors.resolve_statistics_format)
+    "statistic_format": {"auto": {}, "dense": {}, "sparse": {}},
     # "32-bit"/"64-bit": mlrl-boomer's names; statistics are fixed-point int64 either way
     "statistic_type": {"float64": {}, "float32": {}, "64-bit": {}, "32-bit": {}},
     "global_pruning": {

@@ -99,8 +99,11 @@ def _check_rule_set(value):
     check_number("rule_set threshold", options["threshold"])
 
 
-def resolve_config(est):
-    """Validate the estimator's parameters. Returns (CoveringConfig, threads dict)."""
+def resolve_config(est, targets=None):
+    """Validate the estimator's parameters. Returns (CoveringConfig, threads dict).
+    ``targets`` (the label matrix's ``validation.TargetLayout``, as BOOMER's) changes
+    nothing here."""
+    del targets
     for param in SUPPORTED:
         parse(param, getattr(est, param))
     _check_rule_set(est.rule_set)

@@ -31,6 +31,32 @@ class FeatureInput(NamedTuple):
     categories: dict
 
 
+class TargetLayout(NamedTuple):
+    """The label matrix as mlrl-boomer's ``auto`` rules see it: ``sparse`` (bool, whether
+    it reaches the learner as a sparse matrix, :func:`label_matrix_is_sparse`) and
+    ``num_outputs`` (int, its columns)."""
+
+    sparse: bool
+    num_outputs: int
+
+
+def label_matrix_is_sparse(y, output_format):
+    """Whether mlrl-boomer 0.15.6 hands the labels ``y`` (as passed to ``fit``) to its
+    learner as a sparse (CSR) matrix: never a dense ``y``; a SciPy sparse one with
+    ``output_format`` ``'sparse'``, or with ``'auto'`` (None) where CSR takes less memory
+    than a dense uint8 matrix (4 bytes per stored entry and per row against one per
+    element; its ``SparsePolicy.should_enforce_sparse``). Which it is decides
+    ``statistic_format='auto'`` (``predictors.resolve_statistics_format``); our labels
+    are dense either way."""
+    if not sp.issparse(y) or len(y.shape) != 2:
+        return False
+    policy = (output_format or "auto").split("{")[0]
+    if policy != "auto":
+        return policy == "sparse"
+    n, k = y.shape
+    return 4 * (int(y.nnz) + n) < n * k
+
+
 def is_dataframe(X):
     """Whether X looks like a pandas DataFrame."""
     return hasattr(X, "dtypes") and hasattr(X, "columns") and hasattr(X, "iloc")

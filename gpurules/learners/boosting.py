@@ -29,6 +29,7 @@ from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL, IREP_COVERAGES, c
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling, OutputSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point
+from gpurules.objectives.heads import HEAD_SINGLE
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, multi_output_params
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
 from gpurules.objectives.quality import boosting_params
@@ -72,6 +73,9 @@ class BoostingConfig:
     output_sampling: OutputSampling = OutputSampling()  # the outputs each rule may predict
     # whether the default rule's head uses the label bins of GBLB (mlrl-boomer 0.15.6)
     binned_default_rule: bool = True
+    # whether the default rule's head is of the rules' type (single-output or partial:
+    # mlrl-boomer's sparse statistics with default_rule="true") instead of complete
+    partial_default_rule: bool = False
     pruning: object = None  # pruning.PrePruning, pruning.PostPruning or None
     # rule_pruning="irep": prune each rule on the training examples its instance sample
     # left out (learners.rule_pruning); irep_coverage: which examples its head updates
@@ -298,6 +302,8 @@ class BoostingLearner:
         label bin, as mlrl-boomer 0.15.6, else (and for non-decomposable losses without
         binning) the full system."""
         cfg, inv_scale = self.config, self.backend.inv_scale
+        if cfg.partial_default_rule:
+            return self._rule_head_scores(g, h, all_labels)
         binned = cfg.head_params is not None and cfg.head_params[7] != 0.0
         if binned and cfg.binned_default_rule:
             params = np.array(cfg.head_params, np.float64)
@@ -310,6 +316,22 @@ class BoostingLearner:
             params = multi_output_params(cfg.l1, cfg.l2, packed=True)
             return multi_output_head(g, h, all_labels, inv_scale, params)[1]
         return head_scores(g, h, all_labels, inv_scale, cfg.l1, cfg.l2)
+
+    def _rule_head_scores(self, g, h, all_labels):
+        """float64 (K,): the head of the rules' type (``HEAD_SINGLE``: the label of largest
+        |score|, the first on ties, as the search chooses it; ``HEAD_MULTI_OUTPUT``: its
+        partial head) for the sums g, h of every example, 0 for the labels it leaves
+        out."""
+        cfg, inv_scale = self.config, self.backend.inv_scale
+        full = np.zeros(all_labels.shape[0])
+        if cfg.head_mode == HEAD_SINGLE:
+            scores = head_scores(g, h, all_labels, inv_scale, cfg.l1, cfg.l2)
+            label = int(np.argmax(np.abs(scores)))
+            full[label] = scores[label]
+        else:
+            labels, scores = multi_output_head(g, h, all_labels, inv_scale, cfg.head_params)
+            full[labels] = scores
+        return full
 
     def _post_optimize(self, builder, num_features, n, num_outputs):
         """Sequential post-optimization (``cfg.post_optimization``, see

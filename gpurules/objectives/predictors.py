@@ -22,6 +22,7 @@ Probability predictors (logistic losses only; the squared losses define no proba
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba.extending import register_jitable
@@ -235,16 +236,82 @@ def is_non_decomposable(loss_name):
     return loss_name in NON_DECOMPOSABLE_LOSSES
 
 
-def resolve_head_type(head_type, loss_name):
-    """``auto`` -> ``complete`` for every non-decomposable loss and for
-    ``logistic-decomposable``, ``single`` for the other decomposable losses (the rule
-    ``estimators/boomer_params.py`` applies; mlrl-boomer's ``AutomaticHeadConfig`` picks
-    single-output heads for its sparse decomposable losses); other values pass through."""
+#: the one loss whose statistics mlrl-boomer 0.15.6 can keep sparse (only the examples'
+#: labels of non-zero gradient; ``SparseDecomposableClassificationLossConfig``)
+SPARSE_DECOMPOSABLE_LOSS = "squared-hinge-decomposable"
+#: ``statistic_format='auto'`` prefers sparse statistics above this many labels
+SPARSE_STATISTICS_MIN_OUTPUTS = 120
+_PARTIAL_HEADS = ("single", "partial-fixed", "partial-dynamic")
+
+
+class StatisticsFormat(NamedTuple):
+    """What mlrl-boomer 0.15.6's ``statistic_format`` decides (:func:`resolve_statistics_format`).
+
+    ``default_rule``: whether the model starts with a default rule. ``sparse``: whether
+    mlrl-boomer would build sparse statistics; ours stay dense (they hold the same sums),
+    but ``head_type='auto'`` then means single-output heads and a default rule has the
+    rules' head type (``BoostingConfig.partial_default_rule``)."""
+
+    default_rule: bool
+    sparse: bool
+
+
+def is_sparse_loss(loss_name):
+    """mlrl-boomer's ``ILossConfig::isSparse``: the squared hinge of
+    :data:`SPARSE_DECOMPOSABLE_LOSS` and every non-decomposable loss (a regressor's too)."""
+    return loss_name == SPARSE_DECOMPOSABLE_LOSS or loss_name in NON_DECOMPOSABLE_LOSSES
+
+
+def resolve_statistics_format(statistic_format, default_rule, loss_name, head_type,
+                              sparse_labels, num_outputs):
+    """mlrl-boomer 0.15.6's rules for the statistics format and the ``auto`` default rule.
+
+    Args:
+        statistic_format: ``auto``, ``dense`` or ``sparse``.
+        default_rule: ``auto``, ``true`` or ``false``.
+        loss_name: the loss; head_type: the ``head_type`` value before its ``auto`` is
+            resolved.
+        sparse_labels: whether the label matrix reaches the learner as a sparse matrix
+            (``estimators.validation.label_matrix_is_sparse``).
+        num_outputs: the number of labels (outputs).
+
+    Returns:
+        :class:`StatisticsFormat`. With ``statistic_format='auto'`` sparse statistics are
+        preferred for sparse labels of more than :data:`SPARSE_STATISTICS_MIN_OUTPUTS`
+        labels, partial heads (single-output, partial, or ``auto`` with the squared hinge)
+        and no default rule; ``auto`` leaves the default rule out exactly when it would
+        prevent them and the loss is sparse (:func:`is_sparse_loss`); with ``sparse`` it
+        leaves it out for every sparse loss. Only :data:`SPARSE_DECOMPOSABLE_LOSS` with a
+        head other than ``complete`` builds sparse statistics.
+    """
+    partial = head_type in _PARTIAL_HEADS or (
+        head_type == "auto" and loss_name == SPARSE_DECOMPOSABLE_LOSS)
+    wide_sparse = sparse_labels and num_outputs > SPARSE_STATISTICS_MIN_OUTPUTS and partial
+    sparse_loss = is_sparse_loss(loss_name)
+    if default_rule != "auto":
+        used = default_rule == "true"
+    elif statistic_format == "dense":
+        used = True
+    elif statistic_format == "sparse":
+        used = not sparse_loss
+    else:
+        used = not sparse_loss or not wide_sparse
+    preferred = statistic_format == "sparse" or (
+        statistic_format == "auto" and wide_sparse and not used)
+    sparse = preferred and loss_name == SPARSE_DECOMPOSABLE_LOSS and head_type != "complete"
+    return StatisticsFormat(used, sparse)
+
+
+def resolve_head_type(head_type, loss_name, sparse_statistics=False, num_outputs=2):
+    """``auto`` -> ``single`` where mlrl-boomer 0.15.6 builds sparse statistics
+    (``sparse_statistics``, :func:`resolve_statistics_format`) for more than one label,
+    else ``complete`` (for every loss: with dense statistics its ``AutomaticHeadConfig``
+    picks complete heads, the squared-error and squared-hinge losses included); other
+    values pass through."""
+    del loss_name  # the loss decides through sparse_statistics
     if head_type != "auto":
         return head_type
-    if is_non_decomposable(loss_name) or loss_name == "logistic-decomposable":
-        return "complete"
-    return "single"
+    return "single" if sparse_statistics and num_outputs > 1 else "complete"
 
 
 def resolve_label_binning(label_binning, loss_name, head_type):
