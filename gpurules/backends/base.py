@@ -5,7 +5,7 @@ the per-fit state (statistics, coverage mask) in its own memory (host or device)
 tiny records such as a :class:`Refinement` cross back to the learner.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -59,6 +59,13 @@ class SearchSettings:
         if self.head_mode not in quality.HEAD_MODES:
             raise ValueError(f"unknown head_mode {self.head_mode}; known: {quality.HEAD_MODES}")
         object.__setattr__(self, "params", np.ascontiguousarray(self.params, np.float64))
+
+    def with_min_quality(self, min_quality):
+        """These settings with another ``min_quality`` (as ``dataclasses.replace``, without
+        its cost: the refinement loops call it per block; the other fields were checked)."""
+        copy = object.__new__(SearchSettings)
+        copy.__dict__.update(self.__dict__, min_quality=min_quality)
+        return copy
 
     @classmethod
     def boosting(cls, head_mode, l1, l2, min_coverage, min_quality):
@@ -227,7 +234,7 @@ def refine_stepwise(backend, uniforms, labels, weights, totals, search, fix_labe
         backend.apply_refinement(ref)
         conditions.append((ref.feature, ref.op, ref.threshold))
         last = ref
-        search = replace(search, min_quality=ref.quality)
+        search = search.with_min_quality(ref.quality)
         totals = (ref.g_sum, ref.h_sum, ref.count)
         if fix_label_after > 0 and r + 1 >= fix_label_after and ref.label >= 0:
             labels = np.full(1, ref.label, np.int32)

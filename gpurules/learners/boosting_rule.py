@@ -17,11 +17,10 @@ from gpurules.learners.rule_induction import Block, Growth, first_condition_redr
 from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, cover, fixed_head_quality,
                                             prune_conditions)
 from gpurules.objectives import heads
-from gpurules.objectives.compiled import (head_from_work, label_score, multi_output_side,
-                                           work_views)
 from gpurules.objectives.compiled import head_scores as compiled_head_scores
-from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
-                                              work_arrays)
+from gpurules.objectives.compiled import label_score
+from gpurules.objectives.compiled import multi_output_head as compiled_multi_output_head
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL
 from gpurules.objectives.non_decomposable import packed_index
 
 BLOCK = 8  # refinement steps per backend call
@@ -36,17 +35,10 @@ def head_scores(g_sum, h_sum, labels, inv_scale, l1, l2):
 def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
     """The multi-output head (``HEAD_MULTI_OUTPUT``) of fixed-point sums g_sum (K,), h_sum
     (K or K(K+1)/2,): (labels int32 (c,), scores float64 (c,)), as the search scored it."""
-    g_sum = np.ascontiguousarray(g_sum, np.int64)
-    h_sum = np.ascontiguousarray(h_sum, np.int64)
-    labels = np.ascontiguousarray(labels, np.int32)
-    wf, wi = work_arrays(1, labels.shape[0])
-    views = work_views(wf[0], wi[0], labels.shape[0])
-    _, count = multi_output_side(g_sum, h_sum, g_sum, h_sum, False, labels, inv_scale,
-                                 params, views)
-    out_labels = np.empty(count, np.int32)
-    out_scores = np.empty(count, np.float64)
-    head_from_work(labels, views, count, out_labels, out_scores)
-    return out_labels, out_scores
+    return compiled_multi_output_head(np.ascontiguousarray(g_sum, np.int64),
+                                      np.ascontiguousarray(h_sum, np.int64),
+                                      np.ascontiguousarray(labels, np.int32), inv_scale,
+                                      params)
 
 
 class BoostingRule:

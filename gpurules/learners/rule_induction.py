@@ -27,7 +27,7 @@ What differs between learners lives in their hooks (:class:`RuleHooks`):
 the coverage kept per condition for IREP and the splittable filter).
 """
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import NamedTuple, Protocol
 
@@ -88,7 +88,7 @@ class Growth:
         self.conditions += conditions
         self.best, self.labels = last, labels
         self.totals = (last.g_sum, last.h_sum, last.count)
-        self.search = replace(self.search, min_quality=last.quality)
+        self.search = self.search.with_min_quality(last.quality)
 
 
 class RuleHooks(Protocol):

@@ -22,8 +22,7 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
     return family(run_g, run_h, tot_g, tot_h, complement, labels, quality.head_code(head_mode),
                   inv_scale, params, work, gains)
 encode_example = njit(inline="always")(non_decomposable.encode)
-multi_output_side = njit(multi_output.multi_output_side)
-head_from_work = njit(multi_output.head_from_work)
+multi_output_head = njit(multi_output.multi_output_head)
 # inlined: a search compiled without reference counting (jit/variants.py) calls it, and a
 # dispatcher compiled there would hand that overload to reference-counted callers too
 work_views = njit(inline="always")(multi_output.work_views)

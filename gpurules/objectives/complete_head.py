@@ -246,6 +246,16 @@ def select_fixed(crit, m, count, sel):
 
 
 @register_jitable
+def _power(x, e):
+    """``x ** e`` for x >= 0; the default exponent 2 as ``x * x``: a multiplication, where
+    ``pow`` cost more than the rest of a partial-dynamic head, and exactly rounded, so the
+    same on every device (``pow`` need not be)."""
+    if e == 2.0:
+        return x * x
+    return x ** e
+
+
+@register_jitable
 def select_dynamic(crit, m, threshold, exponent, sel):
     """Outputs with (|c| - min|c|)^exponent >= (1 - threshold) (max|c| - min|c|)^exponent
     (mlrl-boomer's float32 parameters) as ascending local indices in ``sel``. Returns the
@@ -260,10 +270,10 @@ def select_dynamic(crit, m, threshold, exponent, sel):
         hi = max(hi, c)
     e = np.float64(np.float32(exponent))
     keep = np.float64(np.float32(1.0) - np.float32(threshold))
-    bound = (hi - lo) ** e * keep
+    bound = _power(hi - lo, e) * keep
     n = 0
     for i in range(m):
-        if (abs(crit[i]) - lo) ** e >= bound:
+        if _power(abs(crit[i]) - lo, e) >= bound:
             sel[n] = i
             n += 1
     return n

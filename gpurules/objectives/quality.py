@@ -329,6 +329,8 @@ class MultiOutputHeadMode(NamedTuple):
 _FAMILIES = {HEAD_COMPLETE: CompleteHeadMode, HEAD_SINGLE: SingleHeadMode,
              HEAD_SECO_SINGLE: SecoHeadMode, HEAD_SECO_PARTIAL: SecoHeadMode,
              HEAD_MULTI_OUTPUT: MultiOutputHeadMode, HEAD_ND_SINGLE: MultiOutputHeadMode}
+# family_head_mode of each int head_mode, made once (a fit asks per refinement block)
+_FAMILY_MODES = {code: family(code) for code, family in _FAMILIES.items()}
 # each family's part of side_quality, by the class of its family_head_mode
 FAMILY_SIDE_QUALITY = {CompleteHeadMode: complete_side_quality,
                        SingleHeadMode: single_side_quality,
@@ -345,7 +347,7 @@ def family_head_mode(head_mode):
     and single heads are two families). A tuple is returned unchanged."""
     if isinstance(head_mode, tuple):
         return head_mode
-    return _FAMILIES[int(head_mode)](int(head_mode))
+    return _FAMILY_MODES[int(head_mode)]
 
 
 def head_code(head_mode):

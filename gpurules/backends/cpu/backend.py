@@ -51,7 +51,7 @@ class CpuBackend:
         self.h = np.zeros((n, W), dtype=np.int64)
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
-        self._buffers = None
+        self._buffers = self._records = None
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W)
@@ -130,7 +130,7 @@ class CpuBackend:
     # -- search ----------------------------------------------------------------------
     def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         S = features.shape[0]
-        scratch, *outs = self._result_buffers(S, search.head_mode)
+        scratch, outs = self._result_buffers(S, search.head_mode)
         settings = (labels, family_head_mode(search.head_mode), search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
         threads = self._search_threads(int(totals[2]), S)
@@ -199,11 +199,8 @@ class CpuBackend:
         """
         R, m = uniforms.shape
         S = m if m > 0 else self.features.num_features
-        scratch, *outs = self._result_buffers(S, search.head_mode)
-        K, W = self.g.shape[1], self.h.shape[1]
-        result = (np.empty(R, np.int64), np.empty(R, np.int8), np.empty(R, np.float32),
-                  np.empty(R), np.empty(R, np.int64), np.empty(R, np.int32),
-                  np.empty((R, K), np.int64), np.empty((R, W), np.int64))
+        scratch, outs = self._result_buffers(S, search.head_mode)
+        result = self._step_records(R)
         threads = self._search_threads(int(totals[2]), S)
         module, data = self._representation(threads)
         steps, self.indicator, labels, finished = refine.REFINE[module].run(
@@ -212,15 +209,27 @@ class CpuBackend:
             (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
              int(totals[2])), labels, family_head_mode(search.head_mode), search.params,
             self.inv_scale, search.min_coverage, search.min_quality, fix_label_after, scratch,
-            tuple(outs), result)
-        if steps > 0:
-            self._full_coverage = False
+            outs, result)
+        if steps == 0:
+            return [], None, labels, finished
+        self._full_coverage = False
         f, op, thr, q, cnt, label, g, h = result
         conditions = [(int(f[r]), int(op[r]), thr[r]) for r in range(steps)]
-        last = None if steps == 0 else Refinement(
-            conditions[-1][0], conditions[-1][1], thr[steps - 1], float(q[steps - 1]),
-            int(cnt[steps - 1]), int(label[steps - 1]), g[steps - 1], h[steps - 1])
+        r = steps - 1  # the last refinement's sums outlive the records: copies
+        last = Refinement(conditions[-1][0], conditions[-1][1], thr[r], float(q[r]),
+                          int(cnt[r]), int(label[r]), g[r].copy(), h[r].copy())
         return conditions, last, labels, finished
+
+    def _step_records(self, R):
+        """The fused loop's per-step records for up to ``R`` steps (``refine.py``'s
+        ``result``), reused from call to call (a block has at most ``R`` steps)."""
+        if self._records is None or self._records[0].shape[0] < R:
+            K, W = self.g.shape[1], self.h.shape[1]
+            self._records = (np.empty(R, np.int64), np.empty(R, np.int8),
+                             np.empty(R, np.float32), np.empty(R), np.empty(R, np.int64),
+                             np.empty(R, np.int32), np.empty((R, K), np.int64),
+                             np.empty((R, W), np.int64))
+        return self._records
 
     def _search_threads(self, covered, S):
         """Threads for a search of ``S`` features over ``covered`` examples."""
@@ -240,10 +249,10 @@ class CpuBackend:
             if work is not None:  # None: the searches compile without multi-output heads
                 scratch = (sums, np.zeros((S, work[0])), np.zeros((S, work[1]), np.int64),
                            gains)
-            self._buffers = (key, scratch, np.empty(S), np.empty(S, np.int8),
-                             np.empty(S, np.float32), np.empty(S, np.int64),
-                             np.empty(S, np.int32), np.empty((S, K), np.int64),
-                             np.empty((S, W), np.int64))
+            self._buffers = (key, scratch, (np.empty(S), np.empty(S, np.int8),
+                                            np.empty(S, np.float32), np.empty(S, np.int64),
+                                            np.empty(S, np.int32), np.empty((S, K), np.int64),
+                                            np.empty((S, W), np.int64)))
         return self._buffers[1:]
 
     def apply_refinement(self, refinement):
@@ -270,7 +279,8 @@ class CpuBackend:
             statistics.update_covered.run(threads, *args)
         g_tot, h_tot, count = self._all_totals
         self._all_totals = (g_tot + delta_g.sum(0), h_tot + delta_h.sum(0), count)
-        self._interleave(self.mask == self.indicator)
+        if self._searches.gh is not None:
+            self._interleave(self.mask == self.indicator)
 
     def _interleave(self, changed):
         """Bring the histogram build's interleaved statistics (``SearchState.gh``, binned only)
