@@ -16,7 +16,8 @@ class PresortedFeatures:
     Attributes:
         sorted_index: int32 (A, n). Row ``f`` lists the examples whose value of feature
             ``f`` is not missing, in ascending order of that value (stable), followed by
-            padding (the missing examples, never read).
+            the examples missing it (the exact search takes the covered ones out of a
+            rule's totals where they are fewer than the present ones).
         sorted_value: float32 (A, n). The values in the same order.
         n_present: int32 (A,). How many entries of each row are real (non-missing).
         nominal: bool (A,). Whether a feature is nominal (``==``/``!=`` conditions).

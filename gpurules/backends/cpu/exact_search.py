@@ -219,6 +219,8 @@ def _keep_covered(src_index, src_value, m, dst_index, dst_value, mask, indicator
     ``dst_*`` (which may be ``src_*`` itself); returns how many."""
     k = 0
     for pos in range(m):
+        if pos + AHEAD < m:
+            prefetch_row(mask, src_index[pos + AHEAD])
         i = src_index[pos]
         if mask[i] == indicator:
             dst_index[k] = i
@@ -235,11 +237,34 @@ def _feature_totals(index, m, weights, g, h, tot_g, tot_h, wide):
     tot_h[:] = 0
     count = 0
     for pos in range(m):
+        if pos + AHEAD < m:
+            prefetch_example(index[pos + AHEAD], g, h, weights, weights)
         i = index[pos]
         if weights[i] != 0:
             accumulate(tot_g, tot_h, g, h, i, weights[i], wide)
             count += 1
     return count
+
+
+@nb.njit
+def _totals_without(index, lo, hi, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                    out_g, out_h, wide):
+    """The totals ``tot_*`` (of ``tot_count`` examples) less the covered examples of
+    non-zero weight among ``index[lo:hi]``, into out_*; returns their count. ``wide``: as
+    for :func:`accumulate`."""
+    for k in range(tot_g.shape[0]):  # element loops: a slice copy would allocate
+        out_g[k] = tot_g[k]
+    for k in range(tot_h.shape[0]):
+        out_h[k] = tot_h[k]
+    for pos in range(lo, hi):
+        if pos + AHEAD < hi:
+            prefetch_example(index[pos + AHEAD], g, h, mask, weights)
+        i = index[pos]
+        w = weights[i]
+        if mask[i] == indicator and w != 0:
+            accumulate(out_g, out_h, g, h, i, -w, wide)
+            tot_count -= 1
+    return tot_count
 
 
 @nb.njit(_nrt=False)  # see jit/variants.py: no reference counting in the search loop
@@ -267,10 +292,16 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_i
         src_index, src_value, m = sorted_index[f], sorted_value[f], n_present[f]
     else:
         src_index, src_value, m = dst_index, dst_value, kept_len[f]
-    if n_present[f] < mask.shape[0]:  # missing values: the totals of the covered present ones
-        m = _keep_covered(src_index, src_value, m, dst_index, dst_value, mask, indicator)
-        src_index, src_value = dst_index, dst_value
-        tot_count = _feature_totals(dst_index, m, weights, g, h, sums[2], sums[3], work)
+    n = mask.shape[0]
+    if n_present[f] < n:  # missing values: the totals of the covered present ones
+        if n - n_present[f] < m:  # fewer missing than present: the rule's totals less them
+            tot_count = _totals_without(sorted_index[f], n_present[f], n, mask, indicator,
+                                        weights, g, h, tot_g, tot_h, tot_count, sums[2],
+                                        sums[3], work)
+        else:  # the sums of the covered present ones (exact integers: the same totals)
+            m = _keep_covered(src_index, src_value, m, dst_index, dst_value, mask, indicator)
+            src_index, src_value = dst_index, dst_value
+            tot_count = _feature_totals(dst_index, m, weights, g, h, sums[2], sums[3], work)
         tot_g, tot_h = sums[2], sums[3]
     best_q = min_quality
     out_op[j] = -1

@@ -49,6 +49,8 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
         for k in range(tot_h.shape[0]):
             ftot_h[k] = tot_h[k]
         for p in range(pos_end, end):
+            if p + AHEAD < end:
+                prefetch_example(index[p + AHEAD], g, h, mask, weights)
             i = index[p]
             w = weights[i]
             if mask[i] == indicator and w != 0:
