@@ -273,3 +273,28 @@ def test_narrow_backend_gives_the_same_model(head_type):
     reference = CoveringLearner(config, CpuBackend(), np.random.default_rng(4))
     features = presort_dense(np.nan_to_num(X), np.zeros(X.shape[1], bool))
     assert models[3] == str(reference.fit(features, Y).build())
+
+
+def test_min_support_is_mlrl_seco_bound(monkeypatch):
+    """``min_support`` bounds a SeCo rule's coverage as mlrl's shared rule induction does:
+    ceil(min_support * n) in float32 (0.3 * 91: 28, where a floor gave 27), at most n;
+    min_coverage beyond n is clamped to n (no rule can be learned, said in the warning)."""
+    from gpurules.learners import covering
+    from gpurules.learners.rule_induction import covering_bound
+
+    assert covering_bound(1, 0.3, 91) == 28
+    assert covering_bound(1, 0.4, 90) == 36
+    assert covering_bound(40, 0.3, 91) == 40
+    assert covering_bound(500, 0.0, 91) == 91
+    seen = []
+    fit = covering.CoveringLearner.fit
+
+    def recording(self, features, Y, weight=None):
+        result = fit(self, features, Y, weight)
+        seen.append(self.min_coverage)
+        return result
+
+    monkeypatch.setattr(covering.CoveringLearner, "fit", recording)
+    X, Y = _data(5, n=91)
+    _fit(X, Y, rule_induction="top-down-greedy{min_support=0.3}", max_rules=3)
+    assert seen == [28]

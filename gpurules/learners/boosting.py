@@ -11,7 +11,6 @@ A rule is grown by the refinement loop that BOOMER and SeCo share
 
 import dataclasses
 import logging
-import math
 import time
 import warnings
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from gpurules.learners.holdout import Holdout
 from gpurules.learners.boosting_rule import BoostingRule, head_scores, multi_output_head
 from gpurules.learners.post_optimization import rule_features
 from gpurules.learners.pruning import LossTracker
-from gpurules.learners.rule_induction import induce_rule
+from gpurules.learners.rule_induction import covering_bound, induce_rule
 from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL, IREP_COVERAGES, cover
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling, OutputSampling
 from gpurules.model import RuleModelBuilder
@@ -102,11 +101,7 @@ class BoostingConfig:
 
     def covering_bound(self, n):
         """The ``min_coverage`` of a fit on ``n`` examples (``min_support`` applied)."""
-        least = min(self.min_coverage, n)
-        if self.min_support > 0:
-            # float32 arithmetic, as mlrl-boomer's ``fraction * n`` (0.4 * 90: 36, not 37)
-            return min(max(math.ceil(np.float32(self.min_support) * np.float32(n)), least), n)
-        return least
+        return covering_bound(self.min_coverage, self.min_support, n)
 
     @property
     def beam(self):

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from gpurules.decision_list import DecisionListBuilder
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.covering_rule import CoveringRule
-from gpurules.learners.rule_induction import induce_rule
+from gpurules.learners.rule_induction import covering_bound, induce_rule
 from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling
 from gpurules.objectives.lift_functions import lift_tables
@@ -41,7 +41,8 @@ class CoveringConfig:
         heuristic, pruning_heuristic: (id, parameter) pairs (``objectives.heuristics``).
         lift_function: (name, options) (``objectives.lift_functions``).
         min_coverage, min_support: a condition must cover at least
-            ``max(min_coverage, floor(min_support * n))`` (sampled) examples.
+            ``rule_induction.covering_bound(min_coverage, min_support, n)`` (sampled)
+            examples: ``max(min_coverage, ceil(min_support * n))``, at most n, as mlrl-seco.
         max_rules: rules including the default rule; 0 = unlimited.
         time_limit: seconds, 0 = none.
         irep: prune rules by IREP (needs an instance sample that leaves examples out).
@@ -112,7 +113,7 @@ class CoveringLearner:
         predicted = (1 - majority).astype(np.uint8)
         self.Y = Y
         self.features = features
-        self.min_coverage = max(cfg.min_coverage, int(cfg.min_support * n))
+        self.min_coverage = covering_bound(cfg.min_coverage, cfg.min_support, n)
         self.strata = cfg.instance_sampling.strata(Y)
         self.lift = lift_tables(*cfg.lift_function, Y, weight)
         self.h = np.repeat(w[:, None], K, axis=1)  # uncovered (weighted)
@@ -159,8 +160,9 @@ class CoveringLearner:
         """Warn when the decision list ends with its default rule alone."""
         if len(builder) > 1:
             return
-        reason = f"min_coverage={self.min_coverage} exceeds the {n} training examples" \
-            if self.min_coverage > n else "no condition on the sampled features has a " \
+        requested = self.config.min_coverage  # the bound is clamped to n (covering_bound)
+        reason = f"min_coverage={requested} exceeds the {n} training examples" \
+            if requested > n else "no condition on the sampled features has a " \
             "heuristic value above 0 with at least min_coverage examples"
         warnings.warn(f"no rule was learned, the model predicts the default rule only: "
                       f"{reason}", FitStoppedEarlyWarning, stacklevel=4)

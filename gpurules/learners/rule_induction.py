@@ -27,6 +27,7 @@ What differs between learners lives in their hooks (:class:`RuleHooks`):
 the coverage kept per condition for IREP and the splittable filter).
 """
 
+import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import NamedTuple, Protocol
@@ -34,6 +35,17 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from gpurules.backends.base import Refinement, SearchSettings, refine_stepwise
+
+
+def covering_bound(min_coverage, min_support, n):
+    """The fewest examples a rule of a fit on ``n`` examples must cover, as mlrl's shared
+    rule induction computes it for BOOMER and SeCo (``calculateBoundedFraction``):
+    ``max(min_coverage, ceil(min_support * n))`` with the product in float32 (0.4 * 90:
+    36, not 37), at most ``n``; ``min_support`` 0: ``min(min_coverage, n)``."""
+    least = min(min_coverage, n)
+    if min_support > 0:
+        return min(max(math.ceil(np.float32(min_support) * np.float32(n)), least), n)
+    return least
 
 
 def first_condition_redraws(num_features, num_drawn):
