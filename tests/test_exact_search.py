@@ -96,6 +96,18 @@ def test_search_with_missing_nominal_and_coverage(seed, fmt):
                             min_coverage=3, fmt=fmt)
 
 
+def _step_and_reference(backend, X, nominal, weights, g, h, features, labels, single,
+                        search):
+    """A search of ``backend`` on its coverage (l1 = 0, l2 = 1, min_coverage 1) and the
+    reference's best there: (got, want, covered bool (n,), totals)."""
+    covered = backend.mask == backend.indicator
+    totals = backend.covered_totals(weights)
+    got = backend.find_best_refinement(features, labels, weights, totals, search)
+    want = best_refinement(X, nominal, covered, weights, g, h, features, labels, single, 0.0,
+                           1.0, backend.inv_scale, 1, -np.inf)
+    return got, want, covered, totals
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("seed", range(3))
 def test_totals_without_missing_examples_either_way(seed, fmt):
@@ -114,11 +126,8 @@ def test_totals_without_missing_examples_either_way(seed, fmt):
         search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
         features = np.array([column], np.int64)
         for _ in range(2):  # the whole row, then the kept entries below a condition
-            covered = backend.mask == backend.indicator
-            totals = backend.covered_totals(weights)
-            got = backend.find_best_refinement(features, labels, weights, totals, search)
-            want = best_refinement(X, nominal, covered, weights, g, h, features, labels,
-                                   False, 0.0, 1.0, backend.inv_scale, 1, -np.inf)
+            got, want, covered, _ = _step_and_reference(backend, X, nominal, weights, g, h,
+                                                        features, labels, False, search)
             if want is None:
                 assert got is None
                 break
@@ -147,11 +156,8 @@ def test_no_condition_that_changes_nothing(seed, single, fmt):
         head = HEAD_SINGLE if single else HEAD_COMPLETE
         search = SearchSettings.boosting(head, 0.0, 1.0, 1, -np.inf)
         for step in range(3):
-            covered = backend.mask == backend.indicator
-            totals = backend.covered_totals(weights)
-            got = backend.find_best_refinement(features, labels, weights, totals, search)
-            want = best_refinement(X, nominal, covered, weights, g, h, features, labels,
-                                   single, 0.0, 1.0, backend.inv_scale, 1, -np.inf)
+            got, want, _, totals = _step_and_reference(backend, X, nominal, weights, g, h,
+                                                       features, labels, single, search)
             if want is None:
                 assert got is None and (step > 0 or features is USELESS)
                 break

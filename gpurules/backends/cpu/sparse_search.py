@@ -14,8 +14,8 @@ candidates in, so dense and sparse inputs give the same model.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import (AHEAD, _evaluate, _work_row, accumulate,
-                                                prefetch_example)
+from gpurules.backends.cpu.exact_search import (AHEAD, _evaluate, _totals_without, _work_row,
+                                                accumulate, prefetch_example)
 from gpurules.backends.thresholds import midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
@@ -43,20 +43,9 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
     neg_g, neg_h, pos_g, pos_h = sums[0], sums[1], sums[2], sums[3]
     grp_g, grp_h = sums[4], sums[5]
     if pos_end < end:  # covered examples missing this feature leave its totals
-        ftot_g, ftot_h = sums[6], sums[7]
-        for k in range(tot_g.shape[0]):  # element loops: a slice copy would allocate
-            ftot_g[k] = tot_g[k]
-        for k in range(tot_h.shape[0]):
-            ftot_h[k] = tot_h[k]
-        for p in range(pos_end, end):
-            if p + AHEAD < end:
-                prefetch_example(index[p + AHEAD], g, h, mask, weights)
-            i = index[p]
-            w = weights[i]
-            if mask[i] == indicator and w != 0:
-                accumulate(ftot_g, ftot_h, g, h, i, -w, work)
-                tot_count -= 1
-        tot_g, tot_h = ftot_g, ftot_h
+        tot_count = _totals_without(index, pos_end, end, mask, indicator, weights, g, h,
+                                    tot_g, tot_h, tot_count, sums[6], sums[7], work)
+        tot_g, tot_h = sums[6], sums[7]
     out_op[j] = -1
     is_nominal = nominal[f]
     n_below = start + n_neg[f]
