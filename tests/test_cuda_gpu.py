@@ -208,16 +208,52 @@ def test_scan_with_many_bins_equals_cpu_histogram_search(head):
                          np.arange(4, dtype=np.int32), search)
 
 
-def test_logistic_statistics_within_one_unit():
-    """The GPU's exp may differ from the host's by an ulp, so a re-encoded logistic
-    statistic may differ by one fixed-point unit; the scores themselves are identical."""
+def test_logistic_statistics_equal_cpu():
+    """The logistic statistics use ``exponential.exp_nonpositive``, not the device's
+    ``exp``: re-encoded statistics equal the CPU's bit for bit (with CUDA's ``exp`` they
+    could differ by one fixed-point unit)."""
     cpu, gpu, rng = _backends(LOGISTIC, 6)
     for backend in (cpu, gpu):
         backend.reset_coverage()
         backend.update_statistics(np.array([0, 2], np.int32), np.array([0.4, -1.3]))
     np.testing.assert_array_equal(gpu.training_scores(), cpu.training_scores())
     for a, b in ((gpu.g, cpu.g), (gpu.h, cpu.h)):
-        assert np.abs(gpu.cp.asnumpy(a) - b).max() <= 1
+        np.testing.assert_array_equal(gpu.cp.asnumpy(a), b)
+
+
+def test_exp_nonpositive_equals_the_hosts():
+    """``exp_nonpositive`` compiled for the GPU gives the host's bits for a million
+    arguments in [-746, 0] (no fused multiply-add, the same tables)."""
+    import cupy as cp
+    from numba import cuda
+
+    from gpurules.objectives.exponential import exp_nonpositive
+
+    @cuda.jit
+    def kernel(xs, out):
+        i = cuda.grid(1)
+        if i < xs.shape[0]:
+            out[i] = exp_nonpositive(xs[i])
+
+    xs = -np.random.default_rng(3).random(1_000_000) * 746.0
+    out = cp.empty(xs.shape[0])
+    kernel[(xs.shape[0] + 255) // 256, 256](cp.asarray(xs), out)
+    host = np.array([exp_nonpositive(x) for x in xs[:20000]])
+    np.testing.assert_array_equal(cp.asnumpy(out)[:20000], host)
+    np.testing.assert_array_equal(cp.asnumpy(out), _host_exp(xs))
+
+
+def _host_exp(xs):
+    from numba import njit
+
+    from gpurules.objectives.exponential import exp_nonpositive
+
+    @njit
+    def run(xs, out):
+        for i in range(xs.shape[0]):
+            out[i] = exp_nonpositive(xs[i])
+        return out
+    return run(xs, np.empty_like(xs))
 
 
 @pytest.mark.parametrize("launcher", ["numba", "prepared"])

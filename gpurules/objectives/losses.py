@@ -5,6 +5,9 @@ without Python objects. ``loss_gradient_hessian`` is the single definition of th
 CPU backend compiles it with ``numba.njit`` and the CUDA backend with
 ``numba.cuda.jit(device=True)``.
 
+``exp`` is ``exponential.exp_nonpositive``, which gives the same bits on the CPU and the
+GPU (the C library's and CUDA's ``exp`` may differ in the last bit).
+
 Conventions follow mlrl-boomer 0.15:
 
 * ``logistic-decomposable``: ``L = log(1 + exp(-y' p))`` with ``y' = 2y - 1``;
@@ -20,12 +23,12 @@ Conventions follow mlrl-boomer 0.15:
 """
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpurules.objectives import non_decomposable
+from gpurules.objectives.exponential import exp_nonpositive
 
 LOGISTIC = 0
 SQUARED_ERROR = 1
@@ -51,10 +54,10 @@ def loss_gradient_hessian(loss, y, score):
         z = sign * score
         # s = 1 / (1 + exp(z)), computed without overflow for large |z|
         if z >= 0.0:
-            e = math.exp(-z)
+            e = exp_nonpositive(-z)
             s = e / (1.0 + e)
         else:
-            s = 1.0 / (1.0 + math.exp(z))
+            s = 1.0 / (1.0 + exp_nonpositive(z))
         return -sign * s, s * (1.0 - s)
     if loss == SQUARED_ERROR:
         target = 1.0 if y else -1.0

@@ -37,6 +37,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.objectives import fixed_point
+from gpurules.objectives.exponential import exp_nonpositive
 
 # loss codes (distinct from the decomposable codes 0..3 of ``losses`` so that one integer can
 # select any loss in code that handles both, e.g. the example-wise binary predictor)
@@ -85,10 +86,10 @@ def _logistic_shift(y, p):
 @register_jitable
 def _logistic_sum(y, p, m):
     """exp(-m) + sum_k exp(-y'_k p_k - m) (>= 1 for the shift m of ``_logistic_shift``)."""
-    z = math.exp(-m)
+    z = exp_nonpositive(-m)
     for k in range(p.shape[0]):
         x = -p[k] if y[k] else p[k]
-        z += math.exp(x - m)
+        z += exp_nonpositive(x - m)
     return z
 
 
@@ -96,10 +97,10 @@ def _logistic_sum(y, p, m):
 def _logistic_statistics(y, p, g, h):
     K = p.shape[0]
     m = _logistic_shift(y, p)
-    z = math.exp(-m)  # _logistic_sum, keeping each exp(x_k - m) in g[k]
+    z = exp_nonpositive(-m)  # _logistic_sum, keeping each exp(x_k - m) in g[k]
     for k in range(K):
         x = -p[k] if y[k] else p[k]
-        g[k] = math.exp(x - m)
+        g[k] = exp_nonpositive(x - m)
         z += g[k]
     for k in range(K):
         s = g[k] / z
