@@ -31,7 +31,7 @@ from gpurules.objectives import fixed_point
 from gpurules.objectives.heads import HEAD_SINGLE
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, multi_output_params
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
-from gpurules.objectives.quality import boosting_params
+from gpurules.objectives.quality import boosting_params, boosting_quality
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
 
 # max_rules=0 (no limit) without a time_limit: a boosted fit improves its training loss
@@ -313,16 +313,16 @@ class BoostingLearner:
         return head_scores(g, h, all_labels, inv_scale, cfg.l1, cfg.l2)
 
     def _rule_head_scores(self, g, h, all_labels):
-        """float64 (K,): the head of the rules' type (``HEAD_SINGLE``: the label of largest
-        |score|, the first on ties, as the search chooses it; ``HEAD_MULTI_OUTPUT``: its
-        partial head) for the sums g, h of every example, 0 for the labels it leaves
-        out."""
+        """float64 (K,): the head of the rules' type (``HEAD_SINGLE``: the label the search's
+        quality chooses, ``quality.boosting_quality``; ``HEAD_MULTI_OUTPUT``: its partial head)
+        for the sums g, h of every example, 0 for the labels it leaves out."""
         cfg, inv_scale = self.config, self.backend.inv_scale
         full = np.zeros(all_labels.shape[0])
         if cfg.head_mode == HEAD_SINGLE:
-            scores = head_scores(g, h, all_labels, inv_scale, cfg.l1, cfg.l2)
-            label = int(np.argmax(np.abs(scores)))
-            full[label] = scores[label]
+            label = boosting_quality(g, h, g, h, False, all_labels, inv_scale, cfg.l1,
+                                     cfg.l2, True, None)[1]  # once a fit: its Python body
+            full[label] = head_scores(g, h, all_labels[label:label + 1], inv_scale, cfg.l1,
+                                      cfg.l2)[0]
         else:
             labels, scores = multi_output_head(g, h, all_labels, inv_scale, cfg.head_params)
             full[labels] = scores
