@@ -5,7 +5,6 @@ import numba as nb
 import numpy as np
 import pytest
 
-from gpurules.backends.cpu.exact_search import _quality
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
 from gpurules.objectives.heuristics import (F_MEASURE, HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
                                             seco_params)
@@ -15,10 +14,11 @@ from tests.reference.search import single_choice
 
 @nb.njit(cache=False)
 def _both(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, params, gains,
-          head_mode=HEAD_COMPLETE):
+          head_mode):
     """(plain (quality, label), buffered (quality, label)) of the boosting heads'
     ``boosting_quality`` (the buffered complete head is the form the searches inline; only
-    the boosting family is compiled here, which keeps this test quick)."""
+    the boosting family is compiled here, and for one signature: every caller passes
+    ``head_mode``, which keeps this file quick)."""
     single = head_mode == HEAD_SINGLE
     plain = boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
                              params[0], params[1], single, None)
@@ -64,7 +64,8 @@ def test_complete_head_with_gains_buffer_is_bit_identical(K, l1, l2):
             want = _reference(run_g, run_h, tot_g, tot_h, complement, np.arange(K), 2.0 ** -30,
                               l1, l2)
             plain, buffered = _both(run_g, run_h, tot_g, tot_h, complement,
-                                    np.arange(K, dtype=np.int32), 2.0 ** -30, params, gains)
+                                    np.arange(K, dtype=np.int32), 2.0 ** -30, params, gains,
+                                    HEAD_COMPLETE)
             assert plain == buffered == (want, -1)
 
 
@@ -124,11 +125,9 @@ def test_side_quality_called_from_python_takes_the_plain_loops():
 
 
 _FAMILY_PROBE = r"""
+import json, sys
 import numba as nb, numpy as np
 from numba.core import event
-from gpurules.backends.cpu.exact_search import _quality
-from gpurules.objectives.heads import HEAD_COMPLETE
-from gpurules.objectives.heuristics import HEAD_SECO_SINGLE
 from gpurules.objectives.quality import family_head_mode
 compiled = []
 class Listener(event.Listener):
@@ -138,59 +137,75 @@ class Listener(event.Listener):
         pass
 event.register("numba:compile", Listener())
 @nb.njit(cache=False)
-def probe(head_mode):
-    z = np.zeros(3, np.int64)
-    return _quality(z, z, z, z, False, np.arange(3, dtype=np.int32), head_mode, 1.0,
-                    np.array([0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]), None, np.zeros(3))
-probe(family_head_mode(HEAD_COMPLETE))
-print("family", sorted(set(compiled)))
-compiled.clear()
-probe(family_head_mode(HEAD_SECO_SINGLE))
-print("seco", sorted(set(compiled)))
+def probe(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, params):
+    return _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, 2.0 ** -20,
+                    params, None, np.zeros(run_g.shape[0]))
+out = []
+for case in json.loads(sys.stdin.read()):
+    compiled.clear()
+    arrays = [np.array(case[key], np.int64) for key in ("run_g", "run_h", "tot_g", "tot_h")]
+    labels = np.arange(len(case["run_g"]), dtype=np.int32)
+    params = np.array(case["params"])
+    qualities = [probe(*arrays, complement, labels, family_head_mode(case["head_mode"]),
+                       params) for complement in (False, True)]
+    out.append({"compiled": sorted(set(compiled)), "qualities": qualities})
+print(json.dumps(out))
 """
 
 
-def test_a_family_head_mode_compiles_only_its_family():
-    """A search given ``family_head_mode(HEAD_COMPLETE)`` compiles the complete head only,
-    neither the SeCo heuristics nor the single-output head; the SeCo family's search does
-    compile the heuristics (the events are seen). In a fresh process, so that no earlier
-    compilation hides the events."""
+def _family_case(head_mode):
+    """The sums and params of one head mode's case (SeCo: covered >= correct)."""
+    rng = np.random.default_rng(9)
+    K = 5
+    run_g, run_h = rng.integers(0, 2 ** 20, K), rng.integers(0, 2 ** 20, K)
+    params = np.array([0.5, 1.0])
+    if head_mode in (HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL):
+        run_h = run_g + rng.integers(0, 2 ** 20, K)
+        lift = np.linspace(1.0, 1.5, K)
+        params = seco_params(F_MEASURE, 0.5, lift, lift, run_g * 3, run_h * 3)
+    return dict(head_mode=int(head_mode), run_g=run_g.tolist(), run_h=run_h.tolist(),
+                tot_g=(run_g * 3).tolist(), tot_h=(run_h * 3).tolist(),
+                params=params.tolist())
+
+
+@pytest.fixture(scope="module")
+def family_probe():
+    """The searches' ``_quality`` with ``family_head_mode`` of each mode (complete, single,
+    SeCo single, SeCo partial), compiled in a fresh process so that no earlier compilation
+    hides the compile events: (cases, per case {"compiled": names, "qualities": [(q,
+    label) without, with complement]})."""
+    import json
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-c", _FAMILY_PROBE], capture_output=True,
-                         text=True, check=True).stdout.splitlines()
-    family = next(line for line in out if line.startswith("family"))
-    seco = next(line for line in out if line.startswith("seco"))
+    cases = [_family_case(mode) for mode in (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE,
+                                             HEAD_SECO_PARTIAL)]
+    out = subprocess.run([sys.executable, "-c", _FAMILY_PROBE], input=json.dumps(cases),
+                         capture_output=True, text=True, check=True).stdout
+    return cases, json.loads(out)
+
+
+def test_a_family_head_mode_compiles_only_its_family(family_probe):
+    """A search given ``family_head_mode(HEAD_COMPLETE)`` compiles the complete head only,
+    neither the SeCo heuristics nor the single-output head; the SeCo family's search does
+    compile the heuristics (the events are seen)."""
+    _, results = family_probe
+    family, seco = results[0]["compiled"], results[2]["compiled"]
     for other in ("single_quality", "partial_quality", "_best_gain"):
         assert other not in family
     assert "single_quality" in seco and "_summed_gain" in family
 
 
-@nb.njit(cache=False)
-def _search_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, params, gains):
-    return _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, 2.0 ** -20,
-                    params, None, gains)
-
-
-@pytest.mark.parametrize("head_mode", [HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE,
-                                       HEAD_SECO_PARTIAL])
-def test_family_head_mode_scores_as_the_int(head_mode):
+@pytest.mark.parametrize("index", range(4))
+def test_family_head_mode_scores_as_the_int(family_probe, index):
     """The searches' quality with ``family_head_mode`` (one family compiled) equals
     ``side_quality`` with the int (its Python body), bit for bit."""
-    rng = np.random.default_rng(9)
-    K = 5
-    run_g, run_h = rng.integers(0, 2 ** 20, K), rng.integers(0, 2 ** 20, K)
-    tot_g, tot_h = run_g * 3, run_h * 3
-    labels = np.arange(K, dtype=np.int32)
-    params = np.array([0.5, 1.0])
-    if head_mode in (HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL):
-        run_h = run_g + rng.integers(0, 2 ** 20, K)  # covered >= correct
-        tot_g, tot_h = run_g * 3, run_h * 3
-        lift = np.linspace(1.0, 1.5, K)
-        params = seco_params(F_MEASURE, 0.5, lift, lift, tot_g, tot_h)
-    for complement in (False, True):
-        args = (run_g, run_h, tot_g, tot_h, complement, labels)
-        by_int = side_quality(*args, head_mode, 2.0 ** -20, params, None, np.zeros(K))
-        by_family = _search_quality(*args, family_head_mode(head_mode), params, np.zeros(K))
-        assert by_int == by_family
+    cases, results = family_probe
+    case = cases[index]
+    head_mode = case["head_mode"]
+    arrays = [np.array(case[key], np.int64) for key in ("run_g", "run_h", "tot_g", "tot_h")]
+    labels = np.arange(arrays[0].shape[0], dtype=np.int32)
+    for complement, by_family in zip((False, True), results[index]["qualities"]):
+        by_int = side_quality(*arrays, complement, labels, head_mode, 2.0 ** -20,
+                              np.array(case["params"]), None, np.zeros(labels.shape[0]))
+        assert (float(by_int[0]), int(by_int[1])) == (by_family[0], by_family[1])
     assert family_head_mode(family_head_mode(head_mode)) == family_head_mode(head_mode)
