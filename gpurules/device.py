@@ -106,9 +106,16 @@ def resolve_device(device):
     usable and logs one INFO line saying which device was chosen and why; ``"cuda"`` raises
     ``RuntimeError`` saying why it cannot be used.
     """
+    return resolve_device_and_reason(device)[0]
+
+
+def resolve_device_and_reason(device):
+    """:func:`resolve_device` (which it logs the same way), and why ``"auto"`` chose the
+    CPU: (Device, str or None; None unless ``device`` is ``"auto"`` and the CPU was
+    chosen)."""
     parsed = parse_device(device)
     if parsed.kind == "cpu":
-        return parsed
+        return parsed, None
     index = parsed.index if parsed.is_cuda else 0
     usable, reason = cuda_status(index)
     if parsed.is_cuda:
@@ -117,10 +124,10 @@ def resolve_device(device):
         if not CUDA_BACKEND_AVAILABLE:
             raise RuntimeError(f"device={device!r}: a GPU is usable but this version of "
                                f"gpurules has no CUDA backend for this learner; use 'cpu'")
-        return parsed
+        return parsed, None
     if usable and CUDA_BACKEND_AVAILABLE:
         logger.info("gpurules: device='auto' uses cuda:%d", index)
-        return Device("cuda", index)
+        return Device("cuda", index), None
     why = reason if not usable else "this version has no CUDA backend for this learner"
     logger.info("gpurules: device='auto' uses the CPU (%s)", why)
-    return CPU
+    return CPU, why

@@ -70,7 +70,7 @@ def test_same_model_as_in_memory(client, data, params):
     local, dist = _fits(client, data, max_rules=10, random_state=1, **params)
     assert 2 <= len(dist.model_) <= 10
     _same_model(local, dist)
-    assert dist.device_ == "cpu"
+    assert dist.device_ == "cpu" and dist.partition_devices_ == ["cpu"] * len(CHUNKS)
     np.testing.assert_array_equal(local.feature_importances_, dist.feature_importances_)
 
 
@@ -166,7 +166,7 @@ def test_histogram_rows_are_the_only_per_refinement_traffic(client, data):
 
 @pytest.mark.parametrize("params, error, match", [
     (dict(feature_binning="none"), ValueError, "histogram search"),
-    (dict(feature_binning="equal-width", device="cuda"), ValueError, "CPU workers"),
+    (dict(feature_binning="equal-width", device="gpu"), ValueError, "device='gpu' is not"),
     (dict(feature_binning="equal-width", marginal_probability_calibration="isotonic"),
      ValueError, "not supported"),
 ])

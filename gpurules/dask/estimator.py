@@ -5,10 +5,13 @@ The estimator validates the distributed inputs, bins the features with one globa
 the unchanged ``BoostingLearner`` through ``BoomerClassifier._learn`` with a
 ``DaskBackend``. The fitted model is the same NumPy ``RuleModel`` as an in-memory fit's;
 prediction runs per partition (lazily) on dask arrays and DataFrames and in memory on
-NumPy, SciPy and pandas inputs.
+NumPy, SciPy and pandas inputs. ``device`` is resolved per partition on its worker
+(``PartitionState.resolve_device``): each partition's state lives in a ``CpuBackend`` or,
+on a GPU worker, a ``CudaBackend``.
 """
 
 import functools
+import logging
 
 import numpy as np
 from sklearn.utils.validation import validate_data
@@ -18,7 +21,7 @@ from gpurules.dask.inputs import (feature_array, gathered, is_dask_collection,
 from gpurules.backends.dask.backend import DaskBackend, call_actors
 from gpurules.backends.dask.partition import PartitionState
 from gpurules.data.partitioned_binning import distinct_features, merge_layout, plan_bins
-from gpurules.device import CPU, parse_device
+from gpurules.device import parse_device
 from gpurules.estimators._base import FitData, store_params
 from gpurules.estimators.boomer import BoomerClassifier
 from gpurules.estimators.boomer_params import resolve_calibration, resolve_joint_calibration
@@ -30,6 +33,7 @@ from gpurules.estimators.validation import (TargetLayout, check_label_names,
 from gpurules.rule_importance import rule_list
 
 INSTALL_HINT = "gpurules.dask needs dask and distributed: pip install gpurules[dask]"
+logger = logging.getLogger("gpurules")
 
 
 def _import_dask():
@@ -43,19 +47,31 @@ def _import_dask():
 
 
 class DaskBoomerClassifier(BoomerClassifier):
-    """:class:`~gpurules.BoomerClassifier` fitted on a Dask cluster's CPU workers.
+    """:class:`~gpurules.BoomerClassifier` fitted on a Dask cluster's workers (CPU or GPU).
 
     Takes every parameter of ``BoomerClassifier`` plus ``client`` (a
     ``distributed.Client``; None: the default client, ``distributed.get_client()``). Only
     the histogram search runs distributed: ``feature_binning`` must be
-    ``'equal-width'`` or ``'equal-frequency'`` (``'auto'`` means equal-width), and
-    ``device`` ``'cpu'`` or ``'auto'`` (GPU workers are not supported yet).
+    ``'equal-width'`` or ``'equal-frequency'`` (``'auto'`` means equal-width).
+
+    ``device`` is resolved on each worker, for the partitions it holds, as
+    ``BoomerClassifier`` resolves it in one process: ``'cpu'``: the CPU backend;
+    ``'cuda'``/``'cuda:N'``: the CUDA backend on the worker's device N (with
+    ``dask_cuda.LocalCUDACluster``, one worker per GPU, each worker's GPU is its
+    ``cuda:0``); a worker where that device cannot be used fails the fit with a
+    ``RuntimeError`` naming the worker and why (never a silent CPU fit); ``'auto'``:
+    ``cuda:0`` on a worker where it is usable, else the CPU, said in an INFO log line of
+    the ``"gpurules"`` logger naming the worker and why. The histogram rows of both
+    backends are equal bit for bit, so the model does not depend on the devices.
 
     ``fit(X, y, ...)``: ``X`` a 2-D ``dask.array`` or a dask DataFrame partitioned by rows,
     ``y`` and ``sample_weight`` NumPy or dask (array, Series, DataFrame) with rows matching
     X's by position; the labels and weights are gathered on the client once (the learner
     samples and holds out examples there). Probability calibration is not supported yet.
-    Fitted attributes as ``BoomerClassifier`` (NumPy only), ``device_ == "cpu"``, and
+    Fitted attributes as ``BoomerClassifier`` (NumPy only); ``partition_devices_``: list of
+    str, the device each partition ran on (``'cpu'`` or ``'cuda:N'`` of its worker);
+    ``device_``: that device when all partitions ran on the same one, else the distinct
+    ones, sorted and joined by ``', '`` (e.g. ``'cpu, cuda:0'``); and
     ``received_bytes_``: int64 (R,), per refinement step of the fit the bytes of the arrays
     that crossed between workers (the histogram rows of the sampled features that the
     partitions on other workers sent the leader, the partition that runs the steps, and
@@ -105,6 +121,7 @@ class DaskBoomerClassifier(BoomerClassifier):
                       else columns, reset=True, skip_check_array=True)
         actors, handles, sizes = self._start_partitions(client, X)
         try:
+            self._resolve_partition_devices(actors, _live_workers(client))
             n, A = int(sum(sizes)), X.shape[1]
             y = gathered(client, y, sizes, "y")
             Y, self.classes_, self._one_d = check_labels(y, n)
@@ -119,7 +136,7 @@ class DaskBoomerClassifier(BoomerClassifier):
             nominal = nominal_mask(A, nominal_feature_indices, info.nominal,
                                    ordinal_feature_indices)
             info = with_display_names(info, feature_names, nominal_values)
-            self._device, self.device_, self._threads = CPU, str(CPU), threads
+            self._threads = threads
             self._dask = (client, actors, handles, sizes)
             data = FitData(info, Y, nominal, weight, 0.0,
                            np.random.default_rng(check_seed(self.random_state)),
@@ -152,13 +169,29 @@ class DaskBoomerClassifier(BoomerClassifier):
         sizes = call_actors(actors, "rows", (), workers)
         return actors, handles, np.asarray(sizes, np.int64)
 
+    def _resolve_partition_devices(self, actors, workers):
+        """Resolve ``device`` on every partition's worker (``PartitionState.
+        resolve_device``); sets ``partition_devices_``, ``device_`` and ``_device`` (the
+        one ``Device`` of the fit, None when the partitions' devices differ). Logs one INFO
+        line per worker where ``'auto'`` chose the CPU, naming it and why. A worker that
+        cannot use a requested CUDA device raises its ``RuntimeError``."""
+        resolved = call_actors(actors, "resolve_device", (self.device,), workers)
+        self.partition_devices_ = [device for device, _ in resolved]
+        distinct = sorted(set(self.partition_devices_))
+        self.device_ = ", ".join(distinct)
+        self._device = parse_device(distinct[0]) if len(distinct) == 1 else None
+        on_cpu = {}
+        for p, (actor, (_, reason)) in enumerate(zip(actors, resolved)):
+            if reason is not None:
+                on_cpu.setdefault((getattr(actor, "_address", None), reason), []).append(p)
+        for (address, reason), parts in on_cpu.items():
+            logger.info("gpurules: device=%r uses the CPU on worker %s (partitions %s): %s",
+                        self.device, address, ", ".join(map(str, parts)), reason)
+
     def _check_supported(self):
-        """ValueError for parameters the distributed fit does not run (yet)."""
-        device = parse_device(self.device)
-        if device.kind not in ("cpu", "auto"):
-            raise ValueError(f"device={self.device!r}: DaskBoomerClassifier runs on CPU "
-                             f"workers only (GPU workers are not supported yet); use "
-                             f"device='cpu' or 'auto'")
+        """ValueError for parameters the distributed fit does not run (yet), and for a
+        ``device`` that names no device (``gpurules.device.parse_device``)."""
+        parse_device(self.device)
         if self._option("feature_binning")[0] == "none":
             raise ValueError(f"feature_binning={self.feature_binning!r}: "
                              f"DaskBoomerClassifier runs the histogram search only; use "
@@ -200,7 +233,8 @@ class DaskBoomerClassifier(BoomerClassifier):
         plan = plan_bins(summaries, nominal_mask, binning, **options)
         ranges = call_actors(actors, "bin", (plan,), workers)
         layout, compact = merge_layout(plan, ranges)
-        self._backend = DaskBackend(actors, sizes, layout, self._threads, workers)
+        self._backend = DaskBackend(actors, sizes, layout, self._threads, workers,
+                                    self.partition_devices_)
         self._backend._handles = handles  # the actors live as long as their futures
         return compact
 

@@ -6,7 +6,9 @@ blocks of refinement steps on the device (``refine``): per block the host sends 
 record (every step's sampled features, the head's labels and parameters: one host->device
 copy) and receives one (the steps' conditions, the last one's sums and the state: one
 device->host copy). A single ``find_best_refinement`` (SeCo, tests) sends one record and
-receives the ``out_*`` arrays of the search (S entries and S*(K+W) sums). The instance
+receives the ``out_*`` arrays of the search (S entries and S*(K+W) sums);
+``partial_histograms`` (a partition of a distributed fit, ``backends/dask``) sends the
+slots and receives the histogram rows of the sampled features (one copy each). The instance
 weights are uploaded once per rule. Every device array is allocated once per fit: the
 per-fit arrays in ``start_fit``, the scratch of the searches (histograms, outputs, work
 arrays) on first use, as views of buffers that grow only when a larger sample needs it

@@ -72,9 +72,10 @@ class HistogramBuilder:
 
     def _histogram_views(self, rows):
         """Point ``hist_g`` int64 (rows, K), ``hist_h`` int64 (rows, W) and ``hist_count``
-        int64 (rows,) (and their Numba views) at one buffer of the fit."""
+        int64 (rows,) (and their Numba views) at one buffer of the fit, ``_hist_all`` int64
+        (rows (K + W + 1),): the three one after the other."""
         K, W = self.g.shape[1], self.h.shape[1]
-        buf = self._buffer("histograms", (rows * (K + W + 1),), np.int64)
+        buf = self._hist_all = self._buffer("histograms", (rows * (K + W + 1),), np.int64)
         self.hist_g = buf[:rows * K].reshape(rows, K)
         self.hist_h = buf[rows * K:rows * (K + W)].reshape(rows, W)
         self.hist_count = buf[rows * (K + W):]
@@ -164,3 +165,36 @@ class HistogramBuilder:
                 weights_dev, self.g, self.h, np.int32(K), np.int32(W), np.int32(n),
                 np.int32(self.bin_index.shape[0]), self.hist_g, self.hist_h, self.hist_count)
         kernel((chunks, min(G, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
+
+    def partial_histograms(self, features, weights):
+        """The histogram rows of the sampled ``features`` over the covered examples, for a
+        caller that sums them with other backends' rows (a distributed fit,
+        ``backends/dask``): what ``CpuBackend.partial_histograms`` returns, bit for bit.
+        One :meth:`build_histograms` (one host->device copy of the slots) and one
+        device->host copy of the whole histogram buffer per call.
+
+        Args:
+            features: int64 (S,) distinct sampled features (host).
+            weights: host int32 (n,) instance weights, or None (unit weights).
+
+        Returns:
+            host int64 (R, K + W + 1): the rows ``bin_offset[f] .. bin_offset[f + 1] - 1``
+            of each sampled feature in the order of ``features`` (``R`` = their bins), the
+            gradient sums in columns ``:K``, the Hessian sums in ``K:K + W``, the count last;
+            rows with count 0 are all zero (the build zeroes every slot first).
+        """
+        features = np.ascontiguousarray(features, np.int64)
+        K, W = self._widths()
+        if features.size == 0:
+            return np.zeros((0, K + W + 1), np.int64)
+        with self._on_device():
+            self.build_histograms(features, weights)
+            flat = self.cp.asnumpy(self._hist_all)
+        _, slot_offset = self.slots
+        R = int(slot_offset[-1])
+        rows = np.concatenate((flat[:R * K].reshape(R, K),
+                               flat[R * K:R * (K + W)].reshape(R, W),
+                               flat[R * (K + W):, None]), axis=1)
+        slot = np.argsort(self._slot_order(features))  # features[i] is in slot slot[i]
+        return rows[np.concatenate([np.arange(slot_offset[s], slot_offset[s + 1])
+                                    for s in slot])]

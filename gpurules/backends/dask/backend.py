@@ -2,12 +2,14 @@
 
 Each partition's binned features, labels, statistics, scores and coverage stay on its
 worker, in a :class:`~gpurules.backends.dask.partition.PartitionState` actor (a
-``CpuBackend`` over the partition). One of them, the *leader* (the largest partition),
-runs the refinement steps on the workers (``leader.py``):
+``CpuBackend`` over the partition, or a ``CudaBackend`` on its worker's GPU: the
+``devices``). One of them, the *leader* (the largest partition), runs the refinement
+steps on the workers (``leader.py``):
 
 - ``refine_rule`` (a block of up to 8 steps): one call to the leader, which per step asks
   the other partitions for the histogram rows of the sampled features
-  (``CpuBackend.partial_histograms``; the request carries the step before's condition,
+  (their backends' ``partial_histograms``, host int64 rows whatever the device, equal
+  for ``CpuBackend`` and ``CudaBackend``; the request carries the step before's condition,
   which they apply first), sums them with its own (int64 fixed point: exact, in any
   order), scans them with the CPU backend's ``histogram_search.scan_histograms`` and picks
   the refinement with ``base.select_refinement``, so the result equals ``CpuBackend``'s on
@@ -133,12 +135,15 @@ class DaskBackend:
         sizes: int (P,), the rows of each partition.
         layout: BinnedFeatures without examples (``bin_index`` (A, 0)), the global layout
             before empty bins are dropped (``data.partitioned_binning.merge_layout``).
-        threads: the ``resolve_config`` thread counts each partition's CpuBackend gets.
+        threads: the ``resolve_config`` thread counts each partition's CpuBackend gets
+            (and the leader's scan); None: one thread each.
         workers: None or a callable returning the addresses (set of str) of the live
             workers, asked when an actor call fails (:func:`call_actors`).
+        devices: list of P resolved device strings (``'cpu'``, ``'cuda:N'``), the device
+            of each partition's backend on its worker (``PartitionState.resolve_device``).
 
     Attributes:
-        max_statistic: float, the largest over the partitions' ``CpuBackend.max_statistic``
+        max_statistic: float, the largest over the partitions' backends' ``max_statistic``
             (what the learner's fixed-point scale reads for non-decomposable losses).
         leader: int, the partition that runs the refinement steps (the largest).
         addresses: list of str, the worker of each partition's actor.
@@ -157,12 +162,14 @@ class DaskBackend:
     host_coverage = False  # covered_mask gathers from the workers
     narrow_head_search = False
 
-    def __init__(self, actors, sizes, layout, threads=None, workers=None):
+    def __init__(self, actors, sizes, layout, threads, workers, devices):
         self.actors = list(actors)
         self.addresses = [getattr(a, "_address", None) for a in self.actors]
         self.bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-        if len(self.actors) != len(sizes):
-            raise ValueError(f"{len(self.actors)} actors for {len(sizes)} partitions")
+        if not len(self.actors) == len(sizes) == len(devices):
+            raise ValueError(f"{len(self.actors)} actors for {len(sizes)} partitions and "
+                             f"{len(devices)} devices")
+        self.devices = list(devices)
         self.layout = layout
         self.threads = threads or {}
         self.workers = workers
@@ -202,7 +209,8 @@ class DaskBackend:
         b = self.bounds
         self.max_statistic = max(call_actors(self.actors, "start_fit", [
             (self.layout, Y[b[p]:b[p + 1]], loss, base_weight[b[p]:b[p + 1]], scale,
-             self.threads) for p in range(len(self.actors))], self.workers))
+             self.threads, self.devices[p]) for p in range(len(self.actors))],
+            self.workers))
         self._set_scale_attributes(scale)
         self._sent = _UNSENT
         self._call_leader("connect", [(a.key, a._address) for p, a in

@@ -9,14 +9,15 @@ actor, the *leader* (``PartitionState.refine_block``), which runs the reference 
    carries the condition of the step before (a :class:`Condition`), which the partition
    applies to its coverage first, so one round trip per step serves both;
 2. builds its own rows, sums all of them (int64 fixed point: exact in any order), scans
-   them with the CPU backend's ``histogram_search.scan_histograms`` and picks the
+   them with the CPU backend's ``histogram_search.scan_histograms`` (on the host, whatever
+   the partitions' devices: a ``CudaBackend``'s rows equal a ``CpuBackend``'s) and picks the
    refinement with ``base.select_refinement``, as ``CpuBackend`` does on the concatenated
    data, so the steps equal the single-process fit's bit for bit;
 3. applies the refinement to its own coverage at once.
 
 At the end of the block the last condition goes to the other partitions
-(:meth:`LeaderSearch.flush`). With one partition the leader runs its ``CpuBackend``'s
-fused ``refine_rule`` (the engine of the single-process fit) instead.
+(:meth:`LeaderSearch.flush`). With one partition the leader runs its backend's own
+``refine_rule`` (the engine of the single-process fit) instead.
 
 Per step what crosses between workers is, for every other partition on another worker
 than the leader's, the sampled features (int64 (S,)) and a :class:`Condition` to it and
@@ -39,7 +40,8 @@ from gpurules.backends.cpu import histogram_search
 
 class Condition(NamedTuple):
     """What another partition needs of a chosen refinement to update its coverage
-    (``CpuBackend.apply_refinement`` reads these three fields only)."""
+    (``CpuBackend.apply_refinement`` and ``CudaBackend.apply_refinement`` read these three
+    fields only)."""
 
     feature: int
     op: int
@@ -51,8 +53,9 @@ class LeaderSearch:
     by the leader: what :func:`~gpurules.backends.base.refine_stepwise` drives.
 
     Args:
-        state: the leader's ``PartitionState`` (its ``backend`` a started ``CpuBackend``,
-            its ``weights`` the rule's instance weights).
+        state: the leader's ``PartitionState`` (its ``backend`` a started ``CpuBackend`` or
+            ``CudaBackend``, its ``weights`` the rule's instance weights, its
+            ``search_threads`` the threads of the scan).
         peers: actor handles of the other partitions' ``PartitionState``.
         remote: bool per peer, whether it lives on another worker than the leader.
 
@@ -97,12 +100,12 @@ class LeaderSearch:
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
             np.ascontiguousarray(labels, np.int32), search.head_mode, search.params,
             backend.inv_scale, search.min_coverage, int(totals[2]), search.min_quality,
-            *outs, n_threads=backend.n_threads_search)
+            *outs, n_threads=self.state.search_threads)
         return select_refinement(features, outs, count)
 
     def _summed(self, features, parts):
         """The histograms (int64 (B, K + W), (B,)) with the rows of ``features`` set to the
-        sums of ``parts`` (each int64 (R, K + W + 1), ``CpuBackend.partial_histograms``)."""
+        sums of ``parts`` (each int64 (R, K + W + 1), the backends' ``partial_histograms``)."""
         total = np.sum(parts, axis=0, dtype=np.int64)
         offsets = self.features.bin_offset
         rows = np.concatenate([np.arange(offsets[f], offsets[f + 1]) for f in features]) \

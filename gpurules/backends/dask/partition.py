@@ -2,13 +2,16 @@
 
 A :class:`PartitionState` lives on the worker that holds its partition for the whole fit
 (a ``distributed`` actor). It keeps the partition's raw features until they are binned,
-then its binned features, statistics and coverage inside a ``CpuBackend``; its methods
-answer with small arrays only (per-bin sums, totals, histogram rows). One partition of a
-fit, the *leader*, also runs the fit's refinement steps (``leader.py``): it holds actor
-handles of the other partitions (:meth:`PartitionState.connect`) and calls them itself.
+then its binned features, statistics and coverage inside a backend of the worker's device
+(``CpuBackend``, or ``CudaBackend`` on a GPU worker: :meth:`PartitionState.resolve_device`);
+its methods answer with small host arrays only (per-bin sums, totals, histogram rows). One
+partition of a fit, the *leader*, also runs the fit's refinement steps (``leader.py``): it
+holds actor handles of the other partitions (:meth:`PartitionState.connect`) and calls them
+itself.
 
 Nothing here imports dask at import time: the actor is a plain class that
-``distributed`` hosts (only :meth:`PartitionState.connect`, run on a worker, imports it).
+``distributed`` hosts (only :meth:`PartitionState.connect`, run on a worker, and the
+worker's name in an error message import it).
 """
 
 import numpy as np
@@ -18,6 +21,7 @@ from gpurules.backends.dask.leader import Condition, LeaderSearch
 from gpurules.backends.factory import get_backend
 from gpurules.data.binning import BinnedFeatures, drop_empty_bins
 from gpurules.data.partitioned_binning import assign_bins, partition_summary
+from gpurules.device import resolve_device_and_reason
 
 
 class PartitionState:
@@ -35,6 +39,7 @@ class PartitionState:
         self.n = int(X.shape[0])
         self.backend = None
         self.weights = None
+        self.search_threads = 1  # the leader's scan of the summed histograms (start_fit)
         self.peers, self.remote = [], []  # the leader's (connect)
 
     def rows(self):
@@ -65,15 +70,43 @@ class PartitionState:
         self.X = None
         return bin_min, bin_max
 
+    # -- the device ------------------------------------------------------------------
+    def resolve_device(self, device):
+        """The device this partition's fit runs on, resolved on its worker as
+        ``gpurules.device.resolve_device`` resolves it in one process (``'auto'``: cuda:0
+        when it is usable there, else the CPU, logged on the worker).
+
+        Args:
+            device: a device string or ``Device`` (``'auto'``, ``'cpu'``, ``'cuda'``,
+                ``'cuda:N'``).
+
+        Returns:
+            (device str, ``'cpu'`` or ``'cuda:N'``; why ``'auto'`` chose the CPU (str), or
+            None when it did not).
+
+        Raises:
+            RuntimeError: a CUDA device that cannot be used on this worker, naming the
+                worker and why.
+        """
+        try:
+            resolved, reason = resolve_device_and_reason(device)
+        except RuntimeError as error:
+            raise RuntimeError(f"{_where()}: {error}") from error
+        return str(resolved), reason
+
     # -- the backend protocol --------------------------------------------------------
-    def start_fit(self, layout, Y, loss, base_weight, scale, threads):
+    def start_fit(self, layout, Y, loss, base_weight, scale, threads, device):
         """Start a fit over the partition: ``layout`` is the global BinnedFeatures before
         empty bins are dropped (its ``bin_index`` unused), ``Y`` uint8 (n_p, K),
-        ``base_weight`` float64 (n_p,). Returns the partition's ``max_statistic``."""
+        ``base_weight`` float64 (n_p,), ``threads`` the ``resolve_config`` thread counts
+        (dict or None), ``device`` a resolved device (``'cpu'``, ``'cuda:N'``: see
+        :meth:`resolve_device`) whose backend (``backends.factory.get_backend``) holds the
+        partition. Returns the partition's ``max_statistic``."""
         binned = drop_empty_bins(BinnedFeatures(
             self.bin_index, layout.num_bins, layout.bin_offset, layout.bin_min,
             layout.bin_max, layout.nominal))
-        self.backend = get_backend("cpu", threads)
+        self.backend = get_backend(device, threads)
+        self.search_threads = (threads or {}).get("search", 1)
         self.backend.start_fit(binned, Y, loss, base_weight, scale)
         self.weights = None
         return self._max_statistic()
@@ -82,7 +115,7 @@ class PartitionState:
         return float(getattr(self.backend, "max_statistic", 0.0))
 
     def set_scale(self, scale):
-        """``CpuBackend.set_scale``; returns the partition's ``max_statistic``."""
+        """The backend's ``set_scale``; returns the partition's ``max_statistic``."""
         self.backend.set_scale(scale)
         return self._max_statistic()
 
@@ -94,12 +127,12 @@ class PartitionState:
         self.weights = None if weights is None else np.ascontiguousarray(weights, np.int32)
 
     def covered_totals(self):
-        """``CpuBackend.covered_totals`` with the kept weights: (g int64 (K,), h int64 (W,),
-        count)."""
+        """The backend's ``covered_totals`` with the kept weights: (g int64 (K,), h int64
+        (W,), count)."""
         return self.backend.covered_totals(self.weights)
 
     def histograms(self, features, condition=None):
-        """``CpuBackend.partial_histograms`` of ``features`` (int64 (S,)) with the kept
+        """The backend's ``partial_histograms`` of ``features`` (int64 (S,)) with the kept
         weights: int64 (R, K + W + 1). ``condition`` (a ``leader.Condition`` or None): the
         leader's last refinement, applied to the coverage first."""
         if condition is not None:
@@ -133,7 +166,8 @@ class PartitionState:
             (conditions, last Refinement or None, labels, finished) as
             ``Backend.refine_rule``, and per step (search) the bytes between workers
             (list of int, ``leader.LeaderSearch.step_bytes``). With no other partition:
-            the ``CpuBackend``'s fused ``refine_rule``, 0 bytes per step.
+            the backend's own ``refine_rule`` (``CpuBackend``'s fused loop,
+            ``CudaBackend``'s device-resident blocks), 0 bytes per step.
         """
         if not self.peers:
             conditions, last, labels, finished = self.backend.refine_rule(
@@ -161,7 +195,7 @@ class PartitionState:
         self.backend.apply_refinement(refinement)
 
     def update_statistics(self, labels, scores):
-        """``CpuBackend.update_statistics``; returns the partition's ``max_statistic``."""
+        """The backend's ``update_statistics``; returns the partition's ``max_statistic``."""
         self.backend.update_statistics(labels, scores)
         return self._max_statistic()
 
@@ -195,3 +229,14 @@ class PartitionState:
                               np.float32(cond_threshold[c])))
             counts[r] = np.count_nonzero(self.backend.covered_mask())
         return counts
+
+
+def _where():
+    """``'worker <address>'`` of the dask worker running this call, for error messages;
+    ``'this process (no dask worker)'`` outside a worker (a partition driven directly)."""
+    try:
+        from distributed import get_worker
+
+        return f"worker {get_worker().address}"
+    except (ImportError, ValueError):
+        return "this process (no dask worker)"
