@@ -21,6 +21,13 @@ the single-process one (``str(model_)``), and Hamming loss on the test part. Bef
 timed fits every system makes an untimed small fit (Numba compilation and the workers'
 cache loads).
 
+``--mlrl-python PATH``: also fit mlrl-boomer (``mlrl.boosting.BoomerClassifier``, the
+same ``feature_binning``, ``max_rules`` and seed, one thread, ``OMP_WAIT_POLICY=passive``)
+on the same split, in a subprocess of that interpreter (mlrl-boomer's wheels need Python
+>= 3.12; the interpreter needs scikit-learn and gpurules' dependencies, not dask): its
+fit time (wall, and the subprocess's CPU time) and rules join the table as ``mlrl-boomer``.
+``--plot PATH``: a log-log PNG of the time per rule against n, one line per system.
+
 ``--out-of-core N``: a fit whose data never exist on the client: ``N`` x 100 float64
 features drawn on the workers (``dask.array.random``, ``--ooc-chunk`` rows per partition),
 ``--ooc-labels`` labels computed from them per partition, on ``--ooc-workers`` worker
@@ -29,7 +36,8 @@ table gives the data size, the limit, and each worker's resident memory after bi
 and at the end of the fit.
 
     .venv/bin/python benchmarks/compare_dask.py --sizes 1e5 1e6 --max-rules 20 5 \\
-        --out-of-core 3e6 --output /tmp/dask.md
+        --out-of-core 3e6 --output /tmp/dask.md --mlrl-python /work/bench312/bin/python \\
+        --plot docs/dask_time_vs_n.png
 
 The box's cores may be shared: compare CPU times (and say so) unless it is quiet.
 """
@@ -37,9 +45,13 @@ The box's cores may be shared: compare CPU times (and say so) unless it is quiet
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -93,8 +105,11 @@ def timed_fit(clf, X, Y, client=None, repeat=1) -> tuple[float, float]:
     return float(np.median(walls)), float(np.median(cpus))
 
 
-def row(split, system, wall, cpu, clf, single_rule_s, same, X_test) -> list:
-    rules = len(clf.model_) - 1
+def row(split, system, wall, cpu, clf, single_rule_s, same, X_test, rules=None,
+        Y_pred=None) -> list:
+    """One table row; ``clf`` None with ``rules`` and ``Y_pred`` given (mlrl-boomer's,
+    fitted in another interpreter)."""
+    rules = len(clf.model_) - 1 if rules is None else rules
     received = getattr(clf, "received_bytes_", None)
     workers = int(system.split("-")[1]) if system.startswith("dask-") else None
     per_rule = wall / max(rules, 1)
@@ -108,7 +123,7 @@ def row(split, system, wall, cpu, clf, single_rule_s, same, X_test) -> list:
                   f"{received.max() / 1e3:.1f}",
                   f"{received.max() / max(workers - 1, 1) / 1e3:.1f}",
                   "yes" if same else "NO"]
-    Y_pred = clf.predict(X_test)
+    Y_pred = clf.predict(X_test) if Y_pred is None else Y_pred
     cells.append(f"{100 * C.quality(split.Y_test, Y_pred)['hamming']:.2f}")
     return cells
 
@@ -149,6 +164,61 @@ def compare_size(n: int, max_rules: int, args, lines: list) -> None:
             lines.append(row(split, f"dask-{workers}", wall, cpu, clf, single_rule_s, same,
                              split.X_test))
             del X
+    if args.mlrl_python:
+        C.log(f"n={n}: mlrl-boomer")
+        fit = mlrl_fit(args.mlrl_python, n, max_rules, args)
+        lines.append(row(split, "mlrl-boomer", fit["wall"], fit["cpu"], None, single_rule_s,
+                         True, None, fit["rules"], np.asarray(fit["predictions"], np.uint8)))
+
+
+def mlrl_fit(python: str, n: int, max_rules: int, args) -> dict:
+    """mlrl-boomer's fit of the same split in ``python`` (this script with ``--mlrl-fit``):
+    {"wall", "cpu" (s), "rules", "predictions" (the test part's, lists)}."""
+    command = [python, __file__, "--mlrl-fit", "--sizes", str(n), "--max-rules",
+               str(max_rules), "--binning", args.binning, "--noise", str(args.noise),
+               "--seed", str(args.seed)]
+    env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
+    out = subprocess.run(command, capture_output=True, text=True, env=env)
+    if out.returncode:
+        raise RuntimeError(f"mlrl-boomer's fit failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _mlrl_fit_here(args) -> None:
+    """``--mlrl-fit``: fit mlrl-boomer on the split of ``args.sizes[0]`` in this process
+    (one thread) and print :func:`mlrl_fit`'s dict as one JSON line."""
+    from mlrl.boosting import BoomerClassifier as Reference
+
+    split = D.synthetic_split(args.sizes[0], args.seed, args.noise)
+    clf = Reference(feature_binning=args.binning, max_rules=args.max_rules[0],
+                    random_state=1, **C.parallel_params("1"))
+    cpu, start = time.process_time(), time.perf_counter()
+    clf.fit(split.X_train, split.Y_train)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    predicted = clf.predict(split.X_test)
+    predicted = predicted.toarray() if hasattr(predicted, "toarray") else predicted
+    # the default rule left out, as in the other rows
+    print(json.dumps({"wall": wall, "cpu": cpu, "rules": C.count_mlrl_rules(clf.model_) - 1,
+                      "predictions": np.asarray(predicted, np.uint8).tolist()}))
+
+
+def plot(path: Path, rows: list) -> None:
+    """Log-log time per rule (wall) against n, one line per system
+    (``gpurules.plot.plot_fit_time``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpurules.plot import plot_fit_time
+
+    table = [{"n_train": r[1], "system": r[2], "s / rule": r[6]} for r in rows]
+    ax = plot_fit_time(table, y="s / rule", ylabel="wall seconds per rule",
+                       xlabel="training examples n (100 features, 20 labels)")
+    ax.figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ax.figure.savefig(path, dpi=120)
+    plt.close(ax.figure)
 
 
 def out_of_core(args) -> list[str]:
@@ -226,7 +296,12 @@ def main(argv=None) -> None:
     p.add_argument("--ooc-labels", type=int, default=5)
     p.add_argument("--ooc-rules", type=int, default=5)
     p.add_argument("--output", help="also write the Markdown here")
+    p.add_argument("--mlrl-python", help="an interpreter with mlrl-boomer: fit it too")
+    p.add_argument("--mlrl-fit", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--plot", type=Path, help="PNG of the time per rule against n")
     args = p.parse_args(argv)
+    if args.mlrl_fit:
+        return _mlrl_fit_here(args)
     rules = args.max_rules * len(args.sizes) if len(args.max_rules) == 1 else args.max_rules
     if len(rules) != len(args.sizes):
         p.error("--max-rules takes one value or one per size")
@@ -248,6 +323,8 @@ def main(argv=None) -> None:
             ooc = [f"- did not complete: {type(error).__name__}: {error}"]
         lines += ["## Out of core", "", *ooc, ""]
         print("\n".join(["## Out of core", "", *ooc, ""]))
+    if args.plot and rows:
+        plot(args.plot, rows)
     text = "\n".join(lines)
     if args.output:
         with open(args.output, "w") as f:
