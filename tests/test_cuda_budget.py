@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.reference.cuda_support import require, run_checks, run_isolated
+from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
 
 CHECKS = {}
 N = 32  # examples: the simulator costs ~1 ms per simulated thread
@@ -366,18 +366,14 @@ NOT_YET = {
 }
 
 
-@pytest.fixture(scope="module")
-def simulator_results():
-    require("numba_cuda")
-    return run_isolated("tests.test_cuda_budget", {"NUMBA_ENABLE_CUDASIM": "1"})
+simulator_results = simulator_fixture("tests.test_cuda_budget")
 
 
 @pytest.mark.parametrize("name", [
     pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name]))
     if name in NOT_YET else name for name in sorted(CHECKS)])
 def test_budget(simulator_results, name):
-    error = simulator_results.get(name, f"check {name} did not run")
-    assert error is None, error
+    assert_check_passed(simulator_results, name)
 
 
 def main():

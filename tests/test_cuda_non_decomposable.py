@@ -35,7 +35,8 @@ from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES, packed
 from gpurules.objectives.quality import boosting_params
 from tests.reference.cuda_reference import (assert_same_refinements, dataset_histograms,
                                             random_problem, slot_histograms, slot_layout)
-from tests.reference.cuda_support import require, run_checks, run_isolated, skip_without_gpu
+from tests.reference.cuda_support import (assert_check_passed, require, run_checks,
+                                          run_isolated, simulator_fixture, skip_without_gpu)
 from tests.reference.histogram import histograms
 
 LOGISTIC = NON_DECOMPOSABLE_LOSSES["logistic-non-decomposable"]
@@ -385,16 +386,12 @@ COMPILE_CHECKS["gpurules_kernels_compile_without_fma"] = _fma_options
 
 
 # -- the pytest side of the isolated runs --------------------------------------------------
-@pytest.fixture(scope="module")
-def simulator_results():
-    require("numba_cuda")
-    return run_isolated("tests.test_cuda_non_decomposable", {"NUMBA_ENABLE_CUDASIM": "1"})
+simulator_results = simulator_fixture("tests.test_cuda_non_decomposable")
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_under_simulator(simulator_results, name):
-    error = simulator_results.get(name, f"check {name} did not run")
-    assert error is None, error
+    assert_check_passed(simulator_results, name)
 
 
 def test_gpurules_kernels_compile_without_fma():

@@ -31,7 +31,7 @@ from tests.reference.cuda_reference import (
     cpu_backend, empty_outputs, exact_bins,
     histogram_per_feature, random_problem, reference_per_feature, slot_histograms,
     slot_refinements, uncovered_bin_problem)
-from tests.reference.cuda_support import require, run_checks, run_isolated
+from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
 from tests.reference.search import USELESS, constant_columns_problem, satisfied
 
 INV_SCALE = 2.0 ** -20  # the scale of the reference searches
@@ -546,16 +546,12 @@ def constant_columns_equal_cpu():
 
 
 # -- the tests: read the results of the simulator run ------------------------------------
-@pytest.fixture(scope="module")
-def simulator_results():
-    require("numba_cuda")
-    return run_isolated("tests.test_cuda_simulator", {"NUMBA_ENABLE_CUDASIM": "1"})
+simulator_results = simulator_fixture("tests.test_cuda_simulator")
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_kernel_under_simulator(simulator_results, name):
-    error = simulator_results.get(name, f"check {name} did not run")
-    assert error is None, error
+    assert_check_passed(simulator_results, name)
 
 
 def main():

@@ -34,8 +34,8 @@ from gpurules.conditions import OP_LEQ
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import exact_bins, random_problem
-from tests.reference.cuda_support import (gpu_reason, require, run_checks, run_isolated,
-                                          skip_without_gpu)
+from tests.reference.cuda_support import (assert_check_passed, gpu_reason, run_checks,
+                                          simulator_fixture, skip_without_gpu)
 
 da = pytest.importorskip("dask.array", reason="dask is not installed (pip install gpurules[dask])")
 distributed = pytest.importorskip("distributed", reason="distributed is not installed")
@@ -226,16 +226,12 @@ def distributed_fit_with_cuda_partitions_equals_cpu():
         _distributed_fits_equal_cpu(client)
 
 
-@pytest.fixture(scope="module")
-def simulator_results():
-    require("numba_cuda")
-    return run_isolated("tests.test_dask_cuda", {"NUMBA_ENABLE_CUDASIM": "1"})
+simulator_results = simulator_fixture("tests.test_dask_cuda")
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_under_simulator(simulator_results, name):
-    error = simulator_results.get(name, f"check {name} did not run")
-    assert error is None, error
+    assert_check_passed(simulator_results, name)
 
 
 # -- 2. in this process: no GPU here; the same checks on a real GPU --------------------------

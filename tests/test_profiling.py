@@ -20,7 +20,7 @@ import pytest
 
 from gpurules.backends.cuda.profiling import (
     D2H, H2D, PHASES, PhaseProfiler, copy_bandwidth, histogram_bytes)
-from tests.reference.cuda_support import require, run_checks, run_isolated
+from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
 
 CHECKS = {}
 
@@ -223,16 +223,12 @@ def profiled_backend_equals_unprofiled():
     assert "start_fit" in s and s["start_fit"].self_ms >= 0
 
 
-@pytest.fixture(scope="module")
-def simulator_results():
-    require("numba_cuda")
-    return run_isolated("tests.test_profiling", {"NUMBA_ENABLE_CUDASIM": "1"})
+simulator_results = simulator_fixture("tests.test_profiling")
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_under_simulator(simulator_results, name):
-    error = simulator_results.get(name, f"check {name} did not run")
-    assert error is None, error
+    assert_check_passed(simulator_results, name)
 
 
 if __name__ == "__main__":

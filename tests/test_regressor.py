@@ -19,7 +19,7 @@ from gpurules import BoomerClassifier, BoomerRegressor, load_estimator, load_mod
 from gpurules.backends.cpu import statistics
 from gpurules.objectives import losses, non_decomposable
 from gpurules.objectives.fixed_point import quantize
-from tests.reference.cuda_support import require, run_checks, run_isolated
+from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
 
 CHECKS = {}
 # mlrl-boomer 0.15.6: BoomerRegressor().get_params() (mlrl/boosting/learners.py)
@@ -266,16 +266,12 @@ def regressor_fits_equal_cpu():
             assert "histogram_shared" in launched, name
 
 
-@pytest.fixture(scope="module")
-def simulator_results():
-    require("numba_cuda")
-    return run_isolated("tests.test_regressor", {"NUMBA_ENABLE_CUDASIM": "1"})
+simulator_results = simulator_fixture("tests.test_regressor")
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_under_simulator(simulator_results, name):
-    error = simulator_results.get(name, f"check {name} did not run")
-    assert error is None, error
+    assert_check_passed(simulator_results, name)
 
 
 def main():

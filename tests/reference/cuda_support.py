@@ -157,6 +157,22 @@ def run_isolated(module, env_updates, timeout=600):
                 f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}", pytrace=False)
 
 
+def simulator_fixture(module):
+    """A module-scoped pytest fixture (assign it to ``simulator_results`` in ``module``): the
+    results dict of ``module``'s checks run under the simulator (:func:`run_isolated`)."""
+    @pytest.fixture(scope="module")
+    def simulator_results():
+        require("numba_cuda")
+        return run_isolated(module, {"NUMBA_ENABLE_CUDASIM": "1"})
+    return simulator_results
+
+
+def assert_check_passed(results, name):
+    """Fail with the check's traceback unless check ``name`` ran and passed."""
+    error = results.get(name, f"check {name} did not run")
+    assert error is None, error
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_reason():
     """None if CUDA device 0 is usable with CuPy and Numba, else why not (checked lazily)."""
