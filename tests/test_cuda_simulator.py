@@ -13,8 +13,6 @@ The simulator runs no blocks concurrently, so it cannot find races between block
 costs about 1 ms per simulated thread: grids and inputs are tiny.
 """
 
-import os
-
 import numpy as np
 import pytest
 
@@ -31,7 +29,8 @@ from tests.reference.cuda_reference import (
     cpu_backend, empty_outputs, exact_bins,
     histogram_per_feature, random_problem, reference_per_feature, slot_histograms,
     slot_refinements, uncovered_bin_problem)
-from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
+from tests.reference.cuda_support import (assert_check_passed, run_simulated_checks,
+                                          simulator_fixture)
 from tests.reference.search import USELESS, constant_columns_problem, satisfied
 
 INV_SCALE = 2.0 ** -20  # the scale of the reference searches
@@ -554,13 +553,5 @@ def test_kernel_under_simulator(simulator_results, name):
     assert_check_passed(simulator_results, name)
 
 
-def main():
-    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
-    from numba import config
-
-    assert config.ENABLE_CUDASIM, "numba.cuda was imported before the simulator was enabled"
-    run_checks(CHECKS)
-
-
 if __name__ == "__main__":
-    main()
+    run_simulated_checks(CHECKS)

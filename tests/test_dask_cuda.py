@@ -24,7 +24,6 @@ The simulator costs about 1 ms per simulated thread: data, grids and fits are ti
 
 import contextlib
 import logging
-import os
 
 import numpy as np
 import pytest
@@ -34,8 +33,9 @@ from gpurules.conditions import OP_LEQ
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import exact_bins, random_problem
-from tests.reference.cuda_support import (assert_check_passed, gpu_reason, run_checks,
-                                          simulator_fixture, skip_without_gpu)
+from tests.reference.cuda_support import (assert_check_passed, gpu_reason,
+                                          run_simulated_checks, simulator_fixture,
+                                          skip_without_gpu)
 
 da = pytest.importorskip("dask.array", reason="dask is not installed (pip install gpurules[dask])")
 distributed = pytest.importorskip("distributed", reason="distributed is not installed")
@@ -302,13 +302,5 @@ def test_gpu_local_cuda_cluster():
         _distributed_fits_equal_cpu(client)
 
 
-def main():
-    from numba import config
-
-    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
-    assert config.ENABLE_CUDASIM, "numba.cuda was imported before the simulator"
-    run_checks(CHECKS)
-
-
 if __name__ == "__main__":
-    main()
+    run_simulated_checks(CHECKS)

@@ -9,7 +9,6 @@ thread, so the data are tiny.
 """
 
 import inspect
-import os
 
 import numpy as np
 import pytest
@@ -19,7 +18,8 @@ from gpurules import BoomerClassifier, BoomerRegressor, load_estimator, load_mod
 from gpurules.backends.cpu import statistics
 from gpurules.objectives import losses, non_decomposable
 from gpurules.objectives.fixed_point import quantize
-from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
+from tests.reference.cuda_support import (assert_check_passed, run_simulated_checks,
+                                          simulator_fixture)
 
 CHECKS = {}
 # mlrl-boomer 0.15.6: BoomerRegressor().get_params() (mlrl/boosting/learners.py)
@@ -274,13 +274,5 @@ def test_under_simulator(simulator_results, name):
     assert_check_passed(simulator_results, name)
 
 
-def main():
-    from numba import config
-
-    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
-    assert config.ENABLE_CUDASIM, "numba.cuda was imported before the simulator"
-    run_checks(CHECKS)
-
-
 if __name__ == "__main__":
-    main()
+    run_simulated_checks(CHECKS)

@@ -139,6 +139,16 @@ def run_checks(checks):
     print(RESULTS_MARKER + json.dumps(results), flush=True)
 
 
+def run_simulated_checks(checks):
+    """:func:`run_checks` in a process started with ``NUMBA_ENABLE_CUDASIM=1`` (asserted,
+    and that ``numba.cuda`` was not imported before the simulator was on)."""
+    from numba import config
+
+    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
+    assert config.ENABLE_CUDASIM, "numba.cuda was imported before the simulator was enabled"
+    run_checks(checks)
+
+
 def run_isolated(module, env_updates, timeout=600):
     """Run ``python -m <module>`` from the repository root with ``env_updates`` (None
     removes a variable). Returns its results dict; fails the test if there is none."""
