@@ -21,6 +21,12 @@ the single-process one (``str(model_)``), and Hamming loss on the test part. Bef
 timed fits every system makes an untimed small fit (Numba compilation and the workers'
 cache loads).
 
+``--device cuda`` (a GPU machine): the single-process fit with ``device="cuda"`` and the
+Dask systems on a ``dask_cuda.LocalCUDACluster`` (one worker process per visible GPU, so
+``--workers`` may not exceed the GPUs; ``CUDA_VISIBLE_DEVICES`` picks them) with
+``device="cuda"`` per worker; without a usable GPU or without dask-cuda it stops with the
+reason before any fit.
+
 ``--mlrl-python PATH``: also fit mlrl-boomer (``mlrl.boosting.BoomerClassifier``, the
 same ``feature_binning``, ``max_rules`` and seed, one thread, ``OMP_WAIT_POLICY=passive``)
 on the same split, in a subprocess of that interpreter (mlrl-boomer's wheels need Python
@@ -45,6 +51,7 @@ The box's cores may be shared: compare CPU times (and say so) unless it is quiet
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -140,24 +147,23 @@ def compare_size(n: int, max_rules: int, args, lines: list) -> None:
     params = dict(feature_binning=args.binning, max_rules=max_rules, random_state=1,
                   **THREADS, **C.parse_params(args.param))
     warm = min(n, 2000)
-    BoomerClassifier(device="cpu", **{**params, "max_rules": 5}).fit(
+    BoomerClassifier(device=args.device, **{**params, "max_rules": 5}).fit(
         split.X_train[:warm], split.Y_train[:warm])
-    single = BoomerClassifier(device="cpu", **params)
+    single = BoomerClassifier(device=args.device, **params)
     C.log(f"n={n}: single-process fit")
     wall, cpu = timed_fit(single, split.X_train, split.Y_train, repeat=args.repeat)
     single_rule_s = wall / max(len(single.model_) - 1, 1)
     lines.append(row(split, "single", wall, cpu, single, None, True, split.X_test))
     for workers in args.workers:
-        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                      processes=True, dashboard_address=":0") as cluster, \
+        with local_cluster(workers, args.device) as cluster, \
                 distributed.Client(cluster) as client:
             chunk = math.ceil(n / workers)
             Xw = da.from_array(split.X_train[:warm], chunks=(math.ceil(warm / workers), -1))
-            DaskBoomerClassifier(client=client, **{**params, "max_rules": 5}).fit(
-                Xw, split.Y_train[:warm])
+            DaskBoomerClassifier(client=client, device=args.device,
+                                 **{**params, "max_rules": 5}).fit(Xw, split.Y_train[:warm])
             X = client.persist(da.from_array(split.X_train, chunks=(chunk, -1)))
             distributed.wait(X)
-            clf = DaskBoomerClassifier(client=client, **params)
+            clf = DaskBoomerClassifier(client=client, device=args.device, **params)
             C.log(f"n={n}: {workers} worker(s)")
             wall, cpu = timed_fit(clf, X, split.Y_train, client, args.repeat)
             same = str(clf.model_) == str(single.model_)
@@ -169,6 +175,38 @@ def compare_size(n: int, max_rules: int, args, lines: list) -> None:
         fit = mlrl_fit(args.mlrl_python, n, max_rules, args)
         lines.append(row(split, "mlrl-boomer", fit["wall"], fit["cpu"], None, single_rule_s,
                          True, None, fit["rules"], np.asarray(fit["predictions"], np.uint8)))
+
+
+def local_cluster(workers: int, device: str):
+    """A LocalCluster of ``workers`` one-thread worker processes; for ``device="cuda"`` a
+    ``dask_cuda.LocalCUDACluster`` of one worker per GPU (the first ``workers`` GPUs)."""
+    import distributed
+
+    if device == "cpu":
+        return distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                        processes=True, dashboard_address=":0")
+    from dask_cuda import LocalCUDACluster
+
+    return LocalCUDACluster(n_workers=workers, threads_per_worker=1, dashboard_address=":0")
+
+
+def check_device(args) -> None:
+    """Stop (SystemExit with the reason) unless ``--device cuda`` can run here: a usable
+    GPU, dask-cuda installed, and at least ``max(--workers)`` visible GPUs."""
+    if args.device == "cpu":
+        return
+    from gpurules.device import cuda_status
+
+    usable, reason = cuda_status(0)
+    if not usable:
+        raise SystemExit(f"--device cuda: no usable GPU here ({reason})")
+    if importlib.util.find_spec("dask_cuda") is None:
+        raise SystemExit("--device cuda needs dask-cuda (pip install dask-cuda)")
+    from numba import cuda
+
+    if max(args.workers) > len(cuda.gpus):
+        raise SystemExit(f"--workers {max(args.workers)} but {len(cuda.gpus)} GPU(s): one "
+                         f"worker per GPU")
 
 
 def mlrl_fit(python: str, n: int, max_rules: int, args) -> dict:
@@ -296,12 +334,15 @@ def main(argv=None) -> None:
     p.add_argument("--ooc-labels", type=int, default=5)
     p.add_argument("--ooc-rules", type=int, default=5)
     p.add_argument("--output", help="also write the Markdown here")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cuda: device='cuda' and a LocalCUDACluster (one worker per GPU)")
     p.add_argument("--mlrl-python", help="an interpreter with mlrl-boomer: fit it too")
     p.add_argument("--mlrl-fit", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--plot", type=Path, help="PNG of the time per rule against n")
     args = p.parse_args(argv)
     if args.mlrl_fit:
         return _mlrl_fit_here(args)
+    check_device(args)
     rules = args.max_rules * len(args.sizes) if len(args.max_rules) == 1 else args.max_rules
     if len(rules) != len(args.sizes):
         p.error("--max-rules takes one value or one per size")
@@ -310,7 +351,8 @@ def main(argv=None) -> None:
         compare_size(n, r, args, rows)
     lines = ["# Distributed fits (Dask LocalCluster) vs the single-process histogram fit", "",
              *C.machine_lines([("dask", None), ("distributed", None)]),
-             f"- feature_binning={args.binning!r}, one thread per process, noise {args.noise}, "
+             f"- device {args.device!r}; feature_binning={args.binning!r}, one thread per "
+             f"process, noise {args.noise}, "
              f"median of {args.repeat} timed fit(s) per system",
              ""]
     if rows:

@@ -128,6 +128,7 @@ _FAMILY_PROBE = r"""
 import json, sys
 import numba as nb, numpy as np
 from numba.core import event
+from gpurules.backends.cpu.exact_search import _quality
 from gpurules.objectives.quality import family_head_mode
 compiled = []
 class Listener(event.Listener):
