@@ -356,6 +356,16 @@ def _equal_width_bin(value, lo, width, num_bins):
     return np.int64(q)
 
 
+def rows_of(offset, groups):
+    """int64 (R,): the rows ``offset[g] .. offset[g + 1] - 1`` of each of ``groups`` (ints,
+    e.g. features with ``bin_offset``, or slots with a slot offset), in the order given;
+    empty for no groups."""
+    if len(groups) == 0:
+        return np.empty(0, np.int64)
+    return np.concatenate([np.arange(offset[g], offset[g + 1], dtype=np.int64)
+                           for g in groups])
+
+
 def drop_empty_bins(binned):
     """The same binning without the bins that received no training value.
 

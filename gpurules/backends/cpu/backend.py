@@ -5,6 +5,7 @@ import numpy as np
 from gpurules.backends.base import Refinement, select_refinement
 from gpurules.backends.cpu import histogram_search, refine, statistics
 from gpurules.backends.cpu.representations import search_state
+from gpurules.data.binning import rows_of
 from gpurules.jit.threads import threads_for
 from gpurules.objectives.losses import target_matrix
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
@@ -162,9 +163,7 @@ class CpuBackend:
             features, binned.bin_index, binned.bin_offset, self.mask, self.indicator,
             self._weights(weights), self.g, self.h, self.hist, self.hist_count, threads,
             gh=self._searches.gh)
-        rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
-                               for f in features]) if features.shape[0] else \
-            np.empty(0, np.int64)
+        rows = rows_of(binned.bin_offset, features)
         out = np.zeros((rows.shape[0], self.hist.shape[1] + 1), np.int64)
         filled = self.hist_count[rows] > 0
         out[filled, :-1] = self.hist[rows[filled]]

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from gpurules.backends.cuda import sources
+from gpurules.data.binning import rows_of
 
 HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
 _MAX_GRID_Y = 65535
@@ -196,5 +197,4 @@ class HistogramBuilder:
                                flat[R * K:R * (K + W)].reshape(R, W),
                                flat[R * (K + W):, None]), axis=1)
         slot = np.argsort(self._slot_order(features))  # features[i] is in slot slot[i]
-        return rows[np.concatenate([np.arange(slot_offset[s], slot_offset[s + 1])
-                                    for s in slot])]
+        return rows[rows_of(slot_offset, slot)]

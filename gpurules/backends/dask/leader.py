@@ -36,6 +36,7 @@ import numpy as np
 
 from gpurules.backends.base import select_refinement
 from gpurules.backends.cpu import histogram_search
+from gpurules.data.binning import rows_of
 
 
 class Condition(NamedTuple):
@@ -107,9 +108,7 @@ class LeaderSearch:
         """The histograms (int64 (B, K + W), (B,)) with the rows of ``features`` set to the
         sums of ``parts`` (each int64 (R, K + W + 1), the backends' ``partial_histograms``)."""
         total = np.sum(parts, axis=0, dtype=np.int64)
-        offsets = self.features.bin_offset
-        rows = np.concatenate([np.arange(offsets[f], offsets[f + 1]) for f in features]) \
-            if features.shape[0] else np.empty(0, np.int64)
+        rows = rows_of(self.features.bin_offset, features)
         self._hist[rows] = total[:, :-1]
         self._hist_count[rows] = total[:, -1]
         return self._hist, self._hist_count
