@@ -126,7 +126,8 @@ def variant(py_func, suffix, **constants):
 # Reference counting: the per-feature search functions (``exact_search._search_feature``,
 # ``histogram_search._scan_feature``, ``sparse_search._search_sparse_feature`` and
 # ``exact_search._evaluate``) are compiled with ``_nrt=False``. Numba's IR-level inlining
-# (``inline="always"``) of the quality functions gives every inlined array argument a new
+# (``inline="always"``) of the quality functions (today ``forceinline``: compiled apart, as
+# callees, and inlined by LLVM) gave every inlined array argument a new
 # variable with an atomic incref/decref pair, which its reference-count pruning could not
 # remove from the search loops: ~20 pairs per candidate, and the default dense BOOMER fit
 # on scene took 14.5 s instead of 5.7 s (bisected to the commit that made the quality

@@ -167,7 +167,7 @@ def heuristic_value(heuristic, parameter, tp, fp, fn, tn):
     return -np.inf  # unknown id: never chosen (the host validates ids)
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def _side(run, tot, complement, k):
     """float64 sum of label ``k``: ``run[k]`` or, with ``complement``, ``tot[k] - run[k]``."""
     if complement:
@@ -200,7 +200,7 @@ def label_value(run_g, run_h, tot_g, tot_h, complement, k, params):
                            _side(run_h, tot_h, complement, k), k, params)
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params):
     """(best value, its label): the first label of ``labels`` with the largest value."""
     heuristic = int(params[P_HEURISTIC])

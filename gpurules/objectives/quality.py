@@ -23,6 +23,17 @@ parameters, so a learner plugs in a new objective here without touching the sear
   (``multi_output.work_views``).
 - ``HEAD_ND_SINGLE`` (boosting, non-decomposable statistics, ``params = [l1, l2]``): the
   single-output head of ``complete_head.single_head_sums`` (only ``H_kk`` is read).
+
+How this chain is compiled: every function of it is ``forceinline`` (``register_jitable(
+forceinline=True)``, ``jit_options`` of the ``@overload``\ s): Numba compiles it once per
+signature and marks it ``alwaysinline``, so LLVM inlines it into each search, which keeps
+the warm speed of inlined code (a plain call cost the searches +41 %, docs/benchmarks.md,
+session 6). The chain used to be inlined at the IR level (``inline="always"``), which types
+an ``@overload``'s body once to resolve it and once more at every level it is inlined into:
+the single-output chain compiled for ~45 CPU-s per search, most of a first fit with
+``head_type="single"`` (67 CPU-s, now 22; docs/benchmarks.md, session 20). Functions that
+return an array stay IR-inlined (``jit/variants.py``: the searches run without reference
+counting).
 """
 
 from typing import NamedTuple
@@ -49,7 +60,7 @@ def boosting_params(l1, l2):
     return np.array([l1, l2], dtype=np.float64)
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
     """Sum of ``label_gain`` over ``labels``, in label order (the CUDA scan sums in the same
     order). The complement test sits outside the loop, which keeps the loop branch-light: it
@@ -67,7 +78,7 @@ def _summed_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, 
     return total
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains):
     """``label_gain`` of every label ``0..K-1`` into ``gains`` float64 (K,): a loop without
     branches or gathers that the compiler vectorises (same values bit for bit)."""
@@ -83,7 +94,7 @@ def _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
             gains[k] = 0.5 * a * a / denom if a > 0.0 and denom > 0.0 else 0.0
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def _label_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale):
     """(G, H) float64 of label ``k``: ``run_*[k]`` or, with ``complement``,
     ``tot_*[k] - run_*[k]``, scaled by ``inv_scale``."""
@@ -92,7 +103,7 @@ def _label_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale):
     return run_g[k] * inv_scale, run_h[k] * inv_scale
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def _keys_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, keys):
     """``heads.label_choice_key`` of every label ``0..K-1`` into ``keys`` float64 (K,): the
     branch-free twin of :func:`_gains_all` for the single-output head (|±a / denom| is
@@ -109,7 +120,7 @@ def _keys_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, keys):
             keys[k] = a / denom if a > 0.0 and denom > 0.0 else 0.0
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def _best_gain_buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
                         keys):
     """:func:`_best_gain` with the keys of all labels computed by :func:`_keys_all` into
@@ -130,7 +141,7 @@ def _best_gain_buffered(run_g, run_h, tot_g, tot_h, complement, labels, inv_scal
     return label_gain(g, h, l1, l2), best_label
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def _best_gain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2):
     """(``label_gain`` of the single-output head's label, the label): the label of
     ``labels`` with the largest ``heads.label_choice_key`` (|optimal score|; the first on
@@ -163,7 +174,7 @@ def boosting_quality(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, 
                                    l1, l2, single)
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1, l2,
                             single):
     if single:
@@ -172,7 +183,7 @@ def _boosting_quality_plain(run_g, run_h, tot_g, tot_h, complement, labels, inv_
                         l2), -1
 
 
-@overload(boosting_quality, inline="always", prefer_literal=True)
+@overload(boosting_quality, prefer_literal=True, jit_options={"forceinline": True})
 def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, l1,
                             l2, single, gains):
     unbuffered = isinstance(gains, (types.NoneType, types.Omitted))
@@ -221,7 +232,7 @@ def _boosting_quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, inv_
     return buffered
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale, params,
                  work=None, gains=None):
     """Quality of the head over ``labels`` (int32 (m,)) for the running sums ``run_*``
@@ -236,9 +247,10 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
     Returns (quality float64, label int: the chosen label of a single-label head, the
     number of chosen labels of a SeCo partial head, else -1).
 
-    Inlined where it is called (the searches call it per candidate; a call cost as much as
-    the gains of a dozen labels): the boosting heads are computed in place, the SeCo
-    heuristics called directly, the multi-output heads through :func:`_other_quality`.
+    Inlined in the machine code where it is called (the searches call it per candidate; a
+    call cost as much as the gains of a dozen labels; see "How this chain is compiled" in
+    the module): the boosting heads are computed in place, the SeCo heuristics called
+    directly, the multi-output heads through :func:`_other_quality`.
 
     ``head_mode``: an int ``HEAD_*`` or its :func:`family_head_mode`; either way every family
     is compiled here. The CPU searches call only the family's part (``FAMILY_SIDE_QUALITY``)
@@ -259,7 +271,7 @@ def side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_
 # for one family (family_head_mode) calls it in place of side_quality
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def boosting_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
                           inv_scale, params, work=None, gains=None):
     """:func:`side_quality` of ``HEAD_COMPLETE`` and ``HEAD_SINGLE``."""
@@ -267,7 +279,7 @@ def boosting_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_m
                             params[0], params[1], head_mode == HEAD_SINGLE, gains)
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def complete_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                           params, work=None, gains=None):
     """:func:`side_quality` of ``HEAD_COMPLETE``."""
@@ -275,7 +287,7 @@ def complete_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_m
                             params[0], params[1], False, gains)
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def single_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                         params, work=None, gains=None):
     """:func:`side_quality` of ``HEAD_SINGLE``."""
@@ -283,18 +295,18 @@ def single_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mod
                             params[0], params[1], True, gains)
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def seco_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                       params, work=None, gains=None):
     """:func:`side_quality` of ``HEAD_SECO_SINGLE`` and ``HEAD_SECO_PARTIAL``."""
-    # called directly, as before side_quality was inlined: behind a second call level the
-    # SeCo searches were ~40 % slower
+    # called directly, as before side_quality was inlined: behind a second call level (one
+    # not inlined) the SeCo searches were ~40 % slower
     if head_mode == HEAD_SECO_SINGLE:
         return single_quality(run_g, run_h, tot_g, tot_h, complement, labels, params)
     return partial_quality(run_g, run_h, tot_g, tot_h, complement, labels, params, gains)
 
 
-@register_jitable(inline="always")
+@register_jitable(forceinline=True)
 def multi_output_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
                               inv_scale, params, work=None, gains=None):
     """:func:`side_quality` of ``HEAD_MULTI_OUTPUT`` and ``HEAD_ND_SINGLE``."""

@@ -190,10 +190,12 @@ def _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scal
     """``side_quality``; without ``work`` (None) it is compiled without the multi-output
     heads, so the decomposable searches run the code they ran before those existed (passing
     the work rows cost them ~7%). ``gains``: the slot's float64 (K,) row for the boosting
-    heads' vectorised loop (``quality.boosting_quality``)."""
+    heads' vectorised loop (``quality.boosting_quality``). ``forceinline`` as the quality
+    chain (``objectives.quality``, "How this chain is compiled"): compiled once per
+    signature, inlined by LLVM."""
 
 
-@overload(_quality, inline="always")
+@overload(_quality, jit_options={"forceinline": True})
 def _quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                    params, work, gains):
     # a quality.family_head_mode compiles its family's heads only; an int all of them
