@@ -151,7 +151,8 @@ def objective(g, h, n, weights, l1, l2, p):
     return linear + 0.5 * packed_quadratic(h, n, p) + penalty
 
 
-@register_jitable
+# a call, not inlined into the searches (objectives.quality, "How this chain is compiled")
+@register_jitable(forceinline=False)
 def complete_head(g, h, m, l1, l2, a, ipiv, scores):
     """Complete head over m outputs of packed statistics: scores (m,) and the gain.
 

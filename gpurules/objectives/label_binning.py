@@ -125,7 +125,8 @@ def aggregate_bins(g, h, m, packed, bin_of, num_bins, g_bin, h_bin):
                 h_bin[packed_index(bi, bj)] += h[row + j]
 
 
-@register_jitable
+# a call, not inlined into the searches (objectives.quality, "How this chain is compiled")
+@register_jitable(forceinline=False)
 def binned_head(g, h, m, packed, l1, l2, bin_ratio, min_bins, max_bins,
                 crit, bin_of, counts, remap, g_bin, h_bin, a, ipiv, p_bin, scores):
     """GBLB head over m outputs: scores (m,) (0 for c_k = 0) and the gain.
