@@ -24,9 +24,9 @@ parameters, so a learner plugs in a new objective here without touching the sear
 - ``HEAD_ND_SINGLE`` (boosting, non-decomposable statistics, ``params = [l1, l2]``): the
   single-output head of ``complete_head.single_head_sums`` (only ``H_kk`` is read).
 
-How this chain is compiled: every function of it is ``forceinline`` (``register_jitable(
-forceinline=True)``, ``jit_options`` of the ``@overload``\ s): Numba compiles it once per
-signature and marks it ``alwaysinline``, so LLVM inlines it into each search, which keeps
+How this chain is compiled: every function of it is ``forceinline``
+(``register_jitable(forceinline=True)``, or the ``jit_options`` of an ``@overload``): Numba
+compiles it once per signature and marks it ``alwaysinline``, so LLVM inlines it into each search, which keeps
 the warm speed of inlined code (a plain call cost the searches +41 %, docs/benchmarks.md,
 session 6). The chain used to be inlined at the IR level (``inline="always"``), which types
 an ``@overload``'s body once to resolve it and once more at every level it is inlined into:
