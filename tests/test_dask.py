@@ -328,3 +328,23 @@ def test_missing_dask_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
     with pytest.raises(ImportError, match=r"pip install gpurules\[dask\]"):
         estimator._import_dask()
+
+
+def test_leader_scans_small_histograms_on_one_thread():
+    """The leader scans the summed rows on ``search_threads`` only from
+    ``MIN_PARALLEL_WORK`` (row x output) visits on (as CpuBackend's searches)."""
+    from types import SimpleNamespace
+
+    from gpurules.backends.dask.leader import LeaderSearch
+    from gpurules.jit.threads import MIN_PARALLEL_WORK
+
+    def leader(bins, K):
+        offset = np.concatenate(([0], np.cumsum(bins))).astype(np.int64)
+        return SimpleNamespace(features=SimpleNamespace(bin_offset=offset), K=K,
+                               state=SimpleNamespace(search_threads=2))
+
+    features = np.array([0, 2], np.int64)
+    small = leader([100, 7, 100], K=3)
+    assert LeaderSearch._scan_threads(small, features) == 1
+    large = leader([MIN_PARALLEL_WORK // 2, 7, MIN_PARALLEL_WORK // 2], K=1)
+    assert LeaderSearch._scan_threads(large, features) == 2

@@ -37,6 +37,7 @@ import numpy as np
 from gpurules.backends.base import select_refinement
 from gpurules.backends.cpu import histogram_search
 from gpurules.data.binning import rows_of
+from gpurules.jit.threads import threads_for
 
 
 class Condition(NamedTuple):
@@ -56,7 +57,7 @@ class LeaderSearch:
     Args:
         state: the leader's ``PartitionState`` (its ``backend`` a started ``CpuBackend`` or
             ``CudaBackend``, its ``weights`` the rule's instance weights, its
-            ``search_threads`` the threads of the scan).
+            ``search_threads`` the most threads of the scan, see :meth:`_scan_threads`).
         peers: actor handles of the other partitions' ``PartitionState``.
         remote: bool per peer, whether it lives on another worker than the leader.
 
@@ -101,8 +102,17 @@ class LeaderSearch:
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
             np.ascontiguousarray(labels, np.int32), search.head_mode, search.params,
             backend.inv_scale, search.min_coverage, int(totals[2]), search.min_quality,
-            *outs, n_threads=self.state.search_threads)
+            *outs, n_threads=self._scan_threads(features))
         return select_refinement(features, outs, count)
+
+    def _scan_threads(self, features):
+        """Threads for the scan of the summed histogram rows of ``features`` (int64 (S,)):
+        ``search_threads`` from ``jit.threads.MIN_PARALLEL_WORK`` (row x output) visits on,
+        else one (a small scan's parallel region costs more than it saves, and on a
+        machine that never scans a large one its parallel form is never compiled)."""
+        offset = self.features.bin_offset
+        rows = int(np.sum(offset[features + 1] - offset[features]))
+        return threads_for(rows * self.K, self.state.search_threads)
 
     def _summed(self, features, parts):
         """The histograms (int64 (B, K + W), (B,)) with the rows of ``features`` set to the
