@@ -338,13 +338,8 @@ def test_leader_scans_small_histograms_on_one_thread():
     from gpurules.backends.dask.leader import LeaderSearch
     from gpurules.jit.threads import MIN_PARALLEL_WORK
 
-    def leader(bins, K):
-        offset = np.concatenate(([0], np.cumsum(bins))).astype(np.int64)
-        return SimpleNamespace(features=SimpleNamespace(bin_offset=offset), K=K,
-                               state=SimpleNamespace(search_threads=2))
+    def leader(K):
+        return SimpleNamespace(K=K, state=SimpleNamespace(search_threads=2))
 
-    features = np.array([0, 2], np.int64)
-    small = leader([100, 7, 100], K=3)
-    assert LeaderSearch._scan_threads(small, features) == 1
-    large = leader([MIN_PARALLEL_WORK // 2, 7, MIN_PARALLEL_WORK // 2], K=1)
-    assert LeaderSearch._scan_threads(large, features) == 2
+    assert LeaderSearch._scan_threads(leader(K=3), 200) == 1
+    assert LeaderSearch._scan_threads(leader(K=1), MIN_PARALLEL_WORK) == 2

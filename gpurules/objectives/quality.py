@@ -26,14 +26,14 @@ parameters, so a learner plugs in a new objective here without touching the sear
 
 How this chain is compiled: every function of it is ``forceinline``
 (``register_jitable(forceinline=True)``, or the ``jit_options`` of an ``@overload``): Numba
-compiles it once per signature and marks it ``alwaysinline``, so LLVM inlines it into each search, which keeps
-the warm speed of inlined code (a plain call cost the searches +41 %, docs/benchmarks.md,
-session 6). The chain used to be inlined at the IR level (``inline="always"``), which types
-an ``@overload``'s body once to resolve it and once more at every level it is inlined into:
-the single-output chain compiled for ~45 CPU-s per search, most of a first fit with
-``head_type="single"`` (67 CPU-s, now 22; docs/benchmarks.md, session 20). Functions that
-return an array stay IR-inlined (``jit/variants.py``: the searches run without reference
-counting).
+compiles it once per signature and marks it ``alwaysinline``, so LLVM inlines it into each
+search, which keeps the warm speed of inlined code (a plain call cost the searches +41 %,
+docs/benchmarks.md, session 6). The chain used to be inlined at the IR level
+(``inline="always"``), which types an ``@overload``'s body once to resolve it and once more
+at every level it is inlined into: the single-output chain compiled for ~45 CPU-s per
+search, most of a first fit with ``head_type="single"`` (67 CPU-s, now 22;
+docs/benchmarks.md, session 20). Functions that return an array stay IR-inlined
+(``jit/variants.py``: the searches run without reference counting).
 
 Numba passes ``forceinline`` on to what such a function calls unless the callee sets it, so
 the multi-output heads' selection (``multi_output.multi_output_side``) is inlined too: warm

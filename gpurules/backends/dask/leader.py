@@ -102,16 +102,14 @@ class LeaderSearch:
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
             np.ascontiguousarray(labels, np.int32), search.head_mode, search.params,
             backend.inv_scale, search.min_coverage, int(totals[2]), search.min_quality,
-            *outs, n_threads=self._scan_threads(features))
+            *outs, n_threads=self._scan_threads(own.shape[0]))
         return select_refinement(features, outs, count)
 
-    def _scan_threads(self, features):
-        """Threads for the scan of the summed histogram rows of ``features`` (int64 (S,)):
-        ``search_threads`` from ``jit.threads.MIN_PARALLEL_WORK`` (row x output) visits on,
-        else one (a small scan's parallel region costs more than it saves, and on a
-        machine that never scans a large one its parallel form is never compiled)."""
-        offset = self.features.bin_offset
-        rows = int(np.sum(offset[features + 1] - offset[features]))
+    def _scan_threads(self, rows):
+        """Threads for the scan of ``rows`` summed histogram rows (the sampled features'
+        bins): ``search_threads`` from ``jit.threads.MIN_PARALLEL_WORK`` (row x output)
+        visits on, else one (a small scan's parallel region costs more than it saves, and
+        on a machine that never scans a large one its parallel form is never compiled)."""
         return threads_for(rows * self.K, self.state.search_threads)
 
     def _summed(self, features, parts):
