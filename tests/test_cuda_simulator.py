@@ -267,7 +267,7 @@ def apply_binned_condition_equals_raw_values():
 # -- the backend's plumbing -----------------------------------------------------------------
 def _simulated_backend_class():
     """CudaBackend with tests/reference/fake_cupy.py as CuPy (this interpreter only); the
-    simulator has no ``as_cuda_array``, and its kernels take NumPy arrays as they are."""
+    simulator has no ``as_cuda_array``: fake_cupy.as_cuda_array stands in for it."""
     import sys
 
     from numba import cuda
@@ -275,7 +275,7 @@ def _simulated_backend_class():
     from tests.reference import fake_cupy
 
     sys.modules["cupy"] = fake_cupy
-    cuda.as_cuda_array = lambda array, sync=True: array
+    cuda.as_cuda_array = fake_cupy.as_cuda_array
     from gpurules.backends.cuda import CudaBackend
 
     return CudaBackend, fake_cupy

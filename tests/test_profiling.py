@@ -180,7 +180,7 @@ def profiled_backend_equals_unprofiled():
     fake_cupy.cuda.get_elapsed_time = lambda start, end: (end.t - start.t) * 1e3
     fake_cupy.count_nonzero = np.count_nonzero
     sys.modules["cupy"] = fake_cupy
-    cuda.as_cuda_array = lambda array, sync=True: array
+    cuda.as_cuda_array = fake_cupy.as_cuda_array
     from gpurules.backends.cuda import CudaBackend
 
     rng = np.random.default_rng(3)

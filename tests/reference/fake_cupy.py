@@ -63,6 +63,16 @@ def asnumpy(a):
     return np.array(a, copy=True)
 
 
+def as_cuda_array(array, sync=True):
+    """``numba.cuda.as_cuda_array`` as the simulated backend sees it: only a CuPy array
+    (here a :class:`DeviceArray`) can be wrapped, and the result is a plain NumPy view of the
+    same memory (what the simulator's kernels take) with no ``data.ptr``, so wrapping a view
+    a second time fails as it does on a GPU (a Numba ``DeviceNDArray`` has no ``data``)."""
+    if not isinstance(array, DeviceArray):
+        raise TypeError(f"as_cuda_array: not a CuPy array: {type(array).__name__}")
+    return array.view(np.ndarray)
+
+
 zeros, empty, full, ones = (_device(f) for f in (np.zeros, np.empty, np.full, np.ones))
 count_nonzero = np.count_nonzero
 

@@ -372,11 +372,10 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         S, (K, W) = features.shape[0], self._widths()
         B = max(int(self._num_bins[features].max(initial=0)), 1)
         out_dev, out = self._out_record(S, K, W)
-        v = self._v
         self._search_module.search(
             self._search_module, self._buffer, self._nb, self._blocks, self.threads,
             (self.hist_g, self.hist_h, self.hist_count), (features_dev, slot_dev, B),
-            (v["bin_offset"], v["bin_min"], v["bin_max"], v["nominal"]), labels_dev,
+            (self.bin_offset, self.bin_min, self.bin_max, self.nominal), labels_dev,
             state_dev, (search.head_mode, params_dev, self.inv_scale, search.min_coverage,
                         quality_dev), out, self._nb_stream)
         return out_dev
