@@ -4,11 +4,12 @@ Systems (``--systems``, default all):
 
 - ``cpu-exact``: gpurules ``device="cpu"``, ``feature_binning="none"`` (pre-sorted search);
 - ``cpu-hist``: gpurules ``device="cpu"``, ``feature_binning="equal-width"``;
-- ``cuda-hist``: gpurules ``device="cuda"``, ``feature_binning="equal-width"``;
+- ``cuda-hist``: gpurules ``device="cuda"``, ``feature_binning="equal-width"`` (the
+  backend's default launcher: prepared launches where they can run);
 - ``cuda-stepwise``: the same, refining one step per call (a device->host copy each) instead
   of in device-resident blocks, to measure what the blocks are worth;
-- ``cuda-prepared``: ``cuda-hist`` with the Numba kernels launched with their arguments
-  marshalled once (``CudaBackend.set_launcher("prepared")``, experimental);
+- ``cuda-numba``: ``cuda-hist`` with the Numba kernels launched by numba-cuda itself
+  (``CudaBackend.set_launcher("numba")``), to measure what the prepared launches save;
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
   ``"equal-width"``.
 
@@ -81,8 +82,8 @@ SYSTEMS = {
     # the same, refining step by step (one device->host copy per step) instead of in
     # device-resident blocks: the measured worth of the blocks (issue 14)
     "cuda-stepwise": ("gpurules", "cuda", "equal-width"),
-    # the same, Numba kernels launched with their arguments marshalled once (launches.py)
-    "cuda-prepared": ("gpurules", "cuda", "equal-width"),
+    # the same, Numba kernels launched by numba-cuda itself (not launches.py's prepared ones)
+    "cuda-numba": ("gpurules", "cuda", "equal-width"),
     "boomer-exact": ("mlrl-boomer", None, "none"),
     "boomer-ew": ("mlrl-boomer", None, "equal-width"),
 }
@@ -166,22 +167,22 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
     clf = BoomerClassifier(device=device, **params, **C.parallel_params(threads))
     if system == "cuda-stepwise":
         _refine_stepwise(clf)
-    if system == "cuda-prepared":
-        _prepared_launches(clf)
+    if system == "cuda-numba":
+        _numba_launches(clf)
     return clf
 
 
-def _prepared_launches(clf) -> None:
-    """Make ``clf``'s CUDA backend launch its Numba kernels with the arguments marshalled
-    once (``CudaBackend.set_launcher("prepared")``)."""
+def _numba_launches(clf) -> None:
+    """Make ``clf``'s CUDA backend launch its Numba kernels through numba-cuda itself
+    (``CudaBackend.set_launcher("numba")``)."""
     make_backend = clf._make_backend
 
-    def prepared_backend(threads):
+    def numba_backend(threads):
         backend = make_backend(threads)
-        backend.set_launcher("prepared")
+        backend.set_launcher("numba")
         return backend
 
-    clf._make_backend = prepared_backend  # instance attribute: this estimator only
+    clf._make_backend = numba_backend  # instance attribute: this estimator only
 
 
 def _refine_stepwise(clf) -> None:

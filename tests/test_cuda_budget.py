@@ -194,6 +194,48 @@ def no_new_numba_views_after_the_first_rule():
 
 
 @check
+def histogram_views_outlive_a_change_of_the_sampled_bins():
+    """The histogram views have room for ``view_rows(rows)`` rows: two samples of features
+    whose bins differ (9 and 10 rows) share them (no new Numba view), and the histograms
+    still equal the CPU's."""
+    from gpurules.backends.cpu import CpuBackend, histogram_search
+    from gpurules.backends.cuda.counters import DeviceCounters
+    from gpurules.backends.cuda.histograms import view_rows
+    from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+    from tests.reference.cuda_reference import dataset_histograms, exact_bins
+    from tests.test_cuda_simulator import _simulated_backend_class
+
+    rng = np.random.default_rng(5)
+    X = np.stack([np.arange(N) % 2, np.arange(N) % 5, rng.normal(size=N) > 0,
+                  np.arange(N) % 3], axis=1).astype(np.float32)
+    binned = exact_bins(X, np.zeros(4, bool))
+    Y = (rng.random((N, 2)) < 0.5).astype(np.uint8)
+    backend_class, _ = _simulated_backend_class()
+    gpu, cpu = backend_class(0, block_size=32), CpuBackend()
+    for backend in (gpu, cpu):
+        backend.start_fit(binned, Y, DECOMPOSABLE_LOSSES["squared-error-decomposable"],
+                          np.ones(N), 2.0 ** 20)
+    counters = DeviceCounters(gpu).attach()
+    assert view_rows(9) == view_rows(10) == 10
+    for i, features in enumerate(([0, 1, 2], [1, 2, 3])):  # 9 and 10 rows
+        features = np.array(features, np.int64)
+        before = counters.snapshot()
+        gpu.build_histograms(features, np.ones(N, np.int32))
+        made = (counters.snapshot() - before).wrappers
+        assert gpu.hist_count.shape == (10,) and (i == 0 or made == 0), (i, made)
+        cpu.hist[...], cpu.hist_count[...] = 0, 0
+        histogram_search.build_histograms(features, binned.bin_index, binned.bin_offset,
+                                          cpu.mask, cpu.indicator, np.ones(N, np.int32),
+                                          cpu.g, cpu.h, cpu.hist, cpu.hist_count)
+        rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
+                               for f in features])
+        got = dataset_histograms(gpu)
+        want = (cpu.hist[:, :2], cpu.hist[:, 2:], cpu.hist_count)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g[rows], w[rows])
+
+
+@check
 def views_follow_the_buffers():
     """A view is made once per (address, shape, strides, dtype); a buffer's re-allocation
     drops the views into it (and only those), and the new buffer gets new ones."""
@@ -227,6 +269,31 @@ def prepared_launcher_needs_a_gpu():
         assert "simulator" in str(error), error
     else:
         raise AssertionError("the simulated backend accepted launcher='prepared'")
+
+
+@check
+def auto_launcher_says_why_it_uses_numba():
+    """The default ``launcher="auto"`` takes the prepared launches where they can run; under
+    the simulator they cannot, so it takes numba-cuda's and logs why on ``gpurules.cuda``."""
+    import logging
+
+    from tests.test_cuda_simulator import _simulated_backend_class
+
+    backend_class, _ = _simulated_backend_class()
+    records = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = records.append
+    log = logging.getLogger("gpurules.cuda")
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(logging.INFO)
+    try:
+        backend = backend_class(0, block_size=32)
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+    assert backend.launcher == "numba" and backend._launches is None, backend.launcher
+    assert [r.getMessage() for r in records if "simulator" in r.getMessage()], records
 
 
 @check

@@ -33,6 +33,7 @@ ordered as any other); device->host copies synchronise that stream.
 """
 
 import contextlib
+import logging
 import math
 import warnings
 
@@ -49,7 +50,8 @@ from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed
 
 _SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statistics
 MAX_VIEWS = 4096  # cached Numba views (``CudaBackend._nb``); all are dropped beyond it
-LAUNCHERS = ("numba", "prepared")  # how the Numba kernels are launched (``launches``)
+LAUNCHERS = ("auto", "numba", "prepared")  # how the Numba kernels are launched (``launches``)
+logger = logging.getLogger("gpurules.cuda")
 
 
 def _numba_stream(nb_cuda, stream):
@@ -60,6 +62,16 @@ def _numba_stream(nb_cuda, stream):
     if config.ENABLE_CUDASIM:
         return nb_cuda.stream()
     return nb_cuda.external_stream(stream.ptr)
+
+
+def _auto_launcher():
+    """``"prepared"`` where ``launches.check_internals`` passes, else ``"numba"`` (logged)."""
+    try:
+        launches.check_internals()
+    except RuntimeError as exc:
+        logger.info("CUDA launcher 'numba' (the prepared launches cannot run: %s)", exc)
+        return "numba"
+    return "prepared"
 
 
 def _check_launcher(launcher):
@@ -77,9 +89,12 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         force_global_atomics: build every histogram with the global-atomics kernel (tests).
         block_size: threads per block of the histogram and element-wise kernels (a multiple
             of 32; tests under the simulator use fewer).
-        launcher: ``"numba"`` (numba-cuda's launches) or ``"prepared"`` (array arguments
-            marshalled once, ``launches.PreparedLaunches``; a GPU only, experimental until
-            a GPU run confirms it).
+        launcher: ``"prepared"`` (array arguments marshalled once, ``launches.
+            PreparedLaunches``; a GPU and numba-cuda 0.30's internals only), ``"numba"``
+            (numba-cuda's own launches, 3x the host time per launch on an H200) or
+            ``"auto"`` (the default: ``"prepared"`` where it can run, else ``"numba"``
+            with an INFO line on the ``gpurules.cuda`` logger saying why). Both give the
+            same results bit for bit; ``launcher`` is the one chosen.
     """
 
     name = "cuda"
@@ -88,7 +103,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
     narrow_head_search = False  # a fixed head is refined on this same backend
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256,
-                 launcher="numba"):
+                 launcher="auto"):
         if block_size % 32 or not 32 <= block_size <= 1024:
             raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
                              f"{block_size}")
@@ -118,11 +133,14 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             self._hist = {name: module.get_function(name) for name in sources.HISTOGRAM_KERNELS}
 
     def set_launcher(self, launcher):
-        """Launch the Numba kernels with numba-cuda (``"numba"``) or with the arguments
-        marshalled once (``"prepared"``, ``launches``); between fits only."""
+        """Launch the Numba kernels with numba-cuda (``"numba"``), with the arguments
+        marshalled once (``"prepared"``, ``launches``) or with the first of these two that
+        can run here (``"auto"``); between fits only."""
         from gpurules.backends.cuda import histogram_search, kernels
 
         _check_launcher(launcher)
+        if launcher == "auto":
+            launcher = _auto_launcher()
         self.launcher, self._launches = launcher, None
         self._kernels, self._search_module = kernels, histogram_search
         if launcher == "prepared":

@@ -46,6 +46,17 @@ def shared_histogram_bytes(num_bins, K, W=None):
     return num_bins * (K + W + 1) * 8
 
 
+def view_rows(rows):
+    """The histogram views' row count for ``rows`` used rows (int >= 0): ``rows`` rounded
+    up to a multiple of a quarter of its highest power of two (at most 4 distinct counts per
+    octave, at most 25 % more rows; exact below 8)."""
+    rows = int(rows)
+    if rows < 8:
+        return rows
+    step = 1 << (rows.bit_length() - 3)
+    return -(-rows // step) * step
+
+
 class HistogramBuilder:
     """The histogram methods of ``CudaBackend`` (a base class of it): they read the fit's
     state that the backend sets (``g``, ``h``, ``bin_index``, ``_num_bins``, ``_covered``,
@@ -72,14 +83,20 @@ class HistogramBuilder:
         return np.concatenate([[0], np.cumsum(self._num_bins[features])]).astype(np.int64)
 
     def _histogram_views(self, rows):
-        """Point ``hist_g`` int64 (rows, K), ``hist_h`` int64 (rows, W) and ``hist_count``
-        int64 (rows,) (and their Numba views) at one buffer of the fit, ``_hist_all`` int64
-        (rows (K + W + 1),): the three one after the other."""
+        """Point ``hist_g`` int64 (C, K), ``hist_h`` int64 (C, W) and ``hist_count`` int64
+        (C,) (and their Numba views) at one buffer of the fit, ``_hist_all`` int64
+        (C (K + W + 1),): the three one after the other, with room for ``C =
+        view_rows(rows)`` >= ``rows`` rows; the kernels use the first ``rows`` (the slots').
+
+        Rounding the row count up keeps the views few: the sampled features' bins differ
+        from step to step, and each new shape would cost three new Numba views (64 us each
+        on an H200) and, past ``MAX_VIEWS``, the loss of every cached one."""
         K, W = self.g.shape[1], self.h.shape[1]
-        buf = self._hist_all = self._buffer("histograms", (rows * (K + W + 1),), np.int64)
-        self.hist_g = buf[:rows * K].reshape(rows, K)
-        self.hist_h = buf[rows * K:rows * (K + W)].reshape(rows, W)
-        self.hist_count = buf[rows * (K + W):]
+        C = view_rows(rows)
+        buf = self._hist_all = self._buffer("histograms", (C * (K + W + 1),), np.int64)
+        self.hist_g = buf[:C * K].reshape(C, K)
+        self.hist_h = buf[C * K:C * (K + W)].reshape(C, W)
+        self.hist_count = buf[C * (K + W):]
         for name in ("hist_g", "hist_h", "hist_count"):
             self._v[name] = self._nb(getattr(self, name))
 
@@ -192,9 +209,9 @@ class HistogramBuilder:
             self.build_histograms(features, weights)
             flat = self.cp.asnumpy(self._hist_all)
         _, slot_offset = self.slots
-        R = int(slot_offset[-1])
-        rows = np.concatenate((flat[:R * K].reshape(R, K),
-                               flat[R * K:R * (K + W)].reshape(R, W),
-                               flat[R * (K + W):, None]), axis=1)
+        R, C = int(slot_offset[-1]), self.hist_count.shape[0]  # used rows, view rows
+        rows = np.concatenate((flat[:C * K].reshape(C, K)[:R],
+                               flat[C * K:C * (K + W)].reshape(C, W)[:R],
+                               flat[C * (K + W):C * (K + W) + R, None]), axis=1)
         slot = np.argsort(self._slot_order(features))  # features[i] is in slot slot[i]
         return rows[rows_of(slot_offset, slot)]
