@@ -38,9 +38,11 @@ synthetic size, its larger sizes are reported as not run (with the reason).
 CUDA work per refinement: one extra fit per data set with
 :class:`gpurules.backends.cuda.counters.DeviceCounters` on its backend (kernel launches,
 device->host and host->device copies, device allocations, bytes read by the histogram
-kernels, each divided by the fit's refinements), a modelled time per refinement (histogram
-bytes / ``--model-gbps`` + launches x ``--model-launch-us``) and the measured one (median fit
-time / refinements; it includes the host's work and the per-rule phases).
+kernels, the bytes of the passes over the sampled features' histogram rows (zeroing, prefix
+sums, scan: ``counters.bin_pass_bytes``), each divided by the fit's refinements), a
+modelled time per refinement ((histogram + bin pass bytes) / ``--model-gbps`` + launches x
+``--model-launch-us``) and the measured one (median fit time / refinements; it includes the
+host's work and the per-rule phases).
 
 CUDA phases: one extra fit per data set with :class:`gpurules.backends.cuda.profiling.
 PhaseProfiler` attached (events and a synchronisation around every phase, so it is not one
@@ -269,7 +271,7 @@ def counted_fit(split: C.Split, args: argparse.Namespace) -> dict:
     """One cuda-hist fit with DeviceCounters on its backend: the counts per refinement (a
     condition found by ``refine_rule``, whose device-resident blocks run several) and the
     number of refinements."""
-    from gpurules.backends.cuda.counters import DeviceCounters
+    from gpurules.backends.cuda.counters import DeviceCounters, bin_pass_bytes
 
     clf = make_estimator("cuda-hist", args.max_rules, args.threads)
     holder = {"refinements": 0}
@@ -289,8 +291,10 @@ def counted_fit(split: C.Split, args: argparse.Namespace) -> dict:
 
     clf._make_backend = counted_backend
     clf.fit(split.X_train, split.Y_train)
-    holder["counters"].detach()
-    counts = holder["counters"].counts.as_dict()
+    counters = holder["counters"]
+    counters.detach()
+    counts = counters.counts.as_dict()
+    counts["bin_bytes"] = bin_pass_bytes(counts["histogram_rows"], *counters.backend._widths())
     refinements = max(holder["refinements"], 1)
     return {"refinements": holder["refinements"],
             "per_refinement": {k: v / refinements for k, v in counts.items()}}
@@ -299,16 +303,17 @@ def counted_fit(split: C.Split, args: argparse.Namespace) -> dict:
 def work_row(name: str, work: dict, fit_s: float | None, args: argparse.Namespace) -> list:
     """One line of the per-refinement table: counts, modelled and measured ms."""
     per = work["per_refinement"]
-    model_ms = (per["histogram_bytes"] / (args.model_gbps * 1e9)
+    model_ms = ((per["histogram_bytes"] + per["bin_bytes"]) / (args.model_gbps * 1e9)
                 + per["launches"] * args.model_launch_us * 1e-6) * 1e3
     measured = "-" if fit_s is None else f"{1e3 * fit_s / max(work['refinements'], 1):.3f}"
     return [name, work["refinements"], f"{per['launches']:.1f}", f"{per['d2h']:.1f}",
             f"{per['h2d']:.1f}", f"{per['allocations']:.2f}",
-            f"{per['histogram_bytes'] / 1e6:.2f}", f"{model_ms:.3f}", measured]
+            f"{per['histogram_bytes'] / 1e6:.2f}", f"{per['bin_bytes'] / 1e6:.2f}",
+            f"{model_ms:.3f}", measured]
 
 
 WORK_HEADERS = ["data", "refinements", "launches", "copies d->h", "copies h->d", "allocations",
-                "histogram MB", "modelled ms", "measured ms"]
+                "histogram MB", "bin pass MB", "modelled ms", "measured ms"]
 
 
 def cold_fit_subprocess(system: str, spec: str, args: argparse.Namespace) -> float:

@@ -141,6 +141,18 @@ def histogram_bytes_follow_the_coverage():
 
 
 @check
+def histogram_rows_are_counted():
+    """Each refinement builds the rows of its sampled features (all 3: every bin of the
+    data set), whatever its coverage; the bytes of the passes over them follow."""
+    from gpurules.backends.cuda.counters import BIN_PASSES, bin_pass_bytes
+
+    rows = _problem()[0].total_bins
+    counts = refinement_counts()
+    assert counts[0].histogram_rows == counts[1].histogram_rows == rows, (rows, counts)
+    assert bin_pass_bytes(rows, 2, 2) == BIN_PASSES * 8 * 5 * rows
+
+
+@check
 def statistics_read_once_per_refinement():
     """The 3 sampled features' histograms fit in shared memory together: one group, so the
     statistics of the covered examples are read once, not once per feature."""

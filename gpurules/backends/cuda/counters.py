@@ -46,7 +46,9 @@ class Counts:
     d2h: device->host copies (each a synchronisation); h2d: host->device copies;
     allocations: device arrays allocated; histogram_bytes: bytes read by the histogram
     kernels (modelled from their arguments, :func:`histogram_read_bytes`); wrappers: Numba
-    views made of CuPy arrays (host work only)."""
+    views made of CuPy arrays (host work only); histogram_rows: the histogram rows of the
+    sampled features, summed over the builds (each row is zeroed, prefix-summed and scanned
+    whatever the coverage: :func:`bin_pass_bytes`)."""
 
     raw_launches: int = 0
     numba_launches: int = 0
@@ -55,6 +57,7 @@ class Counts:
     allocations: int = 0
     histogram_bytes: int = 0
     wrappers: int = 0
+    histogram_rows: int = 0
 
     @property
     def launches(self):
@@ -90,6 +93,19 @@ def histogram_read_bytes(listed, K, W, S, covered, G=None):
     return int(G * (2 * 4 * listed + covered * (8 * K + 8 * W)) + S * covered * 4)
 
 
+BIN_PASSES = 4  # zeroing writes a row, the prefix sums read and write it, the scan reads it
+
+
+def bin_pass_bytes(rows, K, W):
+    """Bytes that the per-step passes over ``rows`` histogram rows of ``K + W + 1`` int64
+    columns move (``BIN_PASSES`` of them), however few examples are covered: with
+    mlrl-boomer's default ``bin_ratio`` (0.33 n bins per continuous feature) these, not the
+    statistics the histogram kernels read, grow with n.
+
+    Returns: int."""
+    return int(BIN_PASSES * 8 * (K + W + 1) * rows)
+
+
 @dataclass
 class DeviceCounters:
     """Counters on a CudaBackend instance (see the module docstring); ``counts`` grows while
@@ -105,7 +121,8 @@ class DeviceCounters:
             raise RuntimeError("the counters are already attached")
         self.counts = Counts() if self.counts is None else self.counts
         self._saved = {name: getattr(b, name) for name in (
-            "cp", "_hist", "_kernels", "_search_module", "_upload", "_wrap")}
+            "cp", "_hist", "_kernels", "_search_module", "_upload", "_wrap",
+            "_histogram_views")}
         cp = self._saved["cp"]
         names = _parameter_names(sources.kernel_source(sources.HISTOGRAM_SOURCE))
         b.cp = _CountingCupy(cp, self.counts)
@@ -115,7 +132,14 @@ class DeviceCounters:
         b._search_module = _counting_module(self._saved["_search_module"], self.counts)
         b._upload = self._counted(self._saved["_upload"], "h2d")
         b._wrap = self._counted(self._saved["_wrap"], "wrappers")
+        b._histogram_views = self._rows_counted(self._saved["_histogram_views"])
         return self
+
+    def _rows_counted(self, method):
+        def counted(rows):
+            self.counts.histogram_rows += int(rows)
+            return method(rows)
+        return counted
 
     def _counted(self, method, field):
         def counted(*args):
@@ -126,7 +150,7 @@ class DeviceCounters:
     def detach(self):
         for name, value in self._saved.items():
             setattr(self.backend, name, value)
-        for name in ("_upload", "_wrap"):  # the class's own methods
+        for name in ("_upload", "_wrap", "_histogram_views"):  # the class's own methods
             self.backend.__dict__.pop(name, None)
         self._saved = None
 
