@@ -11,7 +11,11 @@ Systems (``--systems``, default all):
 - ``cuda-numba``: ``cuda-hist`` with the Numba kernels launched by numba-cuda itself
   (``CudaBackend.set_launcher("numba")``), to measure what the prepared launches save;
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
-  ``"equal-width"``.
+  ``"equal-width"``;
+- ``cpu-hist-255`` / ``cuda-hist-255`` / ``boomer-ew-255``: the same equal-width systems with
+  at most 255 bins per feature (``"equal-width{max_bins=255}"``, as XGBoost and LightGBM
+  default to): mlrl-boomer's default ``bin_ratio`` gives 0.33 n bins per continuous
+  feature, whose passes then dominate a step's device work.
 
 Every CPU system uses ``--threads`` (``all``: ``parallel_*="true"``, all host cores; ``1``:
 ``"false"``), mlrl-boomer included.
@@ -77,6 +81,7 @@ import _common as C  # noqa: E402
 
 C.use_repo_checkout()
 
+CAPPED = "equal-width{max_bins=255}"
 SYSTEMS = {
     "cpu-exact": ("gpurules", "cpu", "none"),
     "cpu-hist": ("gpurules", "cpu", "equal-width"),
@@ -88,10 +93,15 @@ SYSTEMS = {
     "cuda-numba": ("gpurules", "cuda", "equal-width"),
     "boomer-exact": ("mlrl-boomer", None, "none"),
     "boomer-ew": ("mlrl-boomer", None, "equal-width"),
+    "cpu-hist-255": ("gpurules", "cpu", CAPPED),
+    "cuda-hist-255": ("gpurules", "cuda", CAPPED),
+    "boomer-ew-255": ("mlrl-boomer", None, CAPPED),
 }
-REFERENCE = {"none": "boomer-exact", "equal-width": "boomer-ew"}
+# the mlrl-boomer system of each binning: the ratio column "vs boomer, same bins"
+REFERENCE = {"none": "boomer-exact", "equal-width": "boomer-ew", CAPPED: "boomer-ew-255"}
 COLD_FLAG = "--_cold"
-HEADERS = ["data", "n_train", "n_test", "system", "fit s", "vs boomer-exact", "vs boomer-ew",
+HEADERS = ["data", "n_train", "n_test", "system", "fit s", "vs boomer-exact",
+           "vs boomer, same bins",
            "rules", "Hamming %", "subset 0/1 %", "ex-F1 %"]
 
 
@@ -378,8 +388,9 @@ def result_row(split: tuple, system: str, result: dict, by_system: dict) -> list
     row = [*split, system]
     if "note" in result:
         return row + [result["note"]] + ["-"] * (len(HEADERS) - 5)
+    same_bins = REFERENCE[SYSTEMS[system][2]]
     ratios = [C.fmt_ratio(result["fit_s"], by_system.get(ref, {}).get("fit_s"))
-              for ref in ("boomer-exact", "boomer-ew")]
+              for ref in ("boomer-exact", same_bins)]
     return row + [C.fmt_seconds(result["fit_s"]), *ratios, result["rules"],
                   fmt_pct(result, "hamming"), fmt_pct(result, "subset01"),
                   fmt_pct(result, "ex_f1")]
@@ -582,7 +593,8 @@ def main(argv: list[str] | None = None) -> int:
         cold_fit_main(argv[1])
         return 0
     args = parse_args(argv)
-    reason = cuda_reason() if "cuda-hist" in args.systems else "cuda-hist not in --systems"
+    on_cuda = [s for s in args.systems if SYSTEMS[s][1] == "cuda"]
+    reason = cuda_reason() if on_cuda else "no CUDA system in --systems"
     if reason:
         C.log(f"CUDA: not available ({reason})")
     gpu, copy_gbps = gpu_lines(reason)

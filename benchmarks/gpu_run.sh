@@ -13,7 +13,7 @@
 # 4. runs the gpu-marked tests (pytest -m gpu tests): $OUT/pytest.txt;
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
 #    $OUT/profile.txt;
-# 6. benchmarks/compare_devices.py at n = 1e5 (100 rules; cuda-hist, cuda-numba, cuda-stepwise,
+# 6. benchmarks/compare_devices.py at n = 1e5 (100 rules; cuda-hist, cuda-stepwise, cuda-hist-255,
 #    mlrl-boomer equal-width) and 1e6 (50 rules; cuda-hist, mlrl-boomer equal-width):
 #    $OUT/devices-1e5.md, devices-1e6.md, their logs in $OUT/bench.txt.
 # $OUT/steps.txt logs every step with its time and exit status. 8 files in all. Each step
@@ -26,9 +26,10 @@
 # Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, STEPS (which of
 # "probe diagnose tests profile bench" run; default all), GPU_SIZES and GPU_RULES (the
 # benchmark sizes and their rules, "1e5 1e6" and "100 50"), SYSTEMS (of the first size;
-# default "cuda-hist cuda-numba cuda-stepwise boomer-ew"), LARGE_SYSTEMS (of the others;
-# "cuda-hist boomer-ew"). A short follow-up call on the warm machine, for example:
-#   STEPS=bench GPU_SIZES=1e6 GPU_RULES=50 SYSTEMS="cuda-hist cuda-numba" BUDGET=200 \
+# default "cuda-hist cuda-stepwise cuda-hist-255 boomer-ew boomer-ew-255"), LARGE_SYSTEMS (of
+# the others; "cuda-hist cuda-hist-255 boomer-ew boomer-ew-255"). A short follow-up call on
+# the warm machine (one size: its profiled fit is not skipped), for example:
+#   STEPS=bench GPU_SIZES=1e6 GPU_RULES=20 SYSTEMS="cuda-hist cuda-numba" BUDGET=240 \
 #       bash benchmarks/gpu_run.sh
 set -u
 cd "$(dirname "$0")/.." || exit 99
@@ -37,8 +38,8 @@ mkdir -p "$OUT"
 DRY=${GPU_RUN_DRY:-0}
 PY=${PY:-python3}
 TMPD=${TMPD:-/tmp}
-SYSTEMS=${SYSTEMS:-cuda-hist cuda-numba cuda-stepwise boomer-ew}
-LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist boomer-ew}
+SYSTEMS=${SYSTEMS:-cuda-hist cuda-stepwise cuda-hist-255 boomer-ew boomer-ew-255}
+LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-hist-255 boomer-ew boomer-ew-255}
 STEPS=" ${STEPS:-probe diagnose tests profile bench} "
 # seconds the tests leave to the steps after them, and the first benchmark to the second
 if [ "$DRY" = 1 ]; then
