@@ -78,6 +78,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import _common as C  # noqa: E402
+import _cuda_work as W  # noqa: E402
 
 C.use_repo_checkout()
 
@@ -258,74 +259,6 @@ def warm_up(system: str, split: C.Split, args: argparse.Namespace) -> None:
     clf.fit(split.X_train[:m], split.Y_train[:m])
 
 
-def profiled_fit(split: C.Split, args: argparse.Namespace) -> dict:
-    """One cuda-hist fit with the PhaseProfiler attached to its backend."""
-    from gpurules.backends.cuda.profiling import PhaseProfiler
-
-    clf = make_estimator("cuda-hist", args.max_rules, args.threads)
-    holder = {}
-    make_backend = clf._make_backend
-
-    def profiled_backend(threads):
-        holder["profiler"] = PhaseProfiler(make_backend(threads)).attach()
-        return holder["profiler"].backend
-
-    clf._make_backend = profiled_backend  # instance attribute: this fit only
-    seconds, _ = C.timed(lambda: clf.fit(split.X_train, split.Y_train))
-    profiler = holder["profiler"]
-    profiler.detach()
-    return {"fit_s": seconds, "rows": profiler.rows(), "gbps": profiler.histogram_gbps()}
-
-
-def counted_fit(split: C.Split, args: argparse.Namespace) -> dict:
-    """One cuda-hist fit with DeviceCounters on its backend: the counts per refinement (a
-    condition found by ``refine_rule``, whose device-resident blocks run several) and the
-    number of refinements."""
-    from gpurules.backends.cuda.counters import DeviceCounters, bin_pass_bytes
-
-    clf = make_estimator("cuda-hist", args.max_rules, args.threads)
-    holder = {"refinements": 0}
-    make_backend = clf._make_backend
-
-    def counted_backend(threads):
-        backend = make_backend(threads)
-        holder["counters"] = DeviceCounters(backend).attach()
-        refine = backend.refine_rule
-
-        def counting(*a, **kw):
-            result = refine(*a, **kw)
-            holder["refinements"] += len(result[0])
-            return result
-        backend.refine_rule = counting  # instance attribute: this fit only
-        return backend
-
-    clf._make_backend = counted_backend
-    clf.fit(split.X_train, split.Y_train)
-    counters = holder["counters"]
-    counters.detach()
-    counts = counters.counts.as_dict()
-    counts["bin_bytes"] = bin_pass_bytes(counts["histogram_rows"], *counters.backend._widths())
-    refinements = max(holder["refinements"], 1)
-    return {"refinements": holder["refinements"],
-            "per_refinement": {k: v / refinements for k, v in counts.items()}}
-
-
-def work_row(name: str, work: dict, fit_s: float | None, args: argparse.Namespace) -> list:
-    """One line of the per-refinement table: counts, modelled and measured ms."""
-    per = work["per_refinement"]
-    model_ms = ((per["histogram_bytes"] + per["bin_bytes"]) / (args.model_gbps * 1e9)
-                + per["launches"] * args.model_launch_us * 1e-6) * 1e3
-    measured = "-" if fit_s is None else f"{1e3 * fit_s / max(work['refinements'], 1):.3f}"
-    return [name, work["refinements"], f"{per['launches']:.1f}", f"{per['d2h']:.1f}",
-            f"{per['h2d']:.1f}", f"{per['allocations']:.2f}",
-            f"{per['histogram_bytes'] / 1e6:.2f}", f"{per['bin_bytes'] / 1e6:.2f}",
-            f"{model_ms:.3f}", measured]
-
-
-WORK_HEADERS = ["data", "refinements", "launches", "copies d->h", "copies h->d", "allocations",
-                "histogram MB", "bin pass MB", "modelled ms", "measured ms"]
-
-
 def cold_fit_subprocess(system: str, spec: str, args: argparse.Namespace) -> float:
     """Seconds of the first fit in a fresh process with empty Numba and CuPy caches."""
     with tempfile.TemporaryDirectory(prefix="gpurules-cold-") as tmp:
@@ -394,25 +327,6 @@ def result_row(split: tuple, system: str, result: dict, by_system: dict) -> list
     return row + [C.fmt_seconds(result["fit_s"]), *ratios, result["rules"],
                   fmt_pct(result, "hamming"), fmt_pct(result, "subset01"),
                   fmt_pct(result, "ex_f1")]
-
-
-def phase_table(profile: dict, copy_gbps: float | None) -> str:
-    """Markdown table of one profiled CUDA fit."""
-    rows = []
-    total = sum(r[2] for r in profile["rows"])
-    for name, calls, self_ms, incl_ms, nbytes in profile["rows"]:
-        rows.append([name, calls, f"{self_ms:.1f}", f"{incl_ms:.1f}",
-                     f"{100 * self_ms / max(total, 1e-12):.1f}",
-                     f"{nbytes / 1e6:.1f}" if nbytes else "-"])
-    other = 1e3 * profile["fit_s"] - total
-    rows.append(["(host, outside the phases)", "-", f"{other:.1f}", "-", "-", "-"])
-    text = C.markdown_table(["phase", "calls", "self ms", "incl. ms", "% of phases", "MB"], rows)
-    gbps = profile["gbps"]
-    line = f"histogram kernel: {gbps:.1f} GB/s achieved"
-    if copy_gbps:
-        line += f" = {100 * gbps / copy_gbps:.1f} % of the copy bandwidth ({copy_gbps:.0f} GB/s)"
-    return (f"profiled fit {profile['fit_s']:.2f} s (synchronised per phase); {line}\n\n"
-            + text)
 
 
 def plot(path: Path, sizes: list[int], results: dict, systems: list[str],
@@ -487,12 +401,14 @@ def run_all(args: argparse.Namespace, reason: str | None):
         if "cuda-hist" in args.systems and not reason and "fit_s" in results.get(
                 (split.name, "cuda-hist"), {}):
             try:
-                results[(split.name, "cuda-work")] = counted_fit(split, args)
+                results[(split.name, "cuda-work")] = W.counted_fit(
+                    make_estimator("cuda-hist", args.max_rules, args.threads), split)
             except Exception:  # noqa: BLE001
                 errors.append(f"{split.name} counted cuda fit:\n{traceback.format_exc()}")
         if "cuda-hist" in args.systems and not reason and not args.skip_profile:
             try:
-                profiles[split.name] = profiled_fit(split, args)
+                profiles[split.name] = W.profiled_fit(
+                    make_estimator("cuda-hist", args.max_rules, args.threads), split)
             except Exception:  # noqa: BLE001
                 errors.append(f"{split.name} profiled cuda fit:\n{traceback.format_exc()}")
         splits.append((split.name, split.n_train, split.n_test))
@@ -533,15 +449,15 @@ def report(args, splits, results, profiles, cold, machine, copy_gbps) -> str:
         lines += ["", "Cold fit (fresh process, empty Numba/CuPy caches, first data set):", ""]
         lines.append(C.markdown_table(["system", "cold fit s"],
                                       [[s, C.fmt_seconds(t)] for s, t in cold.items()]))
-    work = [work_row(split[0], results[(split[0], "cuda-work")],
+    work = [W.work_row(split[0], results[(split[0], "cuda-work")],
                      results.get((split[0], "cuda-hist"), {}).get("fit_s"), args)
             for split in splits if (split[0], "cuda-work") in results]
     if work:
         lines += ["", f"### CUDA work per refinement (model: {args.model_gbps:g} GB/s, "
                   f"{args.model_launch_us:g} us per launch)", "",
-                  C.markdown_table(WORK_HEADERS, work)]
+                  C.markdown_table(W.WORK_HEADERS, work)]
     for name, profile in profiles.items():
-        lines += ["", f"### CUDA phases: {name}", "", phase_table(profile, copy_gbps)]
+        lines += ["", f"### CUDA phases: {name}", "", W.phase_table(profile, copy_gbps)]
     return "\n".join(lines) + "\n"
 
 
