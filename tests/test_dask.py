@@ -8,14 +8,14 @@ distributed = pytest.importorskip("distributed", reason="distributed is not inst
 
 from gpurules import BoomerClassifier  # noqa: E402
 from gpurules.dask import DaskBoomerClassifier  # noqa: E402
+from tests.reference.dask_clients import in_process_client, local_cluster  # noqa: E402
 
 CHUNKS = (100, 80, 120)
 
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
-                            dashboard_address=":0") as c:
+    with in_process_client(2) as c:
         yield c
 
 
@@ -274,9 +274,7 @@ def test_lost_worker_stops_the_fit(data, lose):
     from gpurules.backends.dask.partition import PartitionState
 
     X, Y = data
-    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
-                                  dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as client:
+    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
         dist = DaskBoomerClassifier(client=client, max_rules=6, feature_binning="equal-width")
         lost, blocks = {}, []
 

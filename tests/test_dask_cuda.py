@@ -42,6 +42,7 @@ distributed = pytest.importorskip("distributed", reason="distributed is not inst
 
 from gpurules.backends.dask.leader import Condition  # noqa: E402
 from gpurules.dask import DaskBoomerClassifier  # noqa: E402
+from tests.reference.dask_clients import in_process_client  # noqa: E402
 
 SCALE = 2.0 ** 30
 CHECKS = {}
@@ -213,9 +214,10 @@ def _distributed_fits_equal_cpu(client):
 
 
 def _two_workers():
-    """A ``distributed.Client`` of two in-process workers (threads of this interpreter)."""
-    return distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
-                              dashboard_address=":0")
+    """A ``distributed.Client`` of two in-process workers (threads of this interpreter), their
+    profiler off (``tests/reference/dask_clients.py``: with it, this check deadlocked
+    CPython 3.11.7 now and then)."""
+    return in_process_client(2)
 
 
 @check
@@ -237,8 +239,7 @@ def test_under_simulator(simulator_results, name):
 # -- 2. in this process: no GPU here; the same checks on a real GPU --------------------------
 @pytest.fixture(scope="module")
 def client():
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
-                            dashboard_address=":0") as c:
+    with in_process_client(1) as c:
         yield c
 
 
