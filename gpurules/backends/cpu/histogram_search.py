@@ -56,13 +56,19 @@ def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, 
                         hist_count)
 
 
+BUILD_CHUNK = 1024  # covered examples whose rows one feature after another adds
+
+
 @nb.njit
 def _build_features(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
                     hist_count):
     """Fill the histogram rows of ``features`` (int64, distinct) from the covered examples
-    ``covered[:n_covered]``, in one pass over them: each example's statistics row is read
-    once and added to the row of its bin in every feature (the integer sums do not depend on
-    the order, so the histograms equal those of one pass per feature, bit for bit).
+    ``covered[:n_covered]``, in chunks of ``BUILD_CHUNK`` of them: the chunk's statistics
+    rows are added to one feature's histogram after the other, so the rows being updated
+    are one feature's (in cache) while the chunk's statistics stay in cache for the next
+    feature (issue 17: 0.6-0.9x the time of one pass adding each example to every feature,
+    with 255 bins and 40 columns; the integer sums do not depend on the order, so the
+    histograms are the same, bit for bit).
 
     Counts are zeroed for all of the features' rows; the sums of a row only when its first
     example arrives, so rows with count 0 keep stale sums (the scan never reads them) and the
@@ -71,19 +77,20 @@ def _build_features(features, bin_index, bin_offset, covered, n_covered, weights
     for j in range(features.shape[0]):
         f = features[j]
         hist_count[bin_offset[f]:bin_offset[f + 1]] = 0
-    for c in range(n_covered):
-        i = covered[c]
-        w = weights[i]
-        if w == 0:
-            continue
+    for c0 in range(0, n_covered, BUILD_CHUNK):
+        c1 = min(c0 + BUILD_CHUNK, n_covered)
         for j in range(features.shape[0]):
             f = features[j]
-            b = bin_index[f, i]
-            if b < 0:
-                continue
-            r = bin_offset[f] + b
-            _add_row(hist, r, gh, i, w, hist_count[r] == 0)
-            hist_count[r] += 1
+            first = bin_offset[f]
+            for c in range(c0, c1):
+                i = covered[c]
+                w = weights[i]
+                b = bin_index[f, i]
+                if w == 0 or b < 0:
+                    continue
+                r = first + b
+                _add_row(hist, r, gh, i, w, hist_count[r] == 0)
+                hist_count[r] += 1
 
 
 @nb.njit(inline="always")
