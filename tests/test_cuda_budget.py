@@ -208,8 +208,8 @@ def no_new_numba_views_after_the_first_rule():
 @check
 def histogram_views_outlive_a_change_of_the_sampled_bins():
     """The histogram views have room for ``view_rows(rows)`` rows: two samples of features
-    whose bins differ (9 and 10 rows) share them (no new Numba view), and the histograms
-    still equal the CPU's."""
+    whose bins differ (9 and 10 rows) share them (no new Numba view, the same CuPy views),
+    and the histograms still equal the CPU's."""
     from gpurules.backends.cpu import CpuBackend, histogram_search
     from gpurules.backends.cuda.counters import DeviceCounters
     from gpurules.backends.cuda.histograms import view_rows
@@ -229,12 +229,15 @@ def histogram_views_outlive_a_change_of_the_sampled_bins():
                           np.ones(N), 2.0 ** 20)
     counters = DeviceCounters(gpu).attach()
     assert view_rows(9) == view_rows(10) == 10
+    views = []
     for i, features in enumerate(([0, 1, 2], [1, 2, 3])):  # 9 and 10 rows
         features = np.array(features, np.int64)
         before = counters.snapshot()
         gpu.build_histograms(features, np.ones(N, np.int32))
         made = (counters.snapshot() - before).wrappers
         assert gpu.hist_count.shape == (10,) and (i == 0 or made == 0), (i, made)
+        views.append((gpu.hist_g, gpu.hist_h, gpu.hist_count))
+        assert all(a is b for a, b in zip(views[0], views[-1])), i
         cpu.hist[...], cpu.hist_count[...] = 0, 0
         histogram_search.build_histograms(features, binned.bin_index, binned.bin_offset,
                                           cpu.mask, cpu.indicator, np.ones(N, np.int32),

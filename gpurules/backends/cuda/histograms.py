@@ -90,13 +90,18 @@ class HistogramBuilder:
 
         Rounding the row count up keeps the views few: the sampled features' bins differ
         from step to step, and each new shape would cost three new Numba views (64 us each
-        on an H200) and, past ``MAX_VIEWS``, the loss of every cached one."""
+        on an H200) and, past ``MAX_VIEWS``, the loss of every cached one. The CuPy views of
+        a row count are kept with the buffer's views, so a step slices nothing."""
         K, W = self.g.shape[1], self.h.shape[1]
         C = view_rows(rows)
-        buf = self._hist_all = self._buffer("histograms", (C * (K + W + 1),), np.int64)
-        self.hist_g = buf[:C * K].reshape(C, K)
-        self.hist_h = buf[C * K:C * (K + W)].reshape(C, W)
-        self.hist_count = buf[C * (K + W):]
+        key = ("histograms", "views", C)  # dropped with the buffer (``_buffer``)
+        kept = self._buffer_views.get(key)
+        if kept is None:
+            buf = self._buffer("histograms", (C * (K + W + 1),), np.int64)
+            kept = self._buffer_views[key] = (buf, buf[:C * K].reshape(C, K),
+                                              buf[C * K:C * (K + W)].reshape(C, W),
+                                              buf[C * (K + W):])
+        self._hist_all, self.hist_g, self.hist_h, self.hist_count = kept
         for name in ("hist_g", "hist_h", "hist_count"):
             self._v[name] = self._nb(getattr(self, name))
 
