@@ -15,7 +15,10 @@ Systems (``--systems``, default all):
 - ``cpu-hist-255`` / ``cuda-hist-255`` / ``boomer-ew-255``: the same equal-width systems with
   at most 255 bins per feature (``"equal-width{max_bins=255}"``, as XGBoost and LightGBM
   default to): mlrl-boomer's default ``bin_ratio`` gives 0.33 n bins per continuous
-  feature, whose passes then dominate a step's device work.
+  feature, whose passes then dominate a step's device work;
+- ``cpu-nd`` / ``cuda-nd`` / ``boomer-nd``: the equal-width systems with
+  ``loss="logistic-non-decomposable"`` and ``head_type="complete"`` (label binning as each
+  learner's default; the ratio column "same bins" compares them with ``boomer-nd``).
 
 Every CPU system uses ``--threads`` (``all``: ``parallel_*="true"``, all host cores; ``1``:
 ``"false"``), mlrl-boomer included.
@@ -97,9 +100,20 @@ SYSTEMS = {
     "cpu-hist-255": ("gpurules", "cpu", CAPPED),
     "cuda-hist-255": ("gpurules", "cuda", CAPPED),
     "boomer-ew-255": ("mlrl-boomer", None, CAPPED),
+    # the non-decomposable complete-head fit (issue 14's scene/yeast target)
+    "cpu-nd": ("gpurules", "cpu", "equal-width"),
+    "cuda-nd": ("gpurules", "cuda", "equal-width"),
+    "boomer-nd": ("mlrl-boomer", None, "equal-width"),
 }
-# the mlrl-boomer system of each binning: the ratio column "vs boomer, same bins"
+NON_DECOMPOSABLE = {"loss": "logistic-non-decomposable", "head_type": "complete"}
+# the mlrl-boomer system of each binning: the ratio column "vs boomer, same bins" (for the
+# non-decomposable systems: boomer-nd)
 REFERENCE = {"none": "boomer-exact", "equal-width": "boomer-ew", CAPPED: "boomer-ew-255"}
+
+
+def same_bins_reference(system: str) -> str:
+    """The mlrl-boomer system with ``system``'s binning (and loss)."""
+    return "boomer-nd" if system.endswith("-nd") else REFERENCE[SYSTEMS[system][2]]
 COLD_FLAG = "--_cold"
 HEADERS = ["data", "n_train", "n_test", "system", "fit s", "vs boomer-exact",
            "vs boomer, same bins",
@@ -169,6 +183,8 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
     """A fresh estimator of ``system`` with ``random_state=1``."""
     package, device, binning = SYSTEMS[system]
     params: dict = {"random_state": 1, "feature_binning": binning}
+    if system.endswith("-nd"):
+        params.update(NON_DECOMPOSABLE)
     if max_rules is not None:
         params["max_rules"] = max_rules
     if package == "mlrl-boomer":
@@ -321,7 +337,7 @@ def result_row(split: tuple, system: str, result: dict, by_system: dict) -> list
     row = [*split, system]
     if "note" in result:
         return row + [result["note"]] + ["-"] * (len(HEADERS) - 5)
-    same_bins = REFERENCE[SYSTEMS[system][2]]
+    same_bins = same_bins_reference(system)
     ratios = [C.fmt_ratio(result["fit_s"], by_system.get(ref, {}).get("fit_s"))
               for ref in ("boomer-exact", same_bins)]
     return row + [C.fmt_seconds(result["fit_s"]), *ratios, result["rules"],

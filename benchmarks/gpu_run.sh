@@ -13,10 +13,14 @@
 # 4. runs the gpu-marked tests (pytest -m gpu tests): $OUT/pytest.txt;
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
 #    $OUT/profile.txt;
-# 6. benchmarks/compare_devices.py at n = 1e5 (100 rules; cuda-hist, cuda-stepwise, cuda-hist-255,
-#    mlrl-boomer equal-width) and 1e6 (50 rules; cuda-hist, mlrl-boomer equal-width):
-#    $OUT/devices-1e5.md, devices-1e6.md, their logs in $OUT/bench.txt.
-# $OUT/steps.txt logs every step with its time and exit status. 8 files in all. Each step
+# 6. benchmarks/compare_devices.py at n = 1e5 (100 rules; cuda-hist, cuda-stepwise,
+#    cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e6 (50 rules) and 1e4
+#    (100 rules; cuda-hist, cuda-hist-255, mlrl-boomer's two);
+# 7. compare_devices.py on yeast and scene: the non-decomposable complete-head fit
+#    (cuda-nd against boomer-nd, 200 rules);
+#    the reports of 6 and 7 one after the other in $OUT/devices.md, their logs in
+#    $OUT/bench.txt.
+# $OUT/steps.txt logs every step with its time and exit status. 7 files in all. Each step
 # has its own time limit within BUDGET (540 s: a session's 15 minutes of device time hold
 # the machine's start, this call and a short second one), so a slow step still leaves the
 # results of the earlier ones. The exit status is the number of steps that failed.
@@ -24,8 +28,9 @@
 # GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
 # own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
 # Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, STEPS (which of
-# "probe diagnose tests profile bench" run; default all), GPU_SIZES and GPU_RULES (the
-# benchmark sizes and their rules, "1e5 1e6" and "100 50"), SYSTEMS (of the first size;
+# "probe diagnose tests profile bench datasets" run; default all), GPU_SIZES and GPU_RULES
+# (the benchmark sizes and their rules, "1e5 1e6 1e4" and "100 50 100"), GPU_DATA_RULES
+# (200) and DATA_SYSTEMS ("cuda-nd boomer-nd") of step 7, SYSTEMS (of the first size;
 # default "cuda-hist cuda-stepwise cuda-hist-255 boomer-ew boomer-ew-255"), LARGE_SYSTEMS (of
 # the others; "cuda-hist cuda-hist-255 boomer-ew boomer-ew-255"). A short follow-up call on
 # the warm machine (one size: its profiled fit is not skipped), for example:
@@ -40,14 +45,18 @@ PY=${PY:-python3}
 TMPD=${TMPD:-/tmp}
 SYSTEMS=${SYSTEMS:-cuda-hist cuda-stepwise cuda-hist-255 boomer-ew boomer-ew-255}
 LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-hist-255 boomer-ew boomer-ew-255}
-STEPS=" ${STEPS:-probe diagnose tests profile bench} "
+DATA_SYSTEMS=${DATA_SYSTEMS:-cuda-nd boomer-nd}
+STEPS=" ${STEPS:-probe diagnose tests profile bench datasets} "
 # seconds the tests leave to the steps after them, and the first benchmark to the second
 if [ "$DRY" = 1 ]; then
-    BUDGET=${BUDGET:-420}; TESTS_KEEP=150; BENCH_KEEP=50
+    BUDGET=${BUDGET:-420}; TESTS_KEEP=150; BENCH_KEEP=50; TAIL_KEEP=30; DATA_KEEP=30
     read -r -a SIZES <<< "${GPU_SIZES:-2e3 4e3}"; read -r -a RULES <<< "${GPU_RULES:-20 20}"
+    DATA_RULES=${GPU_DATA_RULES:-10}
 else
-    BUDGET=${BUDGET:-540}; TESTS_KEEP=330; BENCH_KEEP=160
-    read -r -a SIZES <<< "${GPU_SIZES:-1e5 1e6}"; read -r -a RULES <<< "${GPU_RULES:-100 50}"
+    BUDGET=${BUDGET:-540}; TESTS_KEEP=330; BENCH_KEEP=160; TAIL_KEEP=90; DATA_KEEP=60
+    read -r -a SIZES <<< "${GPU_SIZES:-1e5 1e6 1e4}"
+    read -r -a RULES <<< "${GPU_RULES:-100 50 100}"
+    DATA_RULES=${GPU_DATA_RULES:-200}
 fi
 [ "${#SIZES[@]}" = "${#RULES[@]}" ] || { echo "GPU_SIZES and GPU_RULES differ in length" >&2; exit 99; }
 want() { [[ "$STEPS" == *" $1 "* ]]; }
@@ -133,7 +142,14 @@ else
     step "profile" $?
 fi
 
-want bench && : > "$OUT/bench.txt"
+# each compare_devices report appended to $OUT/devices.md under a heading (one file for all)
+report() {
+    { echo "# $1"; echo; cat "$TMPD/devices-part.md" 2> /dev/null || echo "(no report)"; echo; } \
+        >> "$OUT/devices.md"
+    rm -f "$TMPD/devices-part.md"
+}
+rm -f "$TMPD/devices-part.md"
+{ want bench || want datasets; } && : > "$OUT/bench.txt"
 for i in "${!SIZES[@]}"; do
     want bench || break
     n=${SIZES[$i]}
@@ -141,12 +157,25 @@ for i in "${!SIZES[@]}"; do
     extra=""
     [ "$i" -gt 0 ] && systems=$LARGE_SYSTEMS && extra="--skip-profile"
     log "compare_devices n=$n, ${RULES[$i]} rules, $systems ($(left) s left)"
-    keep=$(( i + 1 < ${#SIZES[@]} ? BENCH_KEEP : 5 ))
+    # the time left to the later steps: the first size's larger, the last size's for step 7
+    keep=$(( i == 0 ? BENCH_KEEP : TAIL_KEEP ))
+    if [ "$i" -eq $(( ${#SIZES[@]} - 1 )) ]; then
+        keep=5; want datasets && keep=$DATA_KEEP
+    fi
     # shellcheck disable=SC2086  # systems is a list
     timeout -k 10 "$(lim $keep)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
         --systems $systems --repeats 1 --skip-cold --max-rules "${RULES[$i]}" $extra \
-        --output "$OUT/devices-$n.md" >> "$OUT/bench.txt" 2>&1
+        --output "$TMPD/devices-part.md" >> "$OUT/bench.txt" 2>&1
     step "compare_devices n=$n" $?
+    report "n = $n, ${RULES[$i]} rules"
 done
+if want datasets; then
+    log "compare_devices yeast scene, $DATA_RULES rules, $DATA_SYSTEMS ($(left) s left)"
+    timeout -k 10 "$(lim 5)" $PY benchmarks/compare_devices.py --sizes --datasets yeast scene \
+        --systems $DATA_SYSTEMS --repeats 1 --skip-cold --skip-profile \
+        --max-rules "$DATA_RULES" --output "$TMPD/devices-part.md" >> "$OUT/bench.txt" 2>&1
+    step "compare_devices yeast scene" $?
+    report "yeast and scene, $DATA_RULES rules"
+fi
 log "done: $FAILED step(s) failed; files: $(ls "$OUT" | tr '\n' ' ')"
 exit "$FAILED"
