@@ -13,6 +13,7 @@ import pytest
 from gpurules.objectives import complete_head as ch
 from gpurules.objectives import fixed_point, predictors
 from gpurules.objectives import non_decomposable as nd
+from gpurules.objectives.multi_output import SELECT_DYNAMIC, multi_output_params
 from tests.reference import non_decomposable_reference as ref
 from tests.reference.cuda_support import require, run_checks, run_isolated
 
@@ -89,10 +90,14 @@ def _select_fixed(crit, count):
     return sel[:n]
 
 
-@nb.njit
 def _select_dynamic(crit, threshold, exponent):
+    return _select_dynamic_jit(crit, threshold, exponent, ch.dynamic_root(threshold, exponent))
+
+
+@nb.njit
+def _select_dynamic_jit(crit, threshold, exponent, root):
     sel = np.empty(crit.shape[0], np.int64)
-    n = ch.select_dynamic(crit, crit.shape[0], threshold, exponent, sel)
+    n = ch.select_dynamic(crit, crit.shape[0], threshold, exponent, root, sel)
     return sel[:n]
 
 
@@ -373,6 +378,20 @@ def test_select_fixed_and_dynamic_match_reference():
                                       ref.select_dynamic(crit, thr, exp))
 
 
+def test_dynamic_selection_without_pow_selects_as_the_powers():
+    """Exponents other than 2 compare ``|c| - min|c|`` with ``dynamic_root`` times the span
+    (no ``pow`` per output, so no libm/libdevice difference): the outputs of the powers'
+    definition on continuous criteria, and ``multi_output_params`` carries the root."""
+    rng = np.random.default_rng(10)
+    for _ in range(300):
+        crit = rng.normal(size=int(rng.integers(1, 30)))
+        thr, exp = float(rng.uniform(0.001, 0.999)), float(rng.uniform(1.0, 6.0))
+        np.testing.assert_array_equal(_select_dynamic(crit, thr, exp),
+                                      ref.select_dynamic(crit, thr, exp))
+    params = multi_output_params(0.0, 1.0, True, SELECT_DYNAMIC, (0.3, 1.5, 0.0))
+    assert params[6] == ch.dynamic_root(0.3, 1.5) == float(np.float32(0.7)) ** (1 / 1.5)
+
+
 def test_dynamic_selection_with_mlrl_boomer_defaults_keeps_the_extremes():
     crit = np.array([0.1, -1.0, 0.5, 0.995, -0.2])
     # threshold 0.02, exponent 2: keep (|c| - 0.1)^2 >= 0.98 * 0.9^2
@@ -521,7 +540,7 @@ def _kernels():
         best, label = ch.single_head_sums(rg, rh, tg, th, False, labels, 0.5, 0.0, 1.0)
         ch.output_criteria(g, h, m, True, 0.0, 1.0, scores)
         n = ch.select_fixed(scores, m, ch.bounded_fraction(m, 0.3, 2, 0), sel)
-        n += ch.select_dynamic(scores, m, 0.02, 2.0, sel)
+        n += ch.select_dynamic(scores, m, 0.02, 2.0, 0.98 ** 0.5, sel)
         gain2, zero2 = ch.partial_complete_head(g, h, sel, 1, 0.0, 1.0, scores, out, a, ipiv,
                                                 scores)
         out[0] = gain + best + gain2 + zero + label + n + zero2

@@ -26,7 +26,8 @@ score ``heads.label_score(g_k, H_kk)``;
   ``|criterion|`` (ties: lower index first); ``output_ratio = 0`` means the label
   cardinality / K, which the host resolves;
 * ``partial-dynamic{threshold,exponent}`` keeps every output with
-  ``(|c_k| - min|c|)^exponent >= (1 - threshold) (max|c| - min|c|)^exponent``.
+  ``(|c_k| - min|c|)^exponent >= (1 - threshold) (max|c| - min|c|)^exponent``
+  (:func:`select_dynamic`: no ``pow`` on any device).
 
 The head over the kept outputs is then the complete head of that sub-system (non-decomposable)
 or the per-output heads (decomposable).
@@ -246,21 +247,27 @@ def select_fixed(crit, m, count, sel):
     return count
 
 
-@register_jitable
-def _power(x, e):
-    """``x ** e`` for x >= 0; the default exponent 2 as ``x * x``: a multiplication, where
-    ``pow`` cost more than the rest of a partial-dynamic head, and exactly rounded, so the
-    same on every device (``pow`` need not be)."""
-    if e == 2.0:
-        return x * x
-    return x ** e
+def dynamic_root(threshold, exponent):
+    """``(1 - threshold)^(1 / exponent)`` (float64) of mlrl-boomer's float32 parameters: with it
+    :func:`select_dynamic` tests ``|c| - min|c| >= root (max|c| - min|c|)``, the same outputs
+    as the ``exponent``-th powers for ``exponent >= 1`` (both sides are >= 0), with no
+    ``pow`` per output. Computed once per fit on the host, so the CPU and the GPU compare
+    with the same number (``pow`` is libm's on the CPU and libdevice's on the GPU, which may
+    differ in the last bit)."""
+    e = float(np.float32(exponent))
+    keep = float(np.float32(1.0) - np.float32(threshold))
+    return keep ** (1.0 / e)
 
 
 @register_jitable
-def select_dynamic(crit, m, threshold, exponent, sel):
+def select_dynamic(crit, m, threshold, exponent, root, sel):
     """Outputs with (|c| - min|c|)^exponent >= (1 - threshold) (max|c| - min|c|)^exponent
-    (mlrl-boomer's float32 parameters) as ascending local indices in ``sel``. Returns the
-    number selected."""
+    (mlrl-boomer's float32 parameters) as ascending local indices in ``sel``; ``root`` =
+    :func:`dynamic_root` (threshold, exponent). Returns the number selected.
+
+    The default exponent 2 squares both sides (exactly rounded multiplications, as the
+    powers' definition); any other exponent compares ``|c| - min|c| >= root (max|c| -
+    min|c|)`` (equivalent for ``exponent >= 1``, and the same bits on every device)."""
     if m == 0:
         return 0
     lo = abs(crit[0])
@@ -269,12 +276,14 @@ def select_dynamic(crit, m, threshold, exponent, sel):
         c = abs(crit[i])
         lo = min(lo, c)
         hi = max(hi, c)
-    e = np.float64(np.float32(exponent))
+    square = np.float64(np.float32(exponent)) == 2.0
     keep = np.float64(np.float32(1.0) - np.float32(threshold))
-    bound = _power(hi - lo, e) * keep
+    span = hi - lo
+    bound = span * span * keep if square else root * span
     n = 0
     for i in range(m):
-        if _power(abs(crit[i]) - lo, e) >= bound:
+        d = abs(crit[i]) - lo
+        if (d * d if square else d) >= bound:
             sel[n] = i
             n += 1
     return n

@@ -13,7 +13,7 @@ sub-system; then the head of the (sub-)system: ``binned_head`` (GBLB), ``complet
 ``[l1, l2, packed, selection, s0, s1, s2, binning, bin_ratio, min_bins, max_bins]`` with
 ``selection`` 0 (all outputs), 1 (partial-fixed: ``s = [output_ratio, min_outputs,
 max_outputs]``, ratio already resolved) or 2 (partial-dynamic: ``s = [threshold, exponent,
--]``), ``binning`` 0 (none) or 1 (equal-width).
+root]``, ``root`` = ``complete_head.dynamic_root(threshold, exponent)``), ``binning`` 0 (none) or 1 (equal-width).
 
 Scratch: ``wf`` float64 and ``wi`` int64 rows of :func:`work_arrays` (one row per thread or
 search slot), cut into the arrays of :func:`work_views`; nothing here allocates.
@@ -23,8 +23,8 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.objectives.complete_head import (
-    bounded_fraction, compact, complete_head, gather_side, output_criteria, output_wise_head,
-    select_dynamic, select_fixed)
+    bounded_fraction, compact, complete_head, dynamic_root, gather_side, output_criteria,
+    output_wise_head, select_dynamic, select_fixed)
 from gpurules.objectives.label_binning import binned_head
 
 HEAD_MULTI_OUTPUT = 4
@@ -41,10 +41,13 @@ def multi_output_params(l1, l2, packed, selection=SELECT_ALL, options=(0.0, 0.0,
 
     Args:
         l1, l2: regularisation weights; packed: bool, non-decomposable statistics.
-        selection: ``SELECT_*``; options: its three parameters.
+        selection: ``SELECT_*``; options: its three parameters (partial-dynamic: threshold,
+            exponent and any third value, replaced by their ``dynamic_root``).
         binning: None or (bin_ratio, min_bins, max_bins) of equal-width GBLB.
     """
     b = (0.0, 0.0, 0.0, 0.0) if binning is None else (1.0, *binning)
+    if selection == SELECT_DYNAMIC:
+        options = (options[0], options[1], dynamic_root(options[0], options[1]))
     return np.array([l1, l2, float(bool(packed)), float(selection), *options, *b],
                     dtype=np.float64)
 
@@ -128,7 +131,7 @@ def multi_output_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
             n = bounded_fraction(m, params[4], int(params[5]), int(params[6]))
             count = select_fixed(crit, m, n, sel)
         else:
-            count = select_dynamic(crit, m, params[4], params[5], sel)
+            count = select_dynamic(crit, m, params[4], params[5], params[6], sel)
     if selection == SELECT_ALL:
         gs, hs = g, h
     else:
