@@ -28,9 +28,9 @@ def profiled_fit(clf, split: C.Split) -> dict:
 
 
 def counted_fit(clf, split: C.Split) -> dict:
-    """One fit of the CUDA estimator ``clf`` with DeviceCounters on its backend: the counts per refinement (a
-    condition found by ``refine_rule``, whose device-resident blocks run several) and the
-    number of refinements."""
+    """One fit of the CUDA estimator ``clf`` with DeviceCounters on its backend: the counts
+    per refinement (a condition found by ``refine_rule``, whose device-resident blocks run
+    several) and the number of refinements."""
     from gpurules.backends.cuda.counters import DeviceCounters, bin_pass_bytes
 
     holder = {"refinements": 0}

@@ -109,15 +109,14 @@ NON_DECOMPOSABLE = {"loss": "logistic-non-decomposable", "head_type": "complete"
 # the mlrl-boomer system of each binning: the ratio column "vs boomer, same bins" (for the
 # non-decomposable systems: boomer-nd)
 REFERENCE = {"none": "boomer-exact", "equal-width": "boomer-ew", CAPPED: "boomer-ew-255"}
+COLD_FLAG = "--_cold"
+HEADERS = ["data", "n_train", "n_test", "system", "fit s", "vs boomer-exact",
+           "vs boomer, same bins", "rules", "Hamming %", "subset 0/1 %", "ex-F1 %"]
 
 
 def same_bins_reference(system: str) -> str:
     """The mlrl-boomer system with ``system``'s binning (and loss)."""
     return "boomer-nd" if system.endswith("-nd") else REFERENCE[SYSTEMS[system][2]]
-COLD_FLAG = "--_cold"
-HEADERS = ["data", "n_train", "n_test", "system", "fit s", "vs boomer-exact",
-           "vs boomer, same bins",
-           "rules", "Hamming %", "subset 0/1 %", "ex-F1 %"]
 
 
 # --------------------------------------------------------------------------- data

@@ -13,7 +13,8 @@ sub-system; then the head of the (sub-)system: ``binned_head`` (GBLB), ``complet
 ``[l1, l2, packed, selection, s0, s1, s2, binning, bin_ratio, min_bins, max_bins]`` with
 ``selection`` 0 (all outputs), 1 (partial-fixed: ``s = [output_ratio, min_outputs,
 max_outputs]``, ratio already resolved) or 2 (partial-dynamic: ``s = [threshold, exponent,
-root]``, ``root`` = ``complete_head.dynamic_root(threshold, exponent)``), ``binning`` 0 (none) or 1 (equal-width).
+root]``, ``root = complete_head.dynamic_root(threshold, exponent)``), ``binning`` 0 (none)
+or 1 (equal-width).
 
 Scratch: ``wf`` float64 and ``wi`` int64 rows of :func:`work_arrays` (one row per thread or
 search slot), cut into the arrays of :func:`work_views`; nothing here allocates.
