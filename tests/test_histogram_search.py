@@ -333,3 +333,48 @@ def test_interleaved_statistics_follow_every_update(loss):
     backend = seen[-1]
     np.testing.assert_array_equal(backend._searches.gh, np.concatenate((backend.g, backend.h), axis=1))
     assert backend.P.any()  # the rules did change the statistics
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rows_kept_from_earlier_steps_equal_a_fresh_build(seed):
+    """A fit's search rebuilds a feature's histogram rows, or takes out of the rows it built
+    at an earlier step of the rule the examples that have left the coverage since
+    (``histogram_search._build_features``). Step after step, with weights of 0-2, missing
+    values and nominal features, the rows equal the reference's fresh build; new weights
+    or new statistics within a rule make the kept rows stale (a rebuild), a new rule too."""
+    rng = np.random.default_rng(seed)
+    n, A, K = 400, 5, 3
+    X, nominal, _, _ = random_problem(rng, n, A, K, n_distinct=15, nan_frac=0.1,
+                                      nominal_frac=0.2)
+    binned = bin_features(X, nominal, "equal-width", bin_ratio=0.5)
+    backend = CpuBackend()
+    backend.start_fit(binned, (rng.random((n, K)) < 0.4).astype(np.uint8),
+                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20)
+    labels = np.arange(K, dtype=np.int32)
+    s = SearchSettings.boosting(HEAD_COMPLETE, 0.1, 1.0, 1, -np.inf)
+    features = np.arange(A, dtype=np.int64)  # every feature again at every step
+    hist_at = backend._searches.data[-1]
+    reused = 0
+    for rule in range(4):
+        weights = rng.integers(0, 3, size=n).astype(np.int32)
+        backend.reset_coverage()
+        for step in range(6):
+            if step == 3 and rule == 1:  # other weights within the rule
+                weights = rng.integers(0, 3, size=n).astype(np.int32)
+            if step == 3 and rule == 2:  # other statistics within the rule
+                backend.update_statistics(labels, rng.normal(size=K))
+            before = hist_at.copy()
+            best = backend.find_best_refinement(features, labels, weights,
+                                                backend.covered_totals(weights), s)
+            reused += int(((hist_at[:, 0] == before[:, 0]) &
+                           (hist_at[:, 1] > before[:, 1])).sum())
+            want_g, want_h, want_count = ref.histograms(
+                binned, features, backend.covered_mask(), weights, backend.g, backend.h)
+            np.testing.assert_array_equal(backend.hist_count, want_count)
+            filled = want_count > 0  # rows of count 0 may keep stale sums
+            np.testing.assert_array_equal(backend.hist[filled, :K], want_g[filled])
+            np.testing.assert_array_equal(backend.hist[filled, K:], want_h[filled])
+            if best is None:
+                break
+            backend.apply_refinement(best)
+    assert reused > 0  # the subtraction did run

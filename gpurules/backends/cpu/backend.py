@@ -56,6 +56,7 @@ class CpuBackend:
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W)
+        self._search_weights = None  # the weights of the last search (_weights_of_search)
         self.indicator = 0
         self.set_scale(scale)
 
@@ -128,6 +129,19 @@ class CpuBackend:
     def _weights(self, weights):
         return self._ones if weights is None else weights
 
+    def _weights_of_search(self, weights):
+        """``_weights(weights)`` for a search. The histogram search reuses a feature's rows
+        from an earlier step of the rule (``histogram_search._build_features``), which holds
+        only for the same weights: other weights than the last search's (another array,
+        compared by identity; a caller must not change an array in place within a rule)
+        make those rows stale."""
+        weights = self._weights(weights)
+        if weights is not self._search_weights:
+            if self._search_weights is not None:
+                self._searches.new_rule()
+            self._search_weights = weights
+        return weights
+
     # -- search ----------------------------------------------------------------------
     def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         S = features.shape[0]
@@ -135,7 +149,7 @@ class CpuBackend:
         settings = (labels, family_head_mode(search.head_mode), search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
         threads = self._search_threads(int(totals[2]), S)
-        self._search(features, self._weights(weights), totals, settings, scratch, outs,
+        self._search(features, self._weights_of_search(weights), totals, settings, scratch, outs,
                      threads)
         return select_refinement(features, outs, count)
 
@@ -163,6 +177,7 @@ class CpuBackend:
             features, binned.bin_index, binned.bin_offset, self.mask, self.indicator,
             self._weights(weights), self.g, self.h, self.hist, self.hist_count, threads,
             gh=self._searches.gh)
+        self._searches.new_rule()  # the rows built here are not where the search left them
         rows = rows_of(binned.bin_offset, features)
         out = np.zeros((rows.shape[0], self.hist.shape[1] + 1), np.int64)
         filled = self.hist_count[rows] > 0
@@ -204,7 +219,7 @@ class CpuBackend:
         module, data = self._representation(threads)
         steps, self.indicator, labels, finished = refine.REFINE[module].run(
             threads, data, uniforms, self.features.num_features,
-            self.mask, self.indicator, self._weights(weights), self.g, self.h,
+            self.mask, self.indicator, self._weights_of_search(weights), self.g, self.h,
             (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
              int(totals[2])), labels, family_head_mode(search.head_mode), search.params,
             self.inv_scale, search.min_coverage, search.min_quality, fix_label_after, scratch,
@@ -287,6 +302,7 @@ class CpuBackend:
         (None: all)."""
         gh = self._searches.gh
         if gh is not None:
+            self._searches.new_rule()  # histograms of the old statistics are not reused
             rows = np.arange(self.g.shape[0]) if changed is None else np.flatnonzero(changed)
             histogram_search.interleave(self.g, self.h, rows, gh)
 

@@ -21,9 +21,11 @@ from gpurules.jit.cache import njit
 def covered_list(mask, indicator, covered, state):
     """The covered examples in ascending order: ``covered[:state[0]]`` once this returns.
 
-    ``state`` int64 (2,) = (length, the indicator the list was made for); the list is rebuilt
-    from ``mask`` (O(n)) only when that indicator is not ``indicator`` (a new rule resets it
-    to -1, see ``CpuBackend.reset_coverage``). Returns the length."""
+    ``state`` int64 (4,) = (length, the indicator the list was made for, the length of the
+    removal log, the epoch); the list is rebuilt from ``mask`` (O(n)) only when that
+    indicator is not ``indicator`` (a new rule, or any change of the coverage or statistics
+    outside :func:`_apply_listed`, sets it to -1: ``SearchState.new_rule``), which empties
+    the log and starts a new epoch. Returns the length."""
     if state[1] != indicator:
         count = 0
         for i in range(mask.shape[0]):
@@ -32,7 +34,18 @@ def covered_list(mask, indicator, covered, state):
                 count += 1
         state[0] = count
         state[1] = indicator
+        state[2] = 0
+        state[3] += 1
     return state[0]
+
+
+@njit
+def new_list_state():
+    """int64 (4,): the state of a covered list that is to be built on first use (epoch 0;
+    :func:`covered_list`)."""
+    state = np.zeros(4, np.int64)
+    state[:2] = -1
+    return state
 
 
 @njit
@@ -48,20 +61,22 @@ def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mas
         f, op: int; threshold: float32; bin_index: int32 (A, n); bin_offset: int64 (A + 1,);
         bin_min: float32 (B,); mask: int32 (n,), updated in place; indicator: int.
     """
-    state = np.full(2, -1, np.int64)
+    n = mask.shape[0]
     _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator,
-                  np.empty(mask.shape[0], np.int32), state)
+                  np.empty(n, np.int32), new_list_state(), np.empty(n, np.int32))
 
 
 @nb.njit
 def _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator, covered,
-                  state):
+                  state, removed):
     """:func:`apply_binned_condition` over the covered list (:func:`covered_list`), which it
-    keeps current: afterwards it lists the examples covered at ``indicator + 1``."""
+    keeps current: afterwards it lists the examples covered at ``indicator + 1``, and the
+    removal log ``removed`` (int32 (n,)) ends with those it left out, in ascending order."""
     n_covered = covered_list(mask, indicator, covered, state)
     row = bin_index[f]
     first = bin_offset[f]
     kept = 0
+    log = state[2]
     for c in range(n_covered):
         i = covered[c]
         b = row[i]
@@ -69,5 +84,9 @@ def _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indica
             mask[i] = indicator + 1
             covered[kept] = i
             kept += 1
+        else:
+            removed[log] = i
+            log += 1
     state[0] = kept
     state[1] = indicator + 1
+    state[2] = log

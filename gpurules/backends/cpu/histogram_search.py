@@ -33,7 +33,7 @@ column by column).
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.coverage import _apply_listed, covered_list
+from gpurules.backends.cpu.coverage import _apply_listed, covered_list, new_list_state
 from gpurules.backends.cpu.exact_search import _consider, _work_row
 from gpurules.backends.thresholds import admissible, bin_threshold
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
@@ -44,7 +44,7 @@ from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 from gpurules.objectives.quality import family_head_mode
 
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-              hist_count, chunks):
+              hist_count, chunks, removed, state, hist_at):
     # the sampled features in ``chunks`` parts (one per thread), each built in one pass over
     # the statistics; the count is an argument: a call of nb.get_num_threads() in a kernel
     # would keep it (and every kernel calling it) out of the disk cache
@@ -53,7 +53,7 @@ def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, 
         _build_features(features[t * features.shape[0] // chunks:
                                  (t + 1) * features.shape[0] // chunks],
                         bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-                        hist_count)
+                        hist_count, removed, state, hist_at)
 
 
 BUILD_CHUNK = 1024  # covered examples whose rows one feature after another adds
@@ -61,8 +61,62 @@ BUILD_CHUNK = 1024  # covered examples whose rows one feature after another adds
 
 @nb.njit
 def _build_features(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-                    hist_count):
-    """Fill the histogram rows of ``features`` (int64, distinct) from the covered examples
+                    hist_count, removed, state, hist_at):
+    """Bring the histogram rows of ``features`` (int64, distinct) to the covered examples
+    ``covered[:n_covered]``, each feature the cheaper way:
+
+    - **by subtraction** when its rows were built at an earlier step of this rule (``hist_at[f]
+      = (epoch, log position p)`` with the epoch ``state[3]``) and fewer examples left the
+      coverage since then than are covered now: the rows of the examples
+      ``removed[p:state[2]]`` (``coverage.py``'s removal log) are taken out;
+    - else **rebuilt** from the covered examples (:func:`_add_covered`).
+
+    Either way ``hist_at[f]`` becomes (epoch, ``state[2]``). The sums are integers, so both
+    give the same histograms, bit for bit. The first conditions of a rule each leave out a
+    few examples of a large coverage (docs/benchmarks.md, session 17); a feature drawn again
+    some steps later then costs those few examples instead of the whole coverage.
+
+    ``gh`` int64 (n, C), ``hist`` int64 (B, C), ``hist_count`` int64 (B,): the interleaved
+    statistics and histogram rows; ``removed`` int32 (n,), ``state`` int64 (4,): the covered
+    list's (``coverage.covered_list``); ``hist_at`` int64 (A, 2)."""
+    log, epoch = state[2], state[3]
+    rebuilt = np.empty(features.shape[0], np.int64)
+    n_rebuilt = 0
+    for j in range(features.shape[0]):
+        f = features[j]
+        if hist_at[f, 0] == epoch and log - hist_at[f, 1] < n_covered:
+            _subtract_left(f, removed, hist_at[f, 1], log, bin_index, bin_offset[f], weights,
+                           gh, hist, hist_count)
+        else:
+            hist_count[bin_offset[f]:bin_offset[f + 1]] = 0
+            rebuilt[n_rebuilt] = f
+            n_rebuilt += 1
+        hist_at[f, 0] = epoch
+        hist_at[f, 1] = log
+    _add_covered(rebuilt[:n_rebuilt], bin_index, bin_offset, covered, n_covered, weights, gh,
+                 hist, hist_count)
+
+
+@nb.njit
+def _subtract_left(f, removed, start, stop, bin_index, first, weights, gh, hist, hist_count):
+    """Take the examples ``removed[start:stop]`` out of feature ``f``'s rows (from row
+    ``first``), as :func:`_add_covered` put them in."""
+    for c in range(start, stop):
+        i = removed[c]
+        w = weights[i]
+        b = bin_index[f, i]
+        if w == 0 or b < 0:
+            continue
+        r = first + b
+        for k in range(gh.shape[1]):
+            hist[r, k] -= gh[i, k] * w
+        hist_count[r] -= 1
+
+
+@nb.njit
+def _add_covered(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
+                 hist_count):
+    """Fill the rows of ``features``, whose counts are zero, from the covered examples
     ``covered[:n_covered]``, in chunks of ``BUILD_CHUNK`` of them: the chunk's statistics
     rows are added to one feature's histogram after the other, so the rows being updated
     are one feature's (in cache) while the chunk's statistics stay in cache for the next
@@ -70,13 +124,9 @@ def _build_features(features, bin_index, bin_offset, covered, n_covered, weights
     with 255 bins and 40 columns; the integer sums do not depend on the order, so the
     histograms are the same, bit for bit).
 
-    Counts are zeroed for all of the features' rows; the sums of a row only when its first
-    example arrives, so rows with count 0 keep stale sums (the scan never reads them) and the
-    cost follows the covered examples rather than the bins. ``gh`` int64 (n, C) and ``hist``
-    int64 (B, C): the interleaved statistics and histogram rows."""
-    for j in range(features.shape[0]):
-        f = features[j]
-        hist_count[bin_offset[f]:bin_offset[f + 1]] = 0
+    The sums of a row are set only when its first example arrives, so rows with count 0 keep
+    stale sums (the scan never reads them) and the cost follows the covered examples rather
+    than the bins."""
     for c0 in range(0, n_covered, BUILD_CHUNK):
         c1 = min(c0 + BUILD_CHUNK, n_covered)
         for j in range(features.shape[0]):
@@ -149,7 +199,9 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
                      hist_count, n_threads=1, gh=None):
     """Histograms of the covered examples' statistics for the sampled features.
 
-    Zeroes and fills the rows of the sampled features only: for every example ``i`` with
+    Zeroes and fills the rows of the sampled features only (from scratch: the reuse of a
+    fit's histograms by subtraction is the fit's search kernel's, :func:`_build_features`):
+    for every example ``i`` with
     ``mask[i] == indicator``, ``weights[i] != 0`` and a bin ``b >= 0``, adds
     ``weights[i] * g[i]`` and ``weights[i] * h[i]`` to row ``bin_offset[f] + b`` (its columns
     ``:K`` and ``K:``) and 1 to its count.
@@ -170,9 +222,11 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
     covered = np.flatnonzero(mask == indicator).astype(np.int32)
     if gh is None:
         gh = np.concatenate((g, h), axis=1)
+    never_built = np.full((bin_offset.shape[0] - 1, 2), -1, np.int64)
     with thread_limit(n_threads):
         build(features, bin_index, bin_offset, covered, covered.shape[0], weights, gh, hist,
-              hist_count, max(n_threads, 1))
+              hist_count, max(n_threads, 1), np.empty(0, np.int32), new_list_state(),
+              never_built)
 
 
 @nb.njit
@@ -289,18 +343,20 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_
 
 
 def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
-               covered, state, chunks, gh, mask, indicator, weights, g, h, tot_g, tot_h,
-               tot_count, labels, head_mode, params, inv_scale, min_coverage,
+               covered, state, chunks, gh, removed, hist_at, mask, indicator, weights, g, h,
+               tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale, min_coverage,
                min_quality, scratch, *out):
     """The histogram search with the signature of the exact and sparse ``search_*`` kernels,
     so that the fused refinement (``refine.py``) drives all three alike; ``g``, ``h``, ``tot_*``
     and the sums of ``scratch`` are unused (the build reads ``gh``, the interleaved copy of
     ``g`` and ``h``, and the totals come from the histograms; ``tot_count`` is the rule's
     covered count that a candidate must not reach), its work rows are used;
-    ``chunks`` int64 (1,): the number of parts of the histogram build (its threads)."""
+    ``chunks`` int64 (1,): the number of parts of the histogram build (its threads);
+    ``removed`` and ``hist_at``: the removal log and where each feature's rows were built
+    (:func:`_build_features`)."""
     n_covered = covered_list(mask, indicator, covered, state)
     build(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist, hist_count,
-          chunks[0])
+          chunks[0], removed, state, hist_at)
     scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
          head_mode, params, inv_scale, min_coverage, tot_count, min_quality, scratch[0],
          scratch[1], scratch[2], scratch[3], *out)
@@ -313,8 +369,8 @@ search = parallel_kernel(_search_py, build=build, scan=scan)
 @njit
 def apply_step(f, op, threshold, data, mask, indicator):
     """:func:`apply_binned_condition` on ``data = (bin_index, bin_offset, bin_min, bin_max,
-    nominal, hist, hist_count, covered, state, chunks, gh)`` over its covered list; returns
-    the new indicator."""
+    nominal, hist, hist_count, covered, state, chunks, gh, removed, hist_at)`` over its
+    covered list (logging the examples it leaves out); returns the new indicator."""
     _apply_listed(f, op, threshold, data[0], data[1], data[2], mask, indicator, data[7],
-                  data[8])
+                  data[8], data[11])
     return indicator + 1

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
+from gpurules.backends.cpu.coverage import new_list_state
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.presorted import PresortedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
@@ -29,8 +30,9 @@ class SearchState:
             features (``histogram_search``), else None.
         gh: int64 (n, K + W): the statistics interleaved for the histogram build, kept equal
             to ``[g | h]`` by the backend, else None.
-        covered_state: int64 (2,): the state of the list of covered examples
-            (``coverage.covered_list``; ``[1] = -1`` makes it stale), else None.
+        covered_state: int64 (4,): the state of the list of covered examples and of the
+            removal log (``coverage.covered_list``; ``[1] = -1`` makes both stale, and with
+            them the histograms kept from earlier steps of the rule), else None.
         parts: int64 (1,): the number of parts (threads) of the histogram build, else None.
         kept_len: int64 (A,): per feature, how many entries of the exact search's kept
             rows hold the examples covered when it last searched the feature in this rule
@@ -47,7 +49,8 @@ class SearchState:
     kept_len: np.ndarray = None
 
     def new_rule(self):
-        """Forget what depended on the last rule's coverage."""
+        """Forget what depended on the last rule's coverage (or on the statistics: the
+        histograms kept for reuse by subtraction)."""
         if self.covered_state is not None:
             self.covered_state[1] = -1
         if self.kept_len is not None:
@@ -83,10 +86,12 @@ def _binned(fs, n, width):
     hist_count = np.zeros(B, np.int64)
     gh = np.zeros((n, width), np.int64)
     covered = np.empty(n, np.int32)  # the covered examples of the current rule
-    state = np.full(2, -1, np.int64)
+    state = new_list_state()
     parts = np.ones(1, np.int64)
+    removed = np.empty(n, np.int32)  # the examples the rule's conditions left out, in order
+    hist_at = np.full((fs.num_features, 2), -1, np.int64)  # where each feature's rows stand
     data = (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
-            covered, state, parts, gh)
+            covered, state, parts, gh, removed, hist_at)
     return SearchState(histogram_search, data, hist, hist_count, gh, state, parts)
 
 
