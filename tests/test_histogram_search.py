@@ -335,19 +335,20 @@ def test_interleaved_statistics_follow_every_update(loss):
     assert backend.P.any()  # the rules did change the statistics
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_rows_kept_from_earlier_steps_equal_a_fresh_build(seed):
+@pytest.mark.parametrize("seed, threads", [(0, 1), (1, 1), (2, 1), (3, 2)])
+def test_rows_kept_from_earlier_steps_equal_a_fresh_build(seed, threads, parallel_forms):
     """A fit's search rebuilds a feature's histogram rows, or takes out of the rows it built
     at an earlier step of the rule the examples that have left the coverage since
-    (``histogram_search._build_features``). Step after step, with weights of 0-2, missing
+    (``histogram_search._plan``). Step after step, with weights of 0-2, missing
     values and nominal features, the rows equal the reference's fresh build; new weights
-    or new statistics within a rule make the kept rows stale (a rebuild), a new rule too."""
+    or new statistics within a rule make the kept rows stale (a rebuild), a new rule too.
+    On two threads each part of the build takes its share of both kinds of feature."""
     rng = np.random.default_rng(seed)
     n, A, K = 400, 5, 3
     X, nominal, _, _ = random_problem(rng, n, A, K, n_distinct=15, nan_frac=0.1,
                                       nominal_frac=0.2)
     binned = bin_features(X, nominal, "equal-width", bin_ratio=0.5)
-    backend = CpuBackend()
+    backend = CpuBackend(n_threads_search=threads)
     backend.start_fit(binned, (rng.random((n, K)) < 0.4).astype(np.uint8),
                       DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20)
     labels = np.arange(K, dtype=np.int32)

@@ -131,7 +131,7 @@ class CpuBackend:
 
     def _weights_of_search(self, weights):
         """``_weights(weights)`` for a search. The histogram search reuses a feature's rows
-        from an earlier step of the rule (``histogram_search._build_features``), which holds
+        from an earlier step of the rule (``histogram_search._plan``), which holds
         only for the same weights: other weights than the last search's (another array,
         compared by identity; a caller must not change an array in place within a rule)
         make those rows stale."""

@@ -45,56 +45,67 @@ from gpurules.objectives.quality import family_head_mode
 
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
               hist_count, chunks, removed, state, hist_at):
-    # the sampled features in ``chunks`` parts (one per thread), each built in one pass over
-    # the statistics; the count is an argument: a call of nb.get_num_threads() in a kernel
-    # would keep it (and every kernel calling it) out of the disk cache
-    chunks = min(chunks, features.shape[0])
+    # which features are rebuilt and which brought up to date by subtraction (_plan), then
+    # the work in ``chunks`` parts (one per thread), each with its share of either kind;
+    # the count is an argument: a call of nb.get_num_threads() in a kernel would keep it
+    # (and every kernel calling it) out of the disk cache
+    order, start, n_rebuilt = _plan(features, bin_offset, n_covered, hist_count, state,
+                                    hist_at)
+    S = features.shape[0]
+    chunks = min(chunks, S)
     for t in nb.prange(chunks):
-        _build_features(features[t * features.shape[0] // chunks:
-                                 (t + 1) * features.shape[0] // chunks],
-                        bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-                        hist_count, removed, state, hist_at)
+        for j in range(n_rebuilt + t * (S - n_rebuilt) // chunks,
+                       n_rebuilt + (t + 1) * (S - n_rebuilt) // chunks):
+            _subtract_left(order[j], removed, start[j], state[2], bin_index,
+                           bin_offset[order[j]], weights, gh, hist, hist_count)
+        _add_covered(order[t * n_rebuilt // chunks:(t + 1) * n_rebuilt // chunks],
+                     bin_index, bin_offset, covered, n_covered, weights, gh, hist, hist_count)
 
 
 BUILD_CHUNK = 1024  # covered examples whose rows one feature after another adds
 
 
 @nb.njit
-def _build_features(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-                    hist_count, removed, state, hist_at):
-    """Bring the histogram rows of ``features`` (int64, distinct) to the covered examples
-    ``covered[:n_covered]``, each feature the cheaper way:
+def _plan(features, bin_offset, n_covered, hist_count, state, hist_at):
+    """How the histogram rows of ``features`` (int64 (S,), distinct) reach the covered
+    examples (``n_covered`` of them), each feature the cheaper way:
 
     - **by subtraction** when its rows were built at an earlier step of this rule (``hist_at[f]
       = (epoch, log position p)`` with the epoch ``state[3]``) and fewer examples left the
       coverage since then than are covered now: the rows of the examples
-      ``removed[p:state[2]]`` (``coverage.py``'s removal log) are taken out;
-    - else **rebuilt** from the covered examples (:func:`_add_covered`).
+      ``removed[p:state[2]]`` (``coverage.py``'s removal log) are to be taken out
+      (:func:`_subtract_left`);
+    - else **rebuilt** from the covered examples (:func:`_add_covered`); their counts are
+      zeroed here.
 
-    Either way ``hist_at[f]`` becomes (epoch, ``state[2]``). The sums are integers, so both
-    give the same histograms, bit for bit. The first conditions of a rule each leave out a
-    few examples of a large coverage (docs/benchmarks.md, session 17); a feature drawn again
-    some steps later then costs those few examples instead of the whole coverage.
+    The sums are integers, so both give the same histograms, bit for bit. The first
+    conditions of a rule each leave out a few examples of a large coverage (docs/benchmarks.md,
+    session 17); a feature drawn again some steps later then costs those few examples
+    instead of the whole coverage. Every ``hist_at[f]`` becomes (epoch, ``state[2]``).
 
-    ``gh`` int64 (n, C), ``hist`` int64 (B, C), ``hist_count`` int64 (B,): the interleaved
-    statistics and histogram rows; ``removed`` int32 (n,), ``state`` int64 (4,): the covered
-    list's (``coverage.covered_list``); ``hist_at`` int64 (A, 2)."""
+    Returns:
+        (order int64 (S,): the rebuilt features, then the others; start int64 (S,): where
+        the log's examples to take out begin, for the others; the number rebuilt).
+    """
+    S = features.shape[0]
     log, epoch = state[2], state[3]
-    rebuilt = np.empty(features.shape[0], np.int64)
+    order = np.empty(S, np.int64)
+    start = np.empty(S, np.int64)
     n_rebuilt = 0
-    for j in range(features.shape[0]):
+    n_subtracted = 0
+    for j in range(S):
         f = features[j]
         if hist_at[f, 0] == epoch and log - hist_at[f, 1] < n_covered:
-            _subtract_left(f, removed, hist_at[f, 1], log, bin_index, bin_offset[f], weights,
-                           gh, hist, hist_count)
+            n_subtracted += 1
+            order[S - n_subtracted] = f
+            start[S - n_subtracted] = hist_at[f, 1]
         else:
             hist_count[bin_offset[f]:bin_offset[f + 1]] = 0
-            rebuilt[n_rebuilt] = f
+            order[n_rebuilt] = f
             n_rebuilt += 1
         hist_at[f, 0] = epoch
         hist_at[f, 1] = log
-    _add_covered(rebuilt[:n_rebuilt], bin_index, bin_offset, covered, n_covered, weights, gh,
-                 hist, hist_count)
+    return order, start, n_rebuilt
 
 
 @nb.njit
@@ -116,7 +127,8 @@ def _subtract_left(f, removed, start, stop, bin_index, first, weights, gh, hist,
 @nb.njit
 def _add_covered(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
                  hist_count):
-    """Fill the rows of ``features``, whose counts are zero, from the covered examples
+    """Fill the rows of ``features`` (int64, distinct), whose counts are zero, from the
+    covered examples
     ``covered[:n_covered]``, in chunks of ``BUILD_CHUNK`` of them: the chunk's statistics
     rows are added to one feature's histogram after the other, so the rows being updated
     are one feature's (in cache) while the chunk's statistics stay in cache for the next
@@ -200,7 +212,7 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
     """Histograms of the covered examples' statistics for the sampled features.
 
     Zeroes and fills the rows of the sampled features only (from scratch: the reuse of a
-    fit's histograms by subtraction is the fit's search kernel's, :func:`_build_features`):
+    fit's histograms by subtraction is the fit's search kernel's, :func:`_plan`):
     for every example ``i`` with
     ``mask[i] == indicator``, ``weights[i] != 0`` and a bin ``b >= 0``, adds
     ``weights[i] * g[i]`` and ``weights[i] * h[i]`` to row ``bin_offset[f] + b`` (its columns
@@ -353,7 +365,7 @@ def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist,
     covered count that a candidate must not reach), its work rows are used;
     ``chunks`` int64 (1,): the number of parts of the histogram build (its threads);
     ``removed`` and ``hist_at``: the removal log and where each feature's rows were built
-    (:func:`_build_features`)."""
+    (:func:`_plan`)."""
     n_covered = covered_list(mask, indicator, covered, state)
     build(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist, hist_count,
           chunks[0], removed, state, hist_at)
