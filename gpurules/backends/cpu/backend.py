@@ -166,18 +166,18 @@ class CpuBackend:
             int64 (R, K + W + 1): the rows ``bin_offset[f] .. bin_offset[f + 1] - 1`` of each
             sampled feature in the order of ``features`` (``R`` = their bins), the gradient
             sums in columns ``:K``, the Hessian sums in ``K:K + W``, the count last; rows
-            with count 0 are all zero (the build leaves stale sums there).
+            with count 0 are all zero (the build leaves stale sums there). The rows stay
+            the search's: a feature asked for again in the rule is brought up to date by
+            subtraction where that is cheaper (``histogram_search._plan``).
         """
         binned = self.features
         if self.hist is None:
             raise TypeError(f"partial_histograms needs binned features, got "
                             f"{type(binned).__name__}")
         threads = self._search_threads(self.g.shape[0], features.shape[0])
-        histogram_search.build_histograms(
-            features, binned.bin_index, binned.bin_offset, self.mask, self.indicator,
-            self._weights(weights), self.g, self.h, self.hist, self.hist_count, threads,
-            gh=self._searches.gh)
-        self._searches.new_rule()  # the rows built here are not where the search left them
+        _, data = self._representation(threads)
+        histogram_search.update_histograms(features, data, self.mask, self.indicator,
+                                           self._weights_of_search(weights), threads)
         rows = rows_of(binned.bin_offset, features)
         out = np.zeros((rows.shape[0], self.hist.shape[1] + 1), np.int64)
         filled = self.hist_count[rows] > 0

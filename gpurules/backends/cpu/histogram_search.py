@@ -241,6 +241,26 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
               never_built)
 
 
+def update_histograms(features, data, mask, indicator, weights, n_threads=1):
+    """Bring a fit's histogram rows of ``features`` (int64 (S,), distinct) to the covered
+    examples (``mask == indicator``), as a step of its search does: rebuilt, or by
+    subtraction from the rows of an earlier step of the rule (:func:`_plan`).
+
+    Args:
+        data: the fit's histogram search arrays (``representations.SearchState.data``:
+            ``(bin_index, bin_offset, bin_min, bin_max, nominal, hist, hist_count, covered,
+            state, chunks, gh, removed, hist_at)``); ``hist`` and ``hist_count`` are written.
+        mask: int32 (n,); indicator: int; weights: int32 (n,).
+        n_threads: Numba threads; the sampled features are built in as many parts.
+    """
+    bin_index, bin_offset = data[0], data[1]
+    hist, hist_count, covered, state, gh, removed, hist_at = data[5:9] + data[10:]
+    n_covered = covered_list(mask, indicator, covered, state)
+    with thread_limit(n_threads):
+        build(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
+              hist_count, max(n_threads, 1), removed, state, hist_at)
+
+
 @nb.njit
 def _feature_totals(first, stop, hist, hist_count, tot_g, tot_h):
     """Sums over the bins ``first .. stop - 1`` into ``tot_g`` int64 (K,), ``tot_h`` int64
