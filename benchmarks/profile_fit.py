@@ -99,10 +99,9 @@ def _split_histogram_search(timer):
                             threads)
         fs = backend.features
         start = time.perf_counter()
-        histogram_search.build_histograms(
-            features, fs.bin_index, fs.bin_offset, backend.mask, backend.indicator, weights,
-            backend.g, backend.h, backend.hist, backend.hist_count, threads,
-            gh=backend._searches.gh)
+        _, data = backend._representation(threads)  # the fit's rows: rebuilt or reused
+        histogram_search.update_histograms(features, data, backend.mask, backend.indicator,
+                                           weights, threads)
         middle = time.perf_counter()
         histogram_search.scan_histograms(
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, backend.hist,
