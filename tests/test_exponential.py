@@ -40,7 +40,10 @@ def test_within_a_little_over_half_an_ulp():
     errors = _ulp_errors(xs, got)
     assert errors.max() < 0.52, errors.max()
     # glibc's exp is within half an ulp but for rare cases: almost always the same bits
-    assert np.mean(got != np.exp(xs)) < 0.01
+    # (math.exp is the C library's; np.exp is not on CPUs with AVX-512, where NumPy uses its
+    # own vector exp, up to about 1 ulp off: 5 % of these values differ there)
+    glibc = np.array([math.exp(x) for x in xs])
+    assert np.mean(got != glibc) < 0.01
 
 
 def test_edges_of_the_range():

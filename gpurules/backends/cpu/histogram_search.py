@@ -114,13 +114,11 @@ def _subtract_left(f, removed, start, stop, bin_index, first, weights, gh, hist,
     ``first``), as :func:`_add_covered` put them in."""
     for c in range(start, stop):
         i = removed[c]
-        w = weights[i]
-        b = bin_index[f, i]
-        if w == 0 or b < 0:
+        r = _row_of(bin_index, f, first, weights, i)
+        if r < 0:
             continue
-        r = first + b
         for k in range(gh.shape[1]):
-            hist[r, k] -= gh[i, k] * w
+            hist[r, k] -= gh[i, k] * weights[i]
         hist_count[r] -= 1
 
 
@@ -146,13 +144,21 @@ def _add_covered(features, bin_index, bin_offset, covered, n_covered, weights, g
             first = bin_offset[f]
             for c in range(c0, c1):
                 i = covered[c]
-                w = weights[i]
-                b = bin_index[f, i]
-                if w == 0 or b < 0:
+                r = _row_of(bin_index, f, first, weights, i)
+                if r < 0:
                     continue
-                r = first + b
-                _add_row(hist, r, gh, i, w, hist_count[r] == 0)
+                _add_row(hist, r, gh, i, weights[i], hist_count[r] == 0)
                 hist_count[r] += 1
+
+
+@nb.njit(inline="always")
+def _row_of(bin_index, f, first, weights, i):
+    """The histogram row of example ``i`` in feature ``f``'s rows (from row ``first``), or -1
+    when it is not counted (weight 0, or missing the feature)."""
+    b = bin_index[f, i]
+    if weights[i] == 0 or b < 0:
+        return -1
+    return first + b
 
 
 @nb.njit(inline="always")
