@@ -137,8 +137,8 @@ class CpuBackend:
         make those rows stale."""
         weights = self._weights(weights)
         if weights is not self._search_weights:
-            if self._search_weights is not None:
-                self._searches.new_rule()
+            if self._search_weights is not None and self.hist is not None:
+                self._searches.new_rule()  # (the exact search's kept rows hold no sums)
             self._search_weights = weights
         return weights
 
