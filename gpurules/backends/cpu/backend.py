@@ -149,8 +149,8 @@ class CpuBackend:
         settings = (labels, family_head_mode(search.head_mode), search.params, self.inv_scale,
                     search.min_coverage, search.min_quality)
         threads = self._search_threads(int(totals[2]), S)
-        self._search(features, self._weights_of_search(weights), totals, settings, scratch, outs,
-                     threads)
+        self._search(features, self._weights_of_search(weights), totals, settings, scratch,
+                     outs, threads)
         return select_refinement(features, outs, count)
 
     def partial_histograms(self, features, weights):

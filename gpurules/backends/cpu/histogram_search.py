@@ -126,13 +126,12 @@ def _subtract_left(f, removed, start, stop, bin_index, first, weights, gh, hist,
 def _add_covered(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
                  hist_count):
     """Fill the rows of ``features`` (int64, distinct), whose counts are zero, from the
-    covered examples
-    ``covered[:n_covered]``, in chunks of ``BUILD_CHUNK`` of them: the chunk's statistics
-    rows are added to one feature's histogram after the other, so the rows being updated
-    are one feature's (in cache) while the chunk's statistics stay in cache for the next
-    feature (issue 17: 0.6-0.9x the time of one pass adding each example to every feature,
-    with 255 bins and 40 columns; the integer sums do not depend on the order, so the
-    histograms are the same, bit for bit).
+    covered examples ``covered[:n_covered]``, in chunks of ``BUILD_CHUNK`` of them: the
+    chunk's statistics rows are added to one feature's histogram after the other, so the
+    rows being updated are one feature's (in cache) while the chunk's statistics stay in
+    cache for the next feature (issue 17: 0.6-0.9x the time of one pass adding each example
+    to every feature, with 255 bins and 40 columns; the integer sums do not depend on the
+    order, so the histograms are the same, bit for bit).
 
     The sums of a row are set only when its first example arrives, so rows with count 0 keep
     stale sums (the scan never reads them) and the cost follows the covered examples rather

@@ -3,9 +3,9 @@
 A step samples features, searches them, picks the best slot and applies its condition
 to the coverage mask; the reference ``backends/base.refine_stepwise`` does the same through
 the backend protocol, one call per phase (``tests/test_refine.py`` holds them equal). The
-learners' greedy loop (``learners/rule_induction.py``) calls this once per block. On small data a step is a few
-microseconds of search, so the per-call overhead of that loop dominated; this loop runs
-the steps of a block without returning to Python.
+learners' greedy loop (``learners/rule_induction.py``) calls this once per block. On small
+data a step is a few microseconds of search, so the per-call overhead of that loop
+dominated; this loop runs the steps of a block without returning to Python.
 
 One loop drives the dense, sparse and histogram searches: ``REFINE`` holds it compiled for
 each search kernel and apply step, bound as constant globals by ``jit.Kernel`` (passing
