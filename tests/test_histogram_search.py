@@ -379,3 +379,41 @@ def test_rows_kept_from_earlier_steps_equal_a_fresh_build(seed, threads, paralle
                 break
             backend.apply_refinement(best)
     assert reused > 0  # the subtraction did run
+
+
+@pytest.mark.parametrize("params", [
+    dict(rule_induction="top-down-beam-search{beam_width=4}"),
+    dict(rule_induction="top-down-beam-search{beam_width=2,resample_features=true}",
+         instance_sampling="with-replacement"),
+])
+def test_every_beam_search_step_sees_fresh_histograms(params, monkeypatch):
+    """The beam search restores a coverage before each entry's search
+    (``CpuBackend.restore_coverage``): the rows kept for subtraction must not outlive it.
+    Every search of whole binned fits is checked against the reference's fresh build."""
+    from gpurules import BoomerClassifier
+    from gpurules.backends.cpu import backend as cpu_backend
+    from gpurules.data.binning import rows_of
+
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(150, 6)), 1).astype(np.float32)
+    Y = (rng.random((150, 3)) < 0.4).astype(np.uint8)
+    original = cpu_backend.CpuBackend._search
+    checked = []
+
+    def search(self, features, weights, *args, **kwargs):
+        original(self, features, weights, *args, **kwargs)
+        K = self.g.shape[1]
+        want_g, want_h, want_count = ref.histograms(self.features, features,
+                                                    self.covered_mask(), weights, self.g,
+                                                    self.h)
+        rows = rows_of(self.features.bin_offset, features)  # the searched features' rows
+        np.testing.assert_array_equal(self.hist_count[rows], want_count[rows])
+        filled = rows[want_count[rows] > 0]
+        np.testing.assert_array_equal(self.hist[filled, :K], want_g[filled])
+        np.testing.assert_array_equal(self.hist[filled, K:], want_h[filled])
+        checked.append(1)
+
+    monkeypatch.setattr(cpu_backend.CpuBackend, "_search", search)
+    BoomerClassifier(feature_binning="equal-width", max_rules=15, random_state=1,
+                     **params).fit(X, Y)
+    assert len(checked) > 20
