@@ -12,6 +12,7 @@ bin_min float32 (B,).
 
 import numba as nb
 import numpy as np
+from numba.extending import register_jitable
 
 from gpurules.conditions import satisfies
 from gpurules.jit.cache import njit
@@ -39,10 +40,11 @@ def covered_list(mask, indicator, covered, state):
     return state[0]
 
 
-@njit
+@register_jitable
 def new_list_state():
     """int64 (4,): the state of a covered list that is to be built on first use (epoch 0;
-    :func:`covered_list`)."""
+    :func:`covered_list`). Plain NumPy when called from Python (a fit's start compiles
+    nothing for it), inlined where compiled code calls it."""
     state = np.zeros(4, np.int64)
     state[:2] = -1
     return state
