@@ -63,8 +63,15 @@ class SearchSettings:
     def with_min_quality(self, min_quality):
         """These settings with another ``min_quality`` (as ``dataclasses.replace``, without
         its cost: the refinement loops call it per block; the other fields were checked)."""
+        return self._replaced(min_quality=min_quality)
+
+    def with_params(self, params):
+        """These settings with other ``params`` (float64 (P,), contiguous: not copied)."""
+        return self._replaced(params=params)
+
+    def _replaced(self, **changes):
         copy = object.__new__(SearchSettings)
-        copy.__dict__.update(self.__dict__, min_quality=min_quality)
+        copy.__dict__.update(self.__dict__, **changes)
         return copy
 
     @classmethod

@@ -10,6 +10,7 @@ A rule is grown by the refinement loop that BOOMER and SeCo share
 """
 
 import dataclasses
+import functools
 import logging
 import time
 import warnings
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpurules.backends.base import SearchSettings
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.beam_search import BeamSettings, induce_rule_beam
 from gpurules.learners.holdout import Holdout
@@ -99,6 +101,11 @@ class BoostingConfig:
             return np.asarray(self.head_params, np.float64)
         return boosting_params(self.l1, self.l2)
 
+    @functools.cached_property
+    def initial_search(self):
+        """The SearchSettings of a rule's first step (no quality to beat), made once."""
+        return SearchSettings(self.head_mode, self.search_params, self.min_coverage, -np.inf)
+
     def covering_bound(self, n):
         """The ``min_coverage`` of a fit on ``n`` examples (``min_support`` applied)."""
         return covering_bound(self.min_coverage, self.min_support, n)
@@ -114,7 +121,12 @@ class BoostingConfig:
     @property
     def partial_head(self):
         """Whether the head selects outputs (partial-fixed / partial-dynamic)."""
-        return self.head_mode == HEAD_MULTI_OUTPUT and self.search_params[3] != SELECT_ALL
+        return self.head_mode == HEAD_MULTI_OUTPUT and self.initial_search.params[3] != SELECT_ALL
+
+
+def _largest_abs(scores):
+    """float: the largest |score| of float64 (m,) ``scores`` (NaN if one is NaN), 0 if none."""
+    return float(np.abs(scores).max()) if scores.size else 0.0
 
 
 class BoostingLearner:
@@ -128,6 +140,7 @@ class BoostingLearner:
         self.backend = backend
         self.rng = rng
         self.progress = progress or FitProgress(type(self).__name__)
+        self._scale_of = (None, None)  # ((total weight, statistic bound), scale): _scale
 
     def fit(self, features, Y, base_weight):
         """Learn the rules.
@@ -191,12 +204,13 @@ class BoostingLearner:
                 break
             conditions, labels, scores, covered = rule
             scores = scores * cfg.shrinkage
-            if not np.any(scores != 0):  # statistics would not change: same rule again
+            largest = _largest_abs(scores)
+            if largest == 0:  # statistics would not change: same rule again (NaN goes on)
                 reason = "the best rule's head is zero (the statistics of the covered " \
                          "examples no longer change)"
                 self._stopped(len(builder), reason)
                 break
-            self._apply(labels, scores)
+            self._apply(labels, scores, largest)
             builder.add_rule(conditions, labels, scores)
             progress.rule(len(builder), len(conditions), covered, len(labels),
                           loss=self._measured_loss())
@@ -267,13 +281,19 @@ class BoostingLearner:
             warnings.warn(message, FitStoppedEarlyWarning, stacklevel=4)
 
     def _scale(self):
+        """The fixed-point scale for the statistics' bound now (``fixed_point.choose_scale``,
+        the last one again while its arguments are the same: the logistic losses' bound
+        is always 1)."""
         loss = self.config.loss
         if self.config.non_decomposable:  # bounded by the largest statistic seen so far
             bound = loss.statistic_bound(self._score_bound,
                                          getattr(self.backend, "max_statistic", 0.0))
         else:
             bound = loss.statistic_bound(self._score_bound)
-        return fixed_point.choose_scale(self._total_weight, bound)
+        key = (self._total_weight, bound)
+        if key != self._scale_of[0]:
+            self._scale_of = (key, fixed_point.choose_scale(*key))
+        return self._scale_of[1]
 
     def _rescale(self):
         """Re-encode the statistics if they outgrew the fixed-point scale."""
@@ -282,13 +302,14 @@ class BoostingLearner:
             self.backend.set_scale(scale)
             self._rescale()  # re-encoding may observe larger statistics (squared losses)
 
-    def _apply(self, labels, scores):
+    def _apply(self, labels, scores, largest=None):
         """Add a head to the covered examples (and to the pruning's measured examples);
-        re-encode if scores outgrow the scale."""
+        re-encode if scores outgrow the scale. ``largest``: ``_largest_abs(scores)`` if
+        the caller has it."""
         self.backend.update_statistics(labels, scores)
         if self._tracker is not None:
             self._tracker.update(self.backend.covered_mask(), labels, scores)
-        self._score_bound += float(np.abs(scores).max()) if scores.size else 0.0
+        self._score_bound += _largest_abs(scores) if largest is None else largest
         self._rescale()
 
     def _default_scores(self, g, h, all_labels):

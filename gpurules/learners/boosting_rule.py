@@ -7,11 +7,9 @@ heads of non-decomposable losses, partial heads, GBLB). A rule's head is compute
 best refinement's sums with the same compiled function that scored it in the search.
 """
 
-import dataclasses
-
 import numpy as np
 
-from gpurules.backends.base import SearchSettings, floyd_indices
+from gpurules.backends.base import floyd_indices
 from gpurules.learners.post_optimization import FeatureSubset
 from gpurules.learners.rule_induction import Block, Growth, first_condition_redraws
 from gpurules.learners.rule_pruning import (IREP_COVERAGE_MLRL, cover, fixed_head_quality,
@@ -77,8 +75,7 @@ class BoostingRule:
         engine, self.num_drawn = backend, (m if m < self.num_features else 0)
         if self.subset is not None:  # every step searches all of the subset's features
             engine, self.num_drawn = FeatureSubset(backend, self.subset), 0
-        search = SearchSettings(cfg.head_mode, cfg.search_params, cfg.min_coverage, -np.inf)
-        return Growth(engine, self.labels, self.weights, totals, search,
+        return Growth(engine, self.labels, self.weights, totals, cfg.initial_search,
                       redraws=first_condition_redraws(self.num_features, self.num_drawn))
 
     def draw_features(self, growth):
@@ -117,7 +114,7 @@ class BoostingRule:
                                        search.params)[0]
             params = search.params.copy()
             params[3] = SELECT_ALL
-            growth.search = dataclasses.replace(search, params=params)
+            growth.search = search.with_params(params)
 
     def finish(self, growth):
         """:meth:`finish_rule` of the grown rule."""

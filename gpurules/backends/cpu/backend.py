@@ -52,7 +52,7 @@ class CpuBackend:
         self.h = np.zeros((n, W), dtype=np.int64)
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
-        self._buffers = self._records = None
+        self._buffers = self._records = self._deltas = None
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W)
@@ -228,7 +228,7 @@ class CpuBackend:
             return [], None, labels, finished
         self._full_coverage = False
         f, op, thr, q, cnt, label, g, h = result
-        conditions = [(int(f[r]), int(op[r]), thr[r]) for r in range(steps)]
+        conditions = list(zip(f[:steps].tolist(), op[:steps].tolist(), thr[:steps]))
         r = steps - 1  # the last refinement's sums outlive the records: copies
         last = Refinement(conditions[-1][0], conditions[-1][1], thr[r], float(q[r]),
                           int(cnt[r]), int(label[r]), g[r].copy(), h[r].copy())
@@ -253,11 +253,11 @@ class CpuBackend:
         """Per-feature scratch (sums and head work rows, see exact_search) and result slots,
         reused across refinements. Work rows exist for ``HEAD_MULTI_OUTPUT`` and whenever ``h``
         is wider than ``g``; the decomposable searches compile without them."""
-        K, W = self.g.shape[1], self.h.shape[1]
-        needs_work = head_mode == HEAD_MULTI_OUTPUT or W != K  # exact_search.accumulate
-        work = work_sizes(K) if needs_work else None
-        key = (S, work)
+        key = (S, head_mode)
         if self._buffers is None or self._buffers[0] != key:  # fixed per fit in practice
+            K, W = self.g.shape[1], self.h.shape[1]
+            needs_work = head_mode == HEAD_MULTI_OUTPUT or W != K  # exact_search.accumulate
+            work = work_sizes(K) if needs_work else None
             sums, gains = np.empty((S, 8, max(K, W)), np.int64), np.empty((S, K))
             scratch = (sums, None, None, gains)
             if work is not None:  # None: the searches compile without multi-output heads
@@ -278,23 +278,32 @@ class CpuBackend:
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):
-        chunks = self.n_threads_update  # rows of the exact deltas; any count gives the same
-        delta_g = np.zeros((chunks, self.g.shape[1]), np.int64)
-        delta_h = np.zeros((chunks, self.h.shape[1]), np.int64)
+        delta_g, delta_h, largest = self._update_buffers()
         args = (self.loss, self.Y, self.P, self.base_weight, self.scale, self.g, self.h,
                 self.mask, self.indicator, np.asarray(labels, np.int32),
                 np.asarray(scores, np.float64), delta_g, delta_h)
         threads = self._update_threads(labels)
         if self.non_decomposable:
-            largest = np.zeros(chunks)
             statistics.update_covered_nd.run(threads, *args, largest)
             self.max_statistic = max(self.max_statistic, float(largest.max()))
         else:
             statistics.update_covered.run(threads, *args)
-        g_tot, h_tot, count = self._all_totals
-        self._all_totals = (g_tot + delta_g.sum(0), h_tot + delta_h.sum(0), count)
+        g_tot, h_tot, _ = self._all_totals  # (covered_totals hands out copies)
+        g_tot += delta_g[0] if delta_g.shape[0] == 1 else delta_g.sum(0)
+        h_tot += delta_h[0] if delta_h.shape[0] == 1 else delta_h.sum(0)
         if self._searches.gh is not None:
             self._interleave(self.mask == self.indicator)
+
+    def _update_buffers(self):
+        """The statistics update's outputs, reused from call to call (the kernels overwrite
+        them): the changes of the sums, int64 (C, K) and (C, W), and the largest
+        non-decomposable statistic, float64 (C,), of ``C = n_threads_update`` chunks of
+        the examples (any ``C`` gives the same sums: they are exact)."""
+        chunks = self.n_threads_update
+        if self._deltas is None or self._deltas[0].shape[0] != chunks:
+            self._deltas = (np.empty((chunks, self.g.shape[1]), np.int64),
+                            np.empty((chunks, self.h.shape[1]), np.int64), np.empty(chunks))
+        return self._deltas
 
     def _interleave(self, changed):
         """Bring the histogram build's interleaved statistics (``SearchState.gh``, binned only)

@@ -39,8 +39,8 @@ def _update_covered_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, la
     """Add ``scores`` to the covered examples' ``labels`` and re-encode their statistics.
 
     The changes of the statistics are summed into ``delta_g``, ``delta_h`` (int64 (C, K),
-    zeroed by the caller): chunk ``c`` of the examples writes row ``c``, so the parallel
-    variant needs no atomics and the row sums are exact."""
+    overwritten): chunk ``c`` of the examples writes row ``c``, so the parallel variant
+    needs no atomics and the row sums are exact."""
     n = Y.shape[0]
     chunks = delta_g.shape[0]
     for c in nb.prange(chunks):
