@@ -191,8 +191,9 @@ def _statistics_problem(loss_name, n=30, K=3):
 
 @check
 def statistics_equal_cpu():
-    """compute_all_statistics, then update_statistics twice (different coverage and heads),
-    for every loss: P, g and h equal the CPU backend's exactly."""
+    """compute_all_statistics, then update_statistics three times (different coverage and
+    heads, the last of every label: the CPU's contiguous loops), for every loss: P, g and h
+    equal the CPU backend's exactly."""
     k = _kernels()
     for loss_name, loss in DECOMPOSABLE_LOSSES.items():
         cpu, Y, P, base_weight = _statistics_problem(loss_name)
@@ -200,7 +201,8 @@ def statistics_equal_cpu():
         k.compute_all_statistics[GRID](loss.code, Y, P, base_weight, SCALE, g, h)
         np.testing.assert_array_equal(g, cpu.g, err_msg=f"compute_all g, {loss_name}")
         np.testing.assert_array_equal(h, cpu.h, err_msg=f"compute_all h, {loss_name}")
-        for step, (labels, scores) in enumerate((([2, 0], [0.3, -0.7]), ([1], [1.1]))):
+        heads = (([2, 0], [0.3, -0.7]), ([1], [1.1]), ([0, 1, 2], [-2.5, 0.4, 31.0]))
+        for step, (labels, scores) in enumerate(heads):
             mask = (np.arange(Y.shape[0]) % (3 + step) != 0).astype(np.int32) * 4
             labels, scores = np.array(labels, np.int32), np.array(scores)
             cpu.mask[:], cpu.indicator = mask, 4

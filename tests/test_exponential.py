@@ -8,6 +8,8 @@ from decimal import Decimal, localcontext
 import numpy as np
 from numba import njit
 
+from gpurules.objectives import exponential as E
+from gpurules.objectives.compiled import exp_nonpositive as inlined_exp
 from gpurules.objectives.exponential import EXP_ZERO_BELOW, exp_nonpositive
 
 
@@ -64,3 +66,46 @@ def test_python_and_compiled_give_the_same_bits():
     xs = -np.random.default_rng(1).random(2000) * 746.0
     python = np.array([exp_nonpositive(float(x)) for x in xs])
     np.testing.assert_array_equal(python, _compiled(xs, np.empty_like(xs)))
+
+
+def _branchy(x):
+    """The algorithm as first written, with branches (before it was made branch-free for
+    the vectorised statistics update): the reference that the bits did not change."""
+    if x < EXP_ZERO_BELOW:
+        return 0.0
+    k = int(math.floor(x * E._INV_LN2 + 0.5))
+    r = (x - k * E._LN2_HI) - k * E._LN2_LO
+    q = ((((r * (1.0 / 120.0) + 1.0 / 24.0) * r + 1.0 / 6.0) * r + 0.5) * r + 1.0) * r
+    j = k & (E._N - 1)
+    t = E._T_HI[j]
+    v = t + (t * q + E._T_LO[j])
+    e = -(k >> E._SHIFT)
+    if e <= 1022:
+        return v * E._SCALE[e]
+    return (v * E._SCALE[e - 54]) * E._TWO_M54
+
+
+@njit
+def _inlined(xs, out):
+    for i in range(xs.shape[0]):
+        out[i] = inlined_exp(xs[i])
+    return out
+
+
+def test_branch_free_form_gives_the_first_forms_bits():
+    """Every compiled form (called; inlined into the CPU's losses) against the branchy
+    reference, across the range, at its edges and beyond the clamp of the table indices."""
+    rng = np.random.default_rng(2)
+    xs = np.concatenate([-rng.random(20000) * 746.0, -rng.random(2000) * 1e-3,
+                         -708.4 - rng.random(2000) * 37.0,
+                         [0.0, -0.0, EXP_ZERO_BELOW, -745.19999, -745.20001, -746.19,
+                          -746.21, -1e4, -1e300, -np.inf]])
+    want = np.array([_branchy(float(x)) for x in xs])
+    np.testing.assert_array_equal(_compiled(xs, np.empty_like(xs)), want)
+    np.testing.assert_array_equal(_inlined(xs, np.empty_like(xs)), want)
+
+
+def test_nan_gives_nan():
+    xs = np.array([np.nan])
+    assert np.isnan(_compiled(xs, np.empty(1))[0]) and np.isnan(_inlined(xs, np.empty(1))[0])
+    assert math.isnan(exp_nonpositive(math.nan))

@@ -1,12 +1,16 @@
 """The learning math of ``gpurules.objectives`` compiled for the CPU with Numba."""
 
 from gpurules.jit.cache import njit
-from gpurules.objectives import (fixed_point, heads, losses, multi_output, non_decomposable,
-                                 quality)
+from gpurules.jit.variants import variant
+from gpurules.objectives import (exponential, fixed_point, heads, losses, multi_output,
+                                 non_decomposable, quality)
 
 label_gain = njit(inline="always")(heads.label_gain)
 label_score = njit(inline="always")(heads.label_score)
-loss_gradient_hessian = njit(inline="always")(losses.loss_gradient_hessian)
+# the losses' exp inlined (Numba IR), not called: a loop of it vectorises (statistics.py)
+exp_nonpositive = njit(inline="always")(exponential.exp_nonpositive)
+loss_gradient_hessian = njit(inline="always")(
+    variant(losses.loss_gradient_hessian, "inlined_exp", exp_nonpositive=exp_nonpositive))
 quantize = njit(inline="always")(fixed_point.quantize)
 head_scores = njit(heads.head_scores)
 # side_quality for a quality.family_head_mode, by its class: one family's heads only

@@ -15,6 +15,7 @@ from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import parallel_kernel
 from gpurules.objectives.compiled import loss_gradient_hessian, quantize
+from gpurules.objectives.losses import LOGISTIC
 from gpurules.objectives.non_decomposable import gradient_hessian, largest_statistic
 
 
@@ -34,28 +35,74 @@ def compute_all(loss, Y, P, base_weight, scale, g, h):
             g[i, k], h[i, k] = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
 
 
+@njit(error_model="numpy")
+def _update_examples(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels, scores,
+                     start, stop, sum_g, sum_h):
+    """:func:`_update_covered_py` for the examples ``start .. stop - 1``, their changes
+    added to ``sum_g``, ``sum_h`` (int64 (K,)).
+
+    A head of every label in order (complete heads) takes three loops over each covered
+    example's contiguous row, the encoding's with the loss fixed outside it: the logistic
+    one vectorises (``error_model="numpy"``: no zero-division check, the loss's divisors
+    are >= 1). Other heads go label by label."""
+    K = Y.shape[1]
+    if not _is_every_label(labels, K):
+        for i in range(start, stop):
+            if mask[i] == indicator:
+                for idx in range(labels.shape[0]):
+                    k = labels[idx]
+                    P[i, k] += scores[idx]
+                    gk, hk = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+                    sum_g[k] += gk - g[i, k]
+                    sum_h[k] += hk - h[i, k]
+                    g[i, k] = gk
+                    h[i, k] = hk
+        return
+    new_g = np.empty(K, np.int64)
+    new_h = np.empty(K, np.int64)
+    for i in range(start, stop):
+        if mask[i] != indicator:
+            continue
+        for k in range(K):
+            P[i, k] += scores[k]
+        if loss == LOGISTIC:
+            for k in range(K):
+                new_g[k], new_h[k] = _encode(LOGISTIC, Y[i, k], P[i, k], base_weight[i], scale)
+        else:
+            for k in range(K):
+                new_g[k], new_h[k] = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+        for k in range(K):
+            sum_g[k] += new_g[k] - g[i, k]
+            sum_h[k] += new_h[k] - h[i, k]
+            g[i, k] = new_g[k]
+            h[i, k] = new_h[k]
+
+
+@nb.njit(inline="always")
+def _is_every_label(labels, K):
+    """Whether int32 (m,) ``labels`` are 0 .. K - 1 in order."""
+    if labels.shape[0] != K:
+        return False
+    for idx in range(K):
+        if labels[idx] != idx:
+            return False
+    return True
+
+
 def _update_covered_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels, scores,
                        delta_g, delta_h):
     """Add ``scores`` to the covered examples' ``labels`` and re-encode their statistics.
 
     The changes of the statistics are summed into ``delta_g``, ``delta_h`` (int64 (C, K),
-    overwritten): chunk ``c`` of the examples writes row ``c``, so the parallel variant
-    needs no atomics and the row sums are exact."""
+    overwritten): chunk ``c`` of the examples (:func:`_update_examples`) writes row ``c``,
+    so the parallel variant needs no atomics and the row sums are exact."""
     n = Y.shape[0]
     chunks = delta_g.shape[0]
     for c in nb.prange(chunks):
         sum_g = np.zeros(delta_g.shape[1], np.int64)
         sum_h = np.zeros(delta_g.shape[1], np.int64)
-        for i in range(c * n // chunks, (c + 1) * n // chunks):
-            if mask[i] == indicator:
-                for idx in range(labels.shape[0]):
-                    k = labels[idx]
-                    P[i, k] += scores[idx]
-                    new_g, new_h = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
-                    sum_g[k] += new_g - g[i, k]
-                    sum_h[k] += new_h - h[i, k]
-                    g[i, k] = new_g
-                    h[i, k] = new_h
+        _update_examples(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels, scores,
+                         c * n // chunks, (c + 1) * n // chunks, sum_g, sum_h)
         copy_row(delta_g[c], sum_g)  # not delta_g[c] = sum_g: jit/rows.py
         copy_row(delta_h[c], sum_h)
 
