@@ -7,9 +7,11 @@ from gpurules.objectives import (exponential, fixed_point, heads, losses, multi_
 
 label_gain = njit(inline="always")(heads.label_gain)
 label_score = njit(inline="always")(heads.label_score)
-# the losses' exp inlined (Numba IR), not called: a loop of it vectorises (statistics.py)
+loss_gradient_hessian = njit(inline="always")(losses.loss_gradient_hessian)
+# with its exp inlined (Numba IR), not called: a loop of it vectorises (the statistics
+# update's logistic loop; only there, as inlined code costs compile time)
 exp_nonpositive = njit(inline="always")(exponential.exp_nonpositive)
-loss_gradient_hessian = njit(inline="always")(
+loss_gradient_hessian_inlined_exp = njit(inline="always")(
     variant(losses.loss_gradient_hessian, "inlined_exp", exp_nonpositive=exp_nonpositive))
 quantize = njit(inline="always")(fixed_point.quantize)
 head_scores = njit(heads.head_scores)

@@ -73,7 +73,9 @@ def exp_nonpositive(x):
     t = _T_HI[j]
     v = t + (t * q + _T_LO[j])  # 2^(j / N) * exp(r), 2^(j / N) to twice float64's precision
     e = -(k >> _SHIFT)  # the power of two: 2^-e, 0 <= e <= 1077
-    normal = v * _SCALE[min(e, 1022)]
-    subnormal = (v * _SCALE[min(max(e - 54, 0), 1022)]) * _TWO_M54  # rounds once, at the end
+    # (indices clamped with conditional expressions: min/max would compile overloads)
+    normal = v * _SCALE[e if e < 1022 else 1022]
+    s = e - 54 if e > 54 else 0
+    subnormal = (v * _SCALE[s if s < 1022 else 1022]) * _TWO_M54  # rounds once, at the end
     result = normal if e <= 1022 else subnormal
     return result if x >= EXP_ZERO_BELOW else (0.0 if x < EXP_ZERO_BELOW else x)

@@ -14,7 +14,8 @@ import numpy as np
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import parallel_kernel
-from gpurules.objectives.compiled import loss_gradient_hessian, quantize
+from gpurules.objectives.compiled import (loss_gradient_hessian,
+                                         loss_gradient_hessian_inlined_exp, quantize)
 from gpurules.objectives.losses import LOGISTIC
 from gpurules.objectives.non_decomposable import gradient_hessian, largest_statistic
 
@@ -22,6 +23,14 @@ from gpurules.objectives.non_decomposable import gradient_hessian, largest_stati
 @nb.njit(inline="always")
 def _encode(loss, y, score, base_weight, scale):
     gg, hh = loss_gradient_hessian(loss, y, score)
+    return (np.int64(quantize(gg * base_weight, scale)),
+            np.int64(quantize(hh * base_weight, scale)))
+
+
+@nb.njit(inline="always")
+def _encode_logistic(y, score, base_weight, scale):
+    """``_encode(LOGISTIC, ...)`` with ``exp`` inlined: a loop of it vectorises."""
+    gg, hh = loss_gradient_hessian_inlined_exp(LOGISTIC, y, score)
     return (np.int64(quantize(gg * base_weight, scale)),
             np.int64(quantize(hh * base_weight, scale)))
 
@@ -41,41 +50,36 @@ def _update_examples(loss, Y, P, base_weight, scale, g, h, mask, indicator, labe
     """:func:`_update_covered_py` for the examples ``start .. stop - 1``, their changes
     added to ``sum_g``, ``sum_h`` (int64 (K,)).
 
-    A head of every label in order (complete heads) takes three loops over each covered
-    example's contiguous row, the encoding's with the loss fixed outside it: the logistic
-    one vectorises (``error_model="numpy"``: no zero-division check, the loss's divisors
-    are >= 1). Other heads go label by label."""
+    The logistic loss with a head of every label in order (complete heads) takes three
+    loops over each covered example's contiguous row, and the encoding's vectorises
+    (``exp`` inlined and branch-free; ``error_model="numpy"``: no zero-division check, the
+    loss's divisors are >= 1). Other losses and heads go label by label."""
     K = Y.shape[1]
-    if not _is_every_label(labels, K):
-        for i in range(start, stop):
-            if mask[i] == indicator:
-                for idx in range(labels.shape[0]):
-                    k = labels[idx]
-                    P[i, k] += scores[idx]
-                    gk, hk = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
-                    sum_g[k] += gk - g[i, k]
-                    sum_h[k] += hk - h[i, k]
-                    g[i, k] = gk
-                    h[i, k] = hk
-        return
+    contiguous = loss == LOGISTIC and _is_every_label(labels, K)
     new_g = np.empty(K, np.int64)
     new_h = np.empty(K, np.int64)
     for i in range(start, stop):
         if mask[i] != indicator:
             continue
-        for k in range(K):
-            P[i, k] += scores[k]
-        if loss == LOGISTIC:
+        if contiguous:
             for k in range(K):
-                new_g[k], new_h[k] = _encode(LOGISTIC, Y[i, k], P[i, k], base_weight[i], scale)
+                P[i, k] += scores[k]
+            for k in range(K):
+                new_g[k], new_h[k] = _encode_logistic(Y[i, k], P[i, k], base_weight[i], scale)
+            for k in range(K):
+                sum_g[k] += new_g[k] - g[i, k]
+                sum_h[k] += new_h[k] - h[i, k]
+                g[i, k] = new_g[k]
+                h[i, k] = new_h[k]
         else:
-            for k in range(K):
-                new_g[k], new_h[k] = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
-        for k in range(K):
-            sum_g[k] += new_g[k] - g[i, k]
-            sum_h[k] += new_h[k] - h[i, k]
-            g[i, k] = new_g[k]
-            h[i, k] = new_h[k]
+            for idx in range(labels.shape[0]):
+                k = labels[idx]
+                P[i, k] += scores[idx]
+                gk, hk = _encode(loss, Y[i, k], P[i, k], base_weight[i], scale)
+                sum_g[k] += gk - g[i, k]
+                sum_h[k] += hk - h[i, k]
+                g[i, k] = gk
+                h[i, k] = hk
 
 
 @nb.njit(inline="always")
