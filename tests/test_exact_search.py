@@ -339,3 +339,33 @@ def test_prefetch_changes_no_value_and_emits_prefetches():
     assert gather(rows, column, order) == sum(rows[o, 2] + column[o] for o in order)
     assert "prefetch" in gather.inspect_asm(gather.signatures[0])
     assert prefetch_row(rows, 4) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_presort_sparse_orders_each_column_like_the_reference(seed):
+    """Each column's explicit entries: the values below the implicit value, then those
+    above (ascending), then the missing ones; equal values by example. The input CSC has
+    duplicate entries (summed) and unsorted indices; the implicit value is 0 or 1."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    n, A, nnz = 40, 5, 120
+    rows, cols = rng.integers(0, n, nnz), rng.integers(0, A, nnz)
+    vals = rng.integers(-3, 4, nnz).astype(np.float32)
+    vals[rng.random(nnz) < 0.1] = np.nan
+    csc = sp.coo_matrix((vals, (rows, cols)), shape=(n, A)).tocsc()
+    csc.has_sorted_indices = False
+    dense = csc.toarray()  # duplicates summed; NaN + x is NaN
+    z = float(seed % 2)
+    X = csc if z == 0 else np.where(np.isnan(dense) | (dense != 0), dense, 0.0)
+    got = presort_sparse(X, np.zeros(A, bool), sparse_value=z)
+    for f in range(A):
+        column = dense[:, f]
+        explicit = [i for i in range(n) if np.isnan(column[i]) or column[i] != z]
+        want = sorted(explicit, key=lambda i: (bool(np.isnan(column[i])),
+                                               0.0 if np.isnan(column[i]) else column[i], i))
+        start, end = got.indptr[f], got.indptr[f + 1]
+        np.testing.assert_array_equal(got.index[start:end], want)
+        np.testing.assert_array_equal(got.value[start:end], column[want].astype(np.float32))
+        present = column[want][~np.isnan(column[want])]
+        assert got.n_present[f] == present.size and got.n_neg[f] == (present < z).sum()
