@@ -59,19 +59,20 @@ def presort_sparse(X, nominal_mask, sparse_value=0.0):
         if z != 0:  # stored entries are relative to 0; make the implicit value explicit
             raise ValueError("a sparse X with sparse_feature_value != 0 is ambiguous: its "
                              "implicit entries are 0; pass a dense X or sparse_feature_value=0")
+        csc.sum_duplicates()
+        data, indices = csc.data, csc.indices
+        col = np.repeat(np.arange(A), np.diff(csc.indptr))
+        explicit = data != z
+        data, indices, col = data[explicit], indices[explicit], col[explicit]
     else:
         dense = np.asarray(X, dtype=np.float32)
-        keep = dense != z  # NaN != z, so missing values stay explicit
-        rows, cols = np.nonzero(keep)
-        csc = sp.csc_matrix((dense[rows, cols], (rows, cols)), shape=(n, A), dtype=np.float32)
-    csc.sum_duplicates()
-    data, indices, indptr = csc.data, csc.indices, csc.indptr.astype(np.int64)
-    col = np.repeat(np.arange(A), np.diff(indptr))
-    explicit = data != z
-    data, indices, col = data[explicit], indices[explicit], col[explicit]
+        # NaN != z, so missing values stay explicit; the transpose's nonzero entries come
+        # column by column, each column's examples ascending (as a canonical CSC's)
+        col, indices = np.nonzero((dense != z).T)
+        data = dense[indices, col]
     # sort by (column, missing last, value, example); lexsort's last key is the primary
-    # one, and it is stable: the canonical CSC (sum_duplicates) holds each column's
-    # examples ascending already, so two keys do (two sorting passes instead of four)
+    # one, and it is stable: both branches above hold each column's examples ascending
+    # already, so two keys do (two sorting passes instead of four)
     is_nan = np.isnan(data)
     order = np.lexsort((np.where(is_nan, 0, data), col * 2 + is_nan))
     data, indices, col, is_nan = data[order], indices[order], col[order], is_nan[order]
