@@ -21,18 +21,23 @@ from gpurules.objectives.non_decomposable import gradient_hessian, largest_stati
 
 
 @nb.njit(inline="always")
-def _encode(loss, y, score, base_weight, scale):
-    gg, hh = loss_gradient_hessian(loss, y, score)
+def _quantized(gg, hh, base_weight, scale):
+    """The fixed-point (int64) gradient and Hessian of one label, weighted."""
     return (np.int64(quantize(gg * base_weight, scale)),
             np.int64(quantize(hh * base_weight, scale)))
+
+
+@nb.njit(inline="always")
+def _encode(loss, y, score, base_weight, scale):
+    gg, hh = loss_gradient_hessian(loss, y, score)
+    return _quantized(gg, hh, base_weight, scale)
 
 
 @nb.njit(inline="always")
 def _encode_logistic(y, score, base_weight, scale):
     """``_encode(LOGISTIC, ...)`` with ``exp`` inlined: a loop of it vectorises."""
     gg, hh = loss_gradient_hessian_inlined_exp(LOGISTIC, y, score)
-    return (np.int64(quantize(gg * base_weight, scale)),
-            np.int64(quantize(hh * base_weight, scale)))
+    return _quantized(gg, hh, base_weight, scale)
 
 
 @njit
