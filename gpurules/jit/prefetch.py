@@ -7,15 +7,33 @@ keeps the processor from looking far enough ahead to overlap those waits (issue 
 :func:`prefetch_row` asks for a row a few visits ahead; a prefetch never faults, never
 waits and changes no value, so results stay bit for bit the same.
 
+Below :data:`PREFETCH_BYTES` of statistics everything a search reads stays in cache, and
+the prefetches only cost instructions: the searches ask :func:`beyond_cache` once per loop
+and prefetch only when it says so.
+
 Outside compiled code (``NUMBA_DISABLE_JIT``) it does nothing.
 """
 
+import numba as nb
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic, overload
 
 #: bytes between two prefetches along a row (a cache line)
 LINE_BYTES = 64
+
+#: statistics tables above this size (bytes) outgrow the caches. The histogram build at
+#: n = 1e5, 255 bins, 20 rules, one thread: 2.56 -> 1.98 s with prefetches (session 23);
+#: a sparse search over 3,000 examples and 19 labels (0.9 MB): 7 % of the fit without them
+#: (session 25; docs/benchmarks.md)
+PREFETCH_BYTES = 1 << 20
+
+
+@nb.njit(inline="always")
+def beyond_cache(nbytes):
+    """Whether statistics of ``nbytes`` bytes outgrow the caches (:data:`PREFETCH_BYTES`):
+    only then do the searches prefetch."""
+    return nbytes > PREFETCH_BYTES
 
 
 @intrinsic

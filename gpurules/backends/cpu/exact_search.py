@@ -20,7 +20,8 @@ O(n). The sums are exact integers, so the visit order changes no result.
 The sorted order visits the statistics rows, weights and mask at random; a visit prefetches
 those of the entry ``AHEAD`` places later (``jit.prefetch``), so that at n = 10^5 to 10^6,
 where they outgrow the caches, the waits for memory overlap (a search of the whole coverage
-took 2.3-2.5x less time there; issue 17, docs/benchmarks.md).
+took 2.3-2.5x less time there; issue 17, docs/benchmarks.md). Statistics that fit in the
+caches (:func:`prefetches`) are not prefetched: there the prefetches were 7 % of a sparse fit.
 
 Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W): ``W = K`` for decomposable losses,
 ``W = K (K + 1) / 2`` (the packed Hessian) for non-decomposable ones; a sum of ``g`` uses
@@ -41,7 +42,7 @@ from numba.extending import overload
 from gpurules.backends.thresholds import admissible, midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
-from gpurules.jit.prefetch import prefetch_row
+from gpurules.jit.prefetch import beyond_cache, prefetch_row
 from gpurules.jit.variants import parallel_kernel
 from gpurules.objectives.compiled import family_side_quality, work_views
 from gpurules.objectives.quality import head_code, side_quality
@@ -56,11 +57,18 @@ def prefetch_example(i, g, h, mask, weights):
     """Prefetch what a search reads of example ``i``: its statistics rows, mask entry and
     weight (``jit.prefetch``; no value changes). Not inlined by Numba: compiled once per
     signature, so the searches' many variants and the sparse search's two phases do not
-    each type it again (LLVM still inlines the machine code)."""
+    each type it again (LLVM still inlines the machine code). The callers prefetch only
+    where :func:`prefetches` says so."""
     prefetch_row(g, i)
     prefetch_row(h, i)
     prefetch_row(mask, i)
     prefetch_row(weights, i)
+
+
+@nb.njit(inline="always")
+def prefetches(g, h):
+    """Whether a search over the statistics g, h prefetches (``jit.prefetch.beyond_cache``)."""
+    return beyond_cache(g.nbytes + h.nbytes)
 
 
 @nb.njit(inline="always")
@@ -238,8 +246,9 @@ def _feature_totals(index, m, weights, g, h, tot_g, tot_h, wide):
     tot_g[:] = 0
     tot_h[:] = 0
     count = 0
+    far = prefetches(g, h)
     for pos in range(m):
-        if pos + AHEAD < m:
+        if far and pos + AHEAD < m:
             prefetch_example(index[pos + AHEAD], g, h, weights, weights)
         i = index[pos]
         if weights[i] != 0:
@@ -258,8 +267,9 @@ def _totals_without(index, lo, hi, mask, indicator, weights, g, h, tot_g, tot_h,
         out_g[k] = tot_g[k]
     for k in range(tot_h.shape[0]):
         out_h[k] = tot_h[k]
+    far = prefetches(g, h)
     for pos in range(lo, hi):
-        if pos + AHEAD < hi:
+        if far and pos + AHEAD < hi:
             prefetch_example(index[pos + AHEAD], g, h, mask, weights)
         i = index[pos]
         w = weights[i]
@@ -314,10 +324,11 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_i
     w = weights[0]
     is_nominal = nominal[f]
     kept = 0
+    far = prefetches(g, h)
     for pos in range(m + 1):
         at_end = pos == m
         if not at_end:
-            if pos + AHEAD < m:
+            if far and pos + AHEAD < m:
                 prefetch_example(src_index[pos + AHEAD], g, h, mask, weights)
             i = src_index[pos]
             if mask[i] != indicator:

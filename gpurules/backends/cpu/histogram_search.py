@@ -38,7 +38,7 @@ from gpurules.backends.cpu.exact_search import AHEAD, _consider, _work_row
 from gpurules.backends.thresholds import admissible, bin_threshold
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.jit.cache import njit
-from gpurules.jit.prefetch import prefetch_row
+from gpurules.jit.prefetch import beyond_cache, prefetch_row
 from gpurules.jit.threads import thread_limit
 from gpurules.jit.variants import parallel_kernel
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
@@ -123,7 +123,7 @@ def _subtract_left(features, starts, removed, stop, bin_index, bin_offset, weigh
     # this loop and _add_covered's are written out apart: an inline helper for the
     # prefetches made the builds 3x slower, one loop for both with a sign to branch on made
     # fits with 32 bins ~8 % slower (session 23)
-    far = _beyond_cache(gh)
+    far = beyond_cache(gh.nbytes)
     for c0 in range(starts.min(), stop, BUILD_CHUNK):
         c1 = min(c0 + BUILD_CHUNK, stop)
         for j in range(features.shape[0]):
@@ -157,7 +157,7 @@ def _add_covered(features, bin_index, bin_offset, covered, n_covered, weights, g
     The sums of a row are set only when its first example arrives, so rows with count 0 keep
     stale sums (the scan never reads them) and the cost follows the covered examples rather
     than the bins."""
-    far = _beyond_cache(gh)
+    far = beyond_cache(gh.nbytes)
     for c0 in range(0, n_covered, BUILD_CHUNK):
         c1 = min(c0 + BUILD_CHUNK, n_covered)
         for j in range(features.shape[0]):
@@ -175,19 +175,6 @@ def _add_covered(features, bin_index, bin_offset, covered, n_covered, weights, g
                     continue
                 _add_row(hist, r, gh, i, weights[i], hist_count[r] == 0)
                 hist_count[r] += 1
-
-
-# statistics tables above this size (bytes) outgrow the caches: the build prefetches what it
-# reads of the example ``AHEAD`` places on (``jit.prefetch``); below it that is in cache and
-# the prefetches would only cost instructions. n = 1e5, 255 bins, 20 rules, one thread: the
-# build 2.56 -> 1.98 s, the fit 3.5-3.6 -> 2.6-2.7 s (docs/benchmarks.md, session 23)
-PREFETCH_BYTES = 1 << 20
-
-
-@nb.njit(inline="always")
-def _beyond_cache(gh):
-    """Whether the statistics ``gh`` (int64 (n, C)) outgrow the caches (``PREFETCH_BYTES``)."""
-    return gh.shape[0] * gh.shape[1] * 8 > PREFETCH_BYTES
 
 
 @nb.njit(inline="always")

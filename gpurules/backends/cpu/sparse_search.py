@@ -15,7 +15,7 @@ import numba as nb
 import numpy as np
 
 from gpurules.backends.cpu.exact_search import (AHEAD, _evaluate, _totals_without, _work_row,
-                                                accumulate, prefetch_example)
+                                                accumulate, prefetch_example, prefetches)
 from gpurules.backends.thresholds import midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
@@ -114,11 +114,12 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
     v = z
     i = 0
     w = weights[0]
+    far = prefetches(g, h)
     for p in range(lo, hi + step, step):
         at_end = p == hi
         if not at_end:
             ahead = p + step * AHEAD
-            if (ahead - hi) * step < 0:  # ``ahead`` is still in the phase
+            if far and (ahead - hi) * step < 0:  # ``ahead`` is still in the phase
                 prefetch_example(index[ahead], g, h, mask, weights)
             i = index[p]
             w = weights[i]
