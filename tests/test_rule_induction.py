@@ -12,7 +12,7 @@ from gpurules.backends.base import Refinement, SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
 from gpurules.estimators.boomer_params import resolve_config
-from gpurules.learners.boosting_rule import BoostingRule
+from gpurules.learners.boosting_rule import BoostingRule, HeadFixingEngine
 from gpurules.learners.rule_induction import (Block, Growth, StepwiseSearch,
                                              first_condition_redraws, induce_rule)
 from gpurules.objectives.heads import HEAD_COMPLETE
@@ -116,19 +116,73 @@ class _StepwiseRule(BoostingRule):
     {"head_type": "single", "rule_induction": "top-down-greedy{max_head_refinements=3}"},
     {"rule_induction": "top-down-greedy{max_conditions=3}", "feature_sampling": "none"},
     {"instance_sampling": "with-replacement", "rule_pruning": "irep"},
+    {"head_type": "partial-dynamic"},
+    {"head_type": "partial-fixed", "loss": "logistic-non-decomposable"},
+    {"head_type": "partial-dynamic",
+     "rule_induction": "top-down-greedy{max_conditions=2,max_head_refinements=2}"},
 ])
-def test_fused_engine_grows_the_rules_of_the_reference_engine(data, params):
+def test_fused_engine_grows_the_rules_of_the_reference_engine(data, params, monkeypatch):
     """Rules grown one after the other (each head applied) with the CPU's fused loop
-    equal those grown with ``refine_stepwise``, condition for condition."""
+    equal those grown with ``refine_stepwise``, condition for condition (a partial head
+    fixed inside the fused loop, by the learner between the reference's blocks)."""
+    _, calls = _grow_both(data, params, monkeypatch)
+    assert (calls > 0) == ("partial" in params.get("head_type", ""))
+
+
+def test_a_head_fixed_in_the_fused_loop_leaves_the_draws_of_the_reference(data,
+                                                                           monkeypatch):
+    """Rules that stop at the fix (their coverage at ``min_coverage``) set the generator
+    back to where the reference's first block ends."""
+    params = {"head_type": "partial-dynamic",
+              "rule_induction": "top-down-greedy{min_coverage=60}"}
+    rewinds, calls = _grow_both(data, params, monkeypatch, num_rules=12)
+    assert 0 < rewinds < calls
+
+
+@pytest.mark.parametrize("max_conditions, rows", [(0, 9), (20, 9), (5, 5), (2, 2), (1, 1)])
+def test_the_block_that_fixes_a_partial_head_takes_the_draws_of_the_next(data,
+                                                                         max_conditions,
+                                                                         rows):
+    """The fix's block (1 step by default) and the block the learner would plan after it
+    (8 steps, fewer near ``max_conditions``; 0: no limit), drawn in one."""
+    X, Y = data
+    config, _ = resolve_config(BoomerClassifier(
+        head_type="partial-dynamic",
+        rule_induction=f"top-down-greedy{{max_conditions={max_conditions}}}"))
+    backend = CpuBackend(1, 1)
+    backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
+                      np.ones(X.shape[0]), 2.0 ** 20)
+    labels = np.arange(Y.shape[1], dtype=np.int32)
+    hooks = BoostingRule(config, backend, np.random.default_rng(0), None, None, labels,
+                         X.shape[1])
+    growth = hooks.start()
+    assert isinstance(growth.engine, HeadFixingEngine)
+    block = hooks.next_block(growth)
+    assert block.uniforms.shape[0] == rows and block.fix_label_after == 1
+
+
+def _grow_both(data, params, monkeypatch, num_rules=6):
+    """Rules grown by the fused and the reference engine, asserted equal, as the next
+    draw of the generator. Returns (generator rewinds, calls) of the fused run's
+    HeadFixingEngines."""
     X, Y = data
     config, _ = resolve_config(BoomerClassifier(**params))
-    grown = []
+    grown, draws, counts = [], [], []
+    refine_rule = HeadFixingEngine.refine_rule
+
+    def counted(engine, *args):
+        before = engine.rewinds
+        result = refine_rule(engine, *args)
+        counts.append(engine.rewinds - before)
+        return result
+
+    monkeypatch.setattr(HeadFixingEngine, "refine_rule", counted)
     for hooks in (BoostingRule, _StepwiseRule):
         backend, rng = CpuBackend(1, 1), np.random.default_rng(4)
         backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
                           np.ones(X.shape[0]), 2.0 ** 20)
         rules = []
-        for _ in range(6):
+        for _ in range(num_rules):
             weights = config.instance_sampling.sample(rng, X.shape[0])
             labels = np.arange(Y.shape[1], dtype=np.int32)
             rule = induce_rule(hooks(config, backend, rng, None, weights, labels, X.shape[1]))
@@ -136,9 +190,11 @@ def test_fused_engine_grows_the_rules_of_the_reference_engine(data, params):
             backend.update_statistics(head, scores * config.shrinkage)
             rules.append((conditions, head.tolist(), scores.tolist(), count))
         grown.append(rules)
-    assert grown[0] == grown[1]
+        draws.append(rng.random())
+    assert grown[0] == grown[1] and draws[0] == draws[1]
     if "rule_pruning" not in params:  # (IREP cuts these rules to one condition)
         assert any(len(rule[0]) > 1 for rule in grown[0])
+    return sum(counts), len(counts)
 
 
 def test_an_empty_selection_of_features_ends_the_rule(data):

@@ -93,12 +93,17 @@ class Backend(Protocol):
         narrow_head_search: bool, a covering learner should refine a rule whose head is
             fixed on a second backend over the head's labels alone (it pays off where a
             search's cost grows with the number of labels scanned).
+        fixes_partial_heads: bool, ``refine_rule`` fixes a partial head's outputs itself
+            after ``fix_label_after`` steps and goes on over them in the same block (as it
+            fixes a single-label head's label); else a block must end there, and the
+            learner fixes them (``learners.boosting_rule``).
     """
 
     name: str
     requires_binned_features: bool
     host_coverage: bool
     narrow_head_search: bool
+    fixes_partial_heads: bool
 
     # Set by start_fit (and set_scale), read by the learners and by refine_stepwise:
     #   features: the feature representation of the fit (PresortedFeatures,

@@ -31,7 +31,8 @@ from gpurules.learners.sampling import FeatureSampling, InstanceSampling, Output
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point
 from gpurules.objectives.heads import HEAD_SINGLE
-from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, multi_output_params
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs,
+                                              multi_output_params)
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
 from gpurules.objectives.quality import boosting_params, boosting_quality
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
@@ -322,8 +323,7 @@ class BoostingLearner:
             return self._rule_head_scores(g, h, all_labels)
         binned = cfg.head_params is not None and cfg.head_params[7] != 0.0
         if binned and cfg.binned_default_rule:
-            params = np.array(cfg.head_params, np.float64)
-            params[3] = SELECT_ALL
+            params = all_outputs(np.asarray(cfg.head_params, np.float64))
             labels, scores = multi_output_head(g, h, all_labels, inv_scale, params)
             full = np.zeros(all_labels.shape[0])  # outputs of a bin with criterion 0: 0
             full[labels] = scores

@@ -18,7 +18,8 @@ from gpurules.objectives import heads
 from gpurules.objectives.compiled import head_scores as compiled_head_scores
 from gpurules.objectives.compiled import label_score
 from gpurules.objectives.compiled import multi_output_head as compiled_multi_output_head
-from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
+                                              all_outputs)
 from gpurules.objectives.non_decomposable import packed_index
 
 BLOCK = 8  # refinement steps per backend call
@@ -39,6 +40,50 @@ def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
                                       params)
 
 
+class HeadFixingEngine:
+    """The engine of a rule with a partial head whose backend fixes the head's outputs
+    inside a block (``fixes_partial_heads``: the CPU's fused loop), saving the call that
+    other engines make after the fix.
+
+    The block that reaches the fix is given the draws of the next block too (:meth:`draw`),
+    as the learner draws them one block after the other. Had the rule stopped before the
+    next block began (no refinement, or the coverage at ``min_coverage``, by the fix), the
+    learner would not have drawn that block: the generator is then set back to where the
+    first block's draws end, so every engine takes the same draws and learns the same
+    model.
+
+    Args:
+        engine: the backend; rng: the fit's numpy Generator.
+    """
+
+    def __init__(self, engine, rng):
+        self.engine, self.rng, self.features = engine, rng, engine.features
+        self._rewind = None  # (generator state, rows before the fix, columns) of a draw
+        self.rewinds = 0  # how often the generator was set back
+
+    def draw(self, first, second, columns):
+        """float64 (first + second, columns): the draws of the block up to the fix (first
+        rows) and of the block after it."""
+        self._rewind = (self.rng.bit_generator.state, first, columns)
+        return self.rng.random((first + second, columns))
+
+    def refine_rule(self, uniforms, labels, weights, totals, search, fix_label_after):
+        """``Backend.refine_rule``, the generator set back where the rule stopped by the
+        fix (class docstring)."""
+        result = self.engine.refine_rule(uniforms, labels, weights, totals, search,
+                                         fix_label_after)
+        if self._rewind is not None:
+            state, first, columns = self._rewind
+            self._rewind = None
+            steps, last, finished = len(result[0]), result[1], result[3]
+            if steps < first or (steps == first and finished and
+                                 last.count <= search.min_coverage):
+                self.rng.bit_generator.state = state
+                self.rng.random((first, columns))
+                self.rewinds += 1
+        return result
+
+
 class BoostingRule:
     """The hooks (``rule_induction.RuleHooks``) of one BOOMER rule.
 
@@ -46,8 +91,8 @@ class BoostingRule:
     draws (or every feature of ``subset``), the block's draws taken from ``rng`` up front so
     that every backend sees the same random stream; a single-label head keeps its label
     after ``max_head_refinements`` conditions (in the engine), a partial head its outputs
-    (here, between blocks); the finished rule is pruned by IREP and gets its head
-    (:meth:`finish`).
+    (here, between blocks, or in the engine: :class:`HeadFixingEngine`); the finished rule
+    is pruned by IREP and gets its head (:meth:`finish`).
 
     Args:
         config: the fit's ``BoostingConfig``; backend: its backend; rng: numpy Generator.
@@ -67,7 +112,8 @@ class BoostingRule:
 
     def start(self):
         """An empty rule covering every example; its engine is the backend (sampled
-        features) or a :class:`FeatureSubset`."""
+        features) or a :class:`FeatureSubset`, a :class:`HeadFixingEngine` around it where
+        it fixes a partial head itself."""
         cfg, backend = self.config, self.backend
         backend.reset_coverage()
         totals = backend.covered_totals(self.weights)
@@ -75,6 +121,9 @@ class BoostingRule:
         engine, self.num_drawn = backend, (m if m < self.num_features else 0)
         if self.subset is not None:  # every step searches all of the subset's features
             engine, self.num_drawn = FeatureSubset(backend, self.subset), 0
+        elif cfg.partial_head and cfg.max_head_refinements > 0 and cfg.beam is None and \
+                backend.fixes_partial_heads:  # (the beam search refines step by step)
+            engine = HeadFixingEngine(backend, self.rng)
         return Growth(engine, self.labels, self.weights, totals, cfg.initial_search,
                       redraws=first_condition_redraws(self.num_features, self.num_drawn))
 
@@ -89,7 +138,8 @@ class BoostingRule:
 
     def next_block(self, growth):
         """Up to ``BLOCK`` steps, no more than ``max_conditions`` allows; a partial head's
-        block ends where its outputs are to be fixed."""
+        block ends where its outputs are to be fixed, unless its engine fixes them (a
+        :class:`HeadFixingEngine`): then the block goes on with the draws of the next."""
         cfg, done = self.config, len(growth.conditions)
         block = BLOCK
         if cfg.max_conditions > 0:
@@ -99,7 +149,13 @@ class BoostingRule:
         fix_label_after = 0
         if cfg.max_head_refinements > done:
             fix_label_after = cfg.max_head_refinements - done
-            if cfg.partial_head:  # the outputs are fixed by after_block
+            if cfg.partial_head:  # the outputs are fixed by after_block, or by the engine
+                after = BLOCK  # the next block's steps, as this method would plan it
+                if cfg.max_conditions > 0:
+                    after = min(after, cfg.max_conditions - done - fix_label_after)
+                if isinstance(growth.engine, HeadFixingEngine) and after > 0:
+                    uniforms = growth.engine.draw(fix_label_after, after, self.num_drawn)
+                    return Block(uniforms, fix_label_after)
                 block = min(block, fix_label_after)
         return Block(self.rng.random((block, self.num_drawn)), fix_label_after)
 
@@ -109,12 +165,11 @@ class BoostingRule:
         search = growth.search
         if 0 < self.config.max_head_refinements <= len(growth.conditions) and \
                 search.head_mode == HEAD_MULTI_OUTPUT and search.params[3] != SELECT_ALL:
-            best = growth.best
-            growth.labels = self._head(best.g_sum, best.h_sum, growth.labels,
-                                       search.params)[0]
-            params = search.params.copy()
-            params[3] = SELECT_ALL
-            growth.search = search.with_params(params)
+            if not isinstance(growth.engine, HeadFixingEngine):  # else it fixed them
+                best = growth.best
+                growth.labels = self._head(best.g_sum, best.h_sum, growth.labels,
+                                           search.params)[0]
+            growth.search = search.with_params(all_outputs(search.params))
 
     def finish(self, growth):
         """:meth:`finish_rule` of the grown rule."""

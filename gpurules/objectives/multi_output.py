@@ -160,6 +160,15 @@ def head_from_work(labels, views, count, out_labels, out_scores):
 
 
 @register_jitable
+def all_outputs(params):
+    """A copy of ``params`` whose head predicts every output it is given (``SELECT_ALL``):
+    a partial head's once its outputs are fixed."""
+    out = params.copy()
+    out[3] = SELECT_ALL
+    return out
+
+
+@register_jitable
 def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
     """The head :func:`multi_output_side` gives the sums g_sum int64 (K,), h_sum int64 (K or
     K(K+1)/2,) of a rule's coverage: (labels int32 (c,), scores float64 (c,)), as the

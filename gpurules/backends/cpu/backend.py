@@ -32,6 +32,7 @@ class CpuBackend:
     requires_binned_features = False  # exact (dense, sparse) and histogram search
     host_coverage = True  # the mask is a host array
     narrow_head_search = True  # its searches cost O(K) per feature
+    fixes_partial_heads = True  # the fused loop fixes a partial head's outputs (refine.py)
 
     def __init__(self, n_threads_search=1, n_threads_update=1):
         self.n_threads_search = n_threads_search

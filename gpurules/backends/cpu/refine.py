@@ -19,11 +19,15 @@ avoid; a closure over them would miss Numba's disk cache in every new process):
 """
 
 import numpy as np
+from numba.extending import register_jitable
 
 from gpurules.backends.base import _first_best, floyd_indices
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import Kernel
+from gpurules.objectives.compiled import multi_output_head
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs
+from gpurules.objectives.quality import head_code
 
 
 # the search kernel and apply step a variant calls, bound by ``jit.variant`` below
@@ -45,7 +49,8 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
         labels: int32 (m,), the head's candidate labels.
         head_mode, params, inv_scale, min_coverage, min_quality: as ``SearchSettings``.
         fix_label_after: int; after this many steps (0 = never) a single-label head keeps
-            the label it chose (mlrl-boomer's ``max_head_refinements``).
+            the label it chose, a partial head the outputs it selects, then predicting
+            all of them (mlrl-boomer's ``max_head_refinements``; :func:`fix_head`).
         scratch, out: the search's scratch and slot arrays, sized for ``S`` features.
         result: (feature int64 (R,), op int8 (R,), threshold float32 (R,), quality
             float64 (R,), count int64 (R,), label int32 (R,), g int64 (R, K),
@@ -82,11 +87,32 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
         copy_row(tot_g, out_g[j])
         copy_row(tot_h, out_h[j])
         tot_count = out_cnt[j]
-        if fix_label_after > 0 and r + 1 >= fix_label_after and out_label[j] >= 0:
-            labels = np.full(1, out_label[j], np.int32)
+        if fix_label_after > 0 and r + 1 >= fix_label_after:
+            labels, params = fix_head(head_mode, labels, params, out_label[j], res_g[r],
+                                      res_h[r], inv_scale, scratch[1])
         if out_cnt[j] <= min_coverage:
             return r + 1, indicator, labels, True
     return uniforms.shape[0], indicator, labels, False
+
+
+@register_jitable
+def fix_head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, multi_output):
+    """(labels, params) of the steps after a head is fixed, for the last refinement's
+    ``label`` (int: a single-label head's choice, else -1) and sums g_sum int64 (K,), h_sum
+    int64 (W,): a single-label head keeps ``[label]``; a partial head (``HEAD_MULTI_OUTPUT``
+    selecting outputs) keeps the outputs it selects and then predicts all of them
+    (``multi_output.all_outputs``), as ``learners.boosting_rule`` does between blocks for
+    engines that stop there (with the same compiled ``multi_output_head``); anything else
+    is unchanged. ``multi_output``: None (a constant) where the search has no multi-output
+    heads (its work arrays), which compiles none here."""
+    if label >= 0:
+        return np.full(1, label, np.int32), params
+    if multi_output is None:
+        return labels, params
+    if head_code(head_mode) == HEAD_MULTI_OUTPUT and params[3] != SELECT_ALL:
+        return (multi_output_head(g_sum, h_sum, labels, inv_scale, params)[0],
+                all_outputs(params))
+    return labels, params
 
 
 def _compile(module):

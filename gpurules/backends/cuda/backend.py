@@ -101,6 +101,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
     requires_binned_features = True  # the histogram search only
     host_coverage = False  # covered_mask copies from the device
     narrow_head_search = False  # a fixed head is refined on this same backend
+    fixes_partial_heads = False  # a block ends where a partial head is fixed
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256,
                  launcher="auto"):

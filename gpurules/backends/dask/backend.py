@@ -161,6 +161,7 @@ class DaskBackend:
     requires_binned_features = True
     host_coverage = False  # covered_mask gathers from the workers
     narrow_head_search = False
+    fixes_partial_heads = False  # a block ends where a partial head is fixed
 
     def __init__(self, actors, sizes, layout, threads, workers, devices):
         self.actors = list(actors)
