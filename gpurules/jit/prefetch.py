@@ -24,8 +24,8 @@ LINE_BYTES = 64
 
 #: statistics tables above this size (bytes) outgrow the caches. The histogram build at
 #: n = 1e5, 255 bins, 20 rules, one thread: 2.56 -> 1.98 s with prefetches (session 23);
-#: a sparse search over 3,000 examples and 19 labels (0.9 MB): 7 % of the fit without them
-#: (session 25; docs/benchmarks.md)
+#: below it they cost fits 10-20 % (yeast's dense search, enron's and a 3,000-example,
+#: 19-label sparse one, 0.9 MB of statistics; session 25, docs/benchmarks.md)
 PREFETCH_BYTES = 1 << 20
 
 

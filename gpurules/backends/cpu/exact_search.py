@@ -21,7 +21,7 @@ The sorted order visits the statistics rows, weights and mask at random; a visit
 those of the entry ``AHEAD`` places later (``jit.prefetch``), so that at n = 10^5 to 10^6,
 where they outgrow the caches, the waits for memory overlap (a search of the whole coverage
 took 2.3-2.5x less time there; issue 17, docs/benchmarks.md). Statistics that fit in the
-caches (:func:`prefetches`) are not prefetched: there the prefetches were 7 % of a sparse fit.
+caches (:func:`prefetches`) are not prefetched: there the prefetches cost fits 10-20 %.
 
 Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W): ``W = K`` for decomposable losses,
 ``W = K (K + 1) / 2`` (the packed Hessian) for non-decomposable ones; a sum of ``g`` uses
