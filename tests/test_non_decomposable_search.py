@@ -14,8 +14,9 @@ from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse
 from gpurules.objectives import non_decomposable as nd
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
-from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
-                                              SELECT_DYNAMIC, SELECT_FIXED,
+from gpurules.objectives.compiled import multi_output_head
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
+                                              SELECT_DYNAMIC, SELECT_FIXED, all_outputs,
                                               multi_output_params)
 from tests.reference import multi_output_search as ref
 from tests.reference import non_decomposable_reference as ndref
@@ -129,30 +130,45 @@ PARTIAL = {
 }
 
 
-def _refine(refine, backend, uniforms, mode, params, weights, fix_label_after):
-    """Refine one rule in blocks of 2 steps; returns everything observable."""
+def _refine(refine, backend, uniforms, mode, params, weights, fix_label_after,
+            fixes_partial_heads):
+    """Refine one rule in blocks of 2 steps as the learner does (``learners.boosting_rule``):
+    a partial head's outputs fixed after ``fix_label_after`` conditions, by the engine
+    (``fixes_partial_heads``) or between blocks, the first block then ending at the fix;
+    afterwards predicting all of them. Returns everything observable."""
     backend.reset_coverage()
     labels = np.arange(backend.g.shape[1], dtype=np.int32)
     totals = backend.covered_totals(weights)
     search = SearchSettings(mode, params, 1, -np.inf)
-    steps, finished = [], False
-    for start in range(0, uniforms.shape[0], 2):
-        if finished:
+    conditions, last, finished, start = [], None, False, 0
+    while start < uniforms.shape[0] and not finished:
+        fix = max(fix_label_after - len(conditions), 0)
+        partial = mode == HEAD_MULTI_OUTPUT and search.params[3] != SELECT_ALL
+        size = min(2, fix) if partial and fix and not fixes_partial_heads else 2
+        found, ref, labels, finished = refine(uniforms[start:start + size], labels, weights,
+                                              totals, search, fix)
+        start += size
+        if ref is None:
             break
-        conditions, last, labels, finished = refine(uniforms[start:start + 2], labels,
-                                                    weights, totals, search, fix_label_after)
-        if last is None:
-            break
-        steps += conditions + [(last.quality, last.count, last.label, last.g_sum.tolist(),
-                                last.h_sum.tolist())]
+        conditions += found
+        last = ref
+        if partial and len(conditions) >= fix_label_after:
+            if not fixes_partial_heads:
+                labels = multi_output_head(last.g_sum, last.h_sum, labels,
+                                           backend.inv_scale, search.params)[0]
+            search = search.with_params(all_outputs(search.params))
         totals = (last.g_sum, last.h_sum, last.count)
-        search = SearchSettings(mode, params, 1, last.quality)
-    return steps, labels.tolist(), finished, backend.covered_mask().tolist()
+        search = search.with_min_quality(last.quality)
+    return (conditions, (last.quality, last.count, last.label, last.g_sum.tolist(),
+                         last.h_sum.tolist()), labels.tolist(), finished,
+            backend.covered_mask().tolist())
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 @pytest.mark.parametrize("head", ["complete", "gblb", "single", *sorted(PARTIAL)])
 def test_fused_refinement_equals_stepwise(fmt, head):
+    """The fused loop, which fixes a partial head itself, against the stepwise reference,
+    whose head the caller fixes between blocks (as the learner does)."""
     seed = sorted(FORMATS).index(fmt) + 3 * len(head)
     rng, X, nominal, Y, P = problem(seed, n=60, A=7, K=5)
     mode, params = HEADS[head][:2] if head in HEADS else (HEAD_MULTI_OUTPUT, PARTIAL[head])
@@ -162,9 +178,10 @@ def test_fused_refinement_equals_stepwise(fmt, head):
     for threads in (1, 2):
         fused = nd_backend(X, nominal, Y, P, fmt, threads)
         stepwise = nd_backend(X, nominal, Y, P, fmt, threads)
-        got = _refine(fused.refine_rule, fused, uniforms, mode, params, weights, 1)
+        got = _refine(fused.refine_rule, fused, uniforms, mode, params, weights, 1,
+                      fused.fixes_partial_heads)
         want = _refine(lambda *a: refine_stepwise(stepwise, *a), stepwise, uniforms, mode,
-                       params, weights, 1)
+                       params, weights, 1, False)
         assert got == want
         assert len(got[0]) > 0
 
