@@ -238,7 +238,7 @@ def test_no_overload_compiled_without_reference_counting_returns_a_reference():
         for threads in (1, 2):
             backend = nd_backend(X, nominal, Y, P, fmt, threads)
             steps = _refine(backend.refine_rule, backend, rng.random((2, 0)), mode, params,
-                            None, 1)[0]
+                            None, 1, backend.fixes_partial_heads)[0]
             assert steps
     for module, name, disp in package_dispatchers():
         for sig, cres in disp.overloads.items():
