@@ -58,7 +58,7 @@ def _diagonal(h, i, packed):
 
 
 @register_jitable
-def _is_prefix(labels):
+def is_prefix(labels):
     """Whether labels[a] == a for every a (a complete head over the first m outputs)."""
     for a in range(labels.shape[0]):
         if labels[a] != a:
@@ -87,7 +87,7 @@ def gather_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g_out
     Writes g_out (m,) and the packed h_out (m(m+1)/2,).
     """
     m = labels.shape[0]
-    if _is_prefix(labels):  # the sums' own packed order: one flat (vectorised) pass
+    if is_prefix(labels):  # the sums' own packed order: one flat (vectorised) pass
         _scaled_side(run_g, tot_g, complement, m, inv_scale, g_out)
         _scaled_side(run_h, tot_h, complement, m * (m + 1) // 2, inv_scale, h_out)
         return

@@ -16,6 +16,7 @@ from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import parallel_kernel
 from gpurules.objectives.compiled import (loss_gradient_hessian,
                                          loss_gradient_hessian_inlined_exp, quantize)
+from gpurules.objectives.complete_head import is_prefix
 from gpurules.objectives.losses import LOGISTIC
 from gpurules.objectives.non_decomposable import gradient_hessian, largest_statistic
 
@@ -60,7 +61,7 @@ def _update_examples(loss, Y, P, base_weight, scale, g, h, mask, indicator, labe
     (``exp`` inlined and branch-free; ``error_model="numpy"``: no zero-division check, the
     loss's divisors are >= 1). Other losses and heads go label by label."""
     K = Y.shape[1]
-    contiguous = loss == LOGISTIC and _is_every_label(labels, K)
+    contiguous = loss == LOGISTIC and labels.shape[0] == K and is_prefix(labels)
     new_g = np.empty(K, np.int64)
     new_h = np.empty(K, np.int64)
     for i in range(start, stop):
@@ -85,17 +86,6 @@ def _update_examples(loss, Y, P, base_weight, scale, g, h, mask, indicator, labe
                 sum_h[k] += hk - h[i, k]
                 g[i, k] = gk
                 h[i, k] = hk
-
-
-@nb.njit(inline="always")
-def _is_every_label(labels, K):
-    """Whether int32 (m,) ``labels`` are 0 .. K - 1 in order."""
-    if labels.shape[0] != K:
-        return False
-    for idx in range(K):
-        if labels[idx] != idx:
-            return False
-    return True
 
 
 def _update_covered_py(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels, scores,
