@@ -12,8 +12,10 @@ wrapping it (wall clock, ``time.perf_counter``; run on a quiet machine):
 - ``representation``: the feature representation built before the fit (pre-sorting or
   binning), timed on its own.
 
-A warm-up fit on a small sample compiles the kernels first, so no phase includes Numba
-compilation. Data: ``make_multilabel_classification`` with 100 features and 20 labels
+A warm-up fit compiles the kernels first, so no phase includes Numba compilation: one rule
+of one condition on the same data, threads and path (fused or ``--stepwise``) as the timed
+fit (a warm-up on a sample would pick serial forms and leave the parallel ones, which the
+thread thresholds choose only at full size, to be compiled inside the timed fit). Data: ``make_multilabel_classification`` with 100 features and 20 labels
 (``int``: counts with 6-9 distinct values per feature; ``cont``: N(0, 0.5^2) noise added).
 
     python benchmarks/profile_fit.py --n 10000 100000 --data int cont \\
@@ -120,12 +122,14 @@ def stepwise_refine_rule(backend, *args):
     return backend_base.refine_stepwise(backend, *args)
 
 
-def estimator(search, rules, threads, seed=1, max_bins=0, head_type="auto"):
+def estimator(search, rules, threads, seed=1, max_bins=0, head_type="auto",
+              rule_induction="top-down-greedy"):
     parallel = "true" if threads > 1 else "false"
     binning = "none" if search != "equal-width" else (
         f"equal-width{{max_bins={max_bins}}}" if max_bins else "equal-width")
     return BoomerClassifier(device="cpu", max_rules=rules, random_state=seed,
                             feature_binning=binning, head_type=head_type,
+                            rule_induction=rule_induction,
                             parallel_rule_refinement=parallel,
                             parallel_statistic_update=parallel)
 
@@ -142,14 +146,16 @@ def representation_seconds(X, search, max_bins=0):
 def profile(n, kind, search, rules, threads, stepwise, max_bins=0, head_type="auto"):
     """{phase: seconds} and the fit's wall seconds for one configuration."""
     X, Y = synthetic(n, kind)
-    estimator(search, 5, threads, max_bins=max_bins, head_type=head_type).fit(
-        X[:500], Y[:500])  # compile
     timer = PhaseTimer()
     saved_refine, saved_search = CpuBackend.refine_rule, CpuBackend._search
     if stepwise:
         CpuBackend.refine_rule = stepwise_refine_rule
-        CpuBackend._search = _split_histogram_search(timer)
+        CpuBackend._search = _split_histogram_search(PhaseTimer())  # (the warm-up's)
     try:
+        estimator(search, 2, threads, max_bins=max_bins, head_type=head_type,
+                  rule_induction="top-down-greedy{max_conditions=1}").fit(X, Y)  # compile
+        if stepwise:
+            CpuBackend._search = _split_histogram_search(timer)
         with timer:
             start = time.perf_counter()
             model = estimator(search, rules, threads, max_bins=max_bins,
