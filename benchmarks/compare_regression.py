@@ -14,6 +14,14 @@ Reported per data set: the test mean squared error of both (scikit-learn's
 (including the default rule), and the median fit time over ``--repeats`` as process CPU
 time (``time.process_time``; the box may be shared) and wall time. gpurules is warmed up
 by one fit first (Numba compilation is not timed; ``benchmarks/cold_start.py`` measures it).
+"max abs pred diff" is the largest difference between the two models' test predictions: 0 up
+to float32 rounding where the two learners built the same model.
+
+``--train-copies 2`` gives both learners every training example twice (a diagnostic):
+mlrl-boomer's exact search never evaluates the split that isolates a single example
+holding a feature's smallest value (user guide, "Differences from mlrl-boomer"); with every
+value held by two examples at least, that split is never the one to isolate, so where the
+two models then agree, that difference was the one between them.
 
     OMP_WAIT_POLICY=passive /work/bench312/bin/python benchmarks/compare_regression.py
 """
@@ -38,7 +46,7 @@ C.use_repo_checkout()
 
 HEADERS = ["data set", "n_train", "features", "targets", "MSE mlrl", "MSE ours",
            "MSE ours/mlrl", "rules mlrl/ours", "fit CPU s mlrl", "fit CPU s ours",
-           "CPU ours/mlrl", "fit wall s mlrl/ours"]
+           "CPU ours/mlrl", "fit wall s mlrl/ours", "max abs pred diff"]
 SINGLE_THREAD = {"parallel_rule_refinement": "false", "parallel_statistic_update": "false",
                  "parallel_prediction": "false"}
 
@@ -75,8 +83,16 @@ def num_rules(learner, est):
     return C.count_mlrl_rules(est.model_) if learner == "mlrl" else len(est.model_)
 
 
+def with_copies(split, copies):
+    """``split`` with every training example ``copies`` times (the test set unchanged)."""
+    X_train, X_test, y_train, y_test = split
+    return (np.concatenate([X_train] * copies), X_test, np.concatenate([y_train] * copies),
+            y_test)
+
+
 def measure(learner, params, split, repeats):
-    """(test MSE, rules, median CPU s, median wall s) of ``repeats`` fits."""
+    """(test MSE, rules, median CPU s, median wall s, test predictions float64) of
+    ``repeats`` fits."""
     from sklearn.metrics import mean_squared_error
 
     X_train, X_test, y_train, y_test = split
@@ -89,19 +105,25 @@ def measure(learner, params, split, repeats):
         est.fit(X_train, y_train)
         cpu.append(time.process_time() - c0)
         wall.append(time.perf_counter() - w0)
-    mse = mean_squared_error(y_test, np.asarray(est.predict(X_test), np.float64))
-    return mse, num_rules(learner, est), C.median(cpu), C.median(wall)
+    predicted = np.asarray(est.predict(X_test), np.float64).reshape(y_test.shape)
+    mse = mean_squared_error(y_test, predicted)
+    return mse, num_rules(learner, est), C.median(cpu), C.median(wall), predicted
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--param", action="append", help="key=value for both learners")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--train-copies", type=int, default=1,
+                        help="every training example this many times (module docstring)")
     parser.add_argument("--output", help="also write the report to this file")
     args = parser.parse_args(argv)
+    if args.train_copies < 1:
+        parser.error(f"--train-copies must be at least 1, got {args.train_copies}")
     params = {"random_state": 1, **SINGLE_THREAD, **C.parse_params(args.param)}
     rows = []
     for name, split in datasets().items():
+        split = with_copies(split, args.train_copies)
         C.log(f"{name}: mlrl-boomer")
         mlrl = measure("mlrl", params, split, args.repeats)
         C.log(f"{name}: gpurules")
@@ -112,9 +134,12 @@ def main(argv=None):
                      f"{mlrl[0]:.2f}", f"{ours[0]:.2f}", C.fmt_ratio(ours[0], mlrl[0]),
                      f"{mlrl[1]}/{ours[1]}", C.fmt_seconds(mlrl[2]), C.fmt_seconds(ours[2]),
                      C.fmt_ratio(ours[2], mlrl[2]),
-                     f"{C.fmt_seconds(mlrl[3])}/{C.fmt_seconds(ours[3])}"])
+                     f"{C.fmt_seconds(mlrl[3])}/{C.fmt_seconds(ours[3])}",
+                     f"{np.abs(mlrl[4] - ours[4]).max():.2g}"])
+    copies = "" if args.train_copies == 1 else \
+        f"; every training example {args.train_copies} times"
     lines = [f"Parameters (both): {C.format_params(params)}; median of {args.repeats} "
-             f"fit(s).", "", C.markdown_table(HEADERS, rows), "",
+             f"fit(s){copies}.", "", C.markdown_table(HEADERS, rows), "",
              *C.machine_lines([("mlrl-boomer", "mlrl")])]
     report = "\n".join(lines)
     print(report)
