@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cpu.coverage import apply_binned_condition
-from gpurules.backends.cpu.histogram_search import build_histograms, scan_histograms
+from gpurules.backends.cpu.histogram_search import (_splits_examples, build_histograms,
+                                                  scan_histograms)
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
@@ -176,6 +177,38 @@ def test_two_threads_equal_one_bit_for_bit(method):
     _, hists_p, outs_p = search(*args, n_threads=2)
     for a, b in zip(hists_s + outs_s, hists_p + outs_p):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("features", [[0, 1, 2], [2], [3, 0]])
+def test_two_threads_split_the_examples_of_a_rebuild(features, parallel_forms):
+    """With few bins and many covered examples, two threads split the covered examples of
+    the rebuilt features between them (the second into rows of its own, summed in
+    afterwards; ``histogram_search._splits_examples``) rather than the features, also for a
+    single feature: the rows equal the reference's, bit for bit, with weights of 0-2,
+    missing values and nominal features; rows of other features are left alone."""
+    rng = np.random.default_rng(11)
+    n, A, K = 2000, 4, 3
+    X, nominal, g, h = random_problem(rng, n, A, K, n_distinct=12, nan_frac=0.1,
+                                      nominal_frac=0.3)
+    binned = bin_features(X, nominal, "equal-width", bin_ratio=0.01)  # 20 bins
+    weights = rng.integers(0, 3, size=n).astype(np.int32)
+    mask = rng.integers(0, 2, size=n).astype(np.int32)
+    features = np.array(features, np.int64)
+    rows = int(np.diff(binned.bin_offset)[features].sum())
+    assert _splits_examples(features.shape[0], rows, int((mask == 1).sum()), 2)
+    hist = np.full((binned.total_bins, 2 * K), -7, np.int64)
+    count = np.full(binned.total_bins, -7, np.int64)
+    build_histograms(features, binned.bin_index, binned.bin_offset, mask, 1, weights, g, h,
+                     hist, count, n_threads=2)
+    want_g, want_h, want_count = ref.histograms(binned, features, mask == 1, weights, g, h)
+    sampled = np.zeros(binned.total_bins, bool)
+    for f in features:
+        sampled[binned.bin_offset[f]:binned.bin_offset[f + 1]] = True
+    np.testing.assert_array_equal(count[sampled], want_count[sampled])
+    assert (count[~sampled] == -7).all() and (hist[~sampled] == -7).all()
+    filled = sampled & (want_count > 0)  # rows of count 0 may keep stale sums
+    np.testing.assert_array_equal(hist[filled, :K], want_g[filled])
+    np.testing.assert_array_equal(hist[filled, K:], want_h[filled])
 
 
 @settings(max_examples=50, deadline=None)

@@ -47,20 +47,94 @@ from gpurules.objectives.quality import family_head_mode
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
               hist_count, chunks, removed, state, hist_at):
     # which features are rebuilt and which brought up to date by subtraction (_plan), then
-    # the work in ``chunks`` parts (one per thread), each with its share of either kind;
-    # the count is an argument: a call of nb.get_num_threads() in a kernel would keep it
-    # (and every kernel calling it) out of the disk cache
+    # the work in ``chunks`` parts (one per thread): the subtracted features split among
+    # them, the rebuilt ones too, or (_splits_examples) the covered examples, each part
+    # but the first adding its share to rows of its own, summed in afterwards; the count is
+    # an argument: a call of nb.get_num_threads() in a kernel would keep it (and every
+    # kernel calling it) out of the disk cache
     order, start, n_rebuilt = _plan(features, bin_offset, n_covered, hist_count, state,
                                     hist_at)
     S = features.shape[0]
-    chunks = min(chunks, S)
-    for t in nb.prange(chunks):
-        a = n_rebuilt + t * (S - n_rebuilt) // chunks
-        b = n_rebuilt + (t + 1) * (S - n_rebuilt) // chunks
+    rebuilt = order[:n_rebuilt]
+    firsts = bin_offset[rebuilt]
+    own_firsts, num_rows = _own_rows(rebuilt, bin_offset)
+    by_examples = _splits_examples(n_rebuilt, num_rows, n_covered, chunks)
+    parts = chunks if by_examples else min(chunks, S)
+    own = np.empty((parts - 1 if by_examples else 0, num_rows, gh.shape[1]), np.int64)
+    own_count = np.zeros((own.shape[0], num_rows), np.int64)
+    for t in nb.prange(parts):
+        a = n_rebuilt + t * (S - n_rebuilt) // parts
+        b = n_rebuilt + (t + 1) * (S - n_rebuilt) // parts
         _subtract_left(order[a:b], start[a:b], removed, state[2], bin_index, bin_offset,
                        weights, gh, hist, hist_count)
-        _add_covered(order[t * n_rebuilt // chunks:(t + 1) * n_rebuilt // chunks],
-                     bin_index, bin_offset, covered, n_covered, weights, gh, hist, hist_count)
+        if not by_examples:
+            a, b = t * n_rebuilt // parts, (t + 1) * n_rebuilt // parts
+            _add_covered(rebuilt[a:b], firsts[a:b], bin_index, covered, 0, n_covered,
+                         weights, gh, hist, hist_count)
+        elif t == 0:
+            _add_covered(rebuilt, firsts, bin_index, covered, 0, n_covered // parts,
+                         weights, gh, hist, hist_count)
+        else:
+            _add_covered(rebuilt, own_firsts, bin_index, covered, t * n_covered // parts,
+                         (t + 1) * n_covered // parts, weights, gh, own[t - 1],
+                         own_count[t - 1])
+    for j in nb.prange(n_rebuilt if by_examples else 0):
+        _sum_in(firsts[j], own_firsts[j], bin_offset[rebuilt[j] + 1] - firsts[j], own,
+                own_count, hist, hist_count)
+
+
+EXAMPLE_SPLIT_RATIO = 32  # (see _splits_examples)
+
+
+@nb.njit
+def _splits_examples(n_rebuilt, num_rows, n_covered, chunks):
+    """Whether the ``chunks`` parts of a build split the covered examples (``n_covered``)
+    of the ``n_rebuilt`` rebuilt features among them rather than the features, each part
+    but the first into ``num_rows`` rows of its own that are summed in afterwards: where
+    that sum, ``(chunks - 1) num_rows`` rows, is at most ``1 / EXAMPLE_SPLIT_RATIO`` of
+    the rows the rebuild adds, ``n_covered n_rebuilt``. Split by feature, a step that
+    rebuilds one feature of several (the others are subtracted) left one thread to do it
+    alone, and 7 sampled features on 2 threads make parts of 4 and 3 (issue 17); split by
+    example, the parts are equal, bit for bit the same integer sums. The own rows are
+    fresh memory each call and cost about what a row of the build costs: with a ratio of
+    4, mlrl-boomer's default bin count (16,000 bins per feature at n = 1e5, 35 MB of own
+    rows) made the builds 1.08 -> 1.58 s; at 32 they split where the bins are few (255:
+    n = 1e5, 2 threads, builds 0.93 -> 0.85 s)."""
+    return chunks > 1 and n_rebuilt > 0 and \
+        (chunks - 1) * num_rows * EXAMPLE_SPLIT_RATIO <= n_covered * n_rebuilt
+
+
+@nb.njit
+def _own_rows(features, bin_offset):
+    """(first row of each of ``features`` (int64 (S,)) in rows of their own, one after the
+    other, int64 (S,); their number)."""
+    firsts = np.empty(features.shape[0], np.int64)
+    rows = 0
+    for j in range(features.shape[0]):
+        firsts[j] = rows
+        rows += bin_offset[features[j] + 1] - bin_offset[features[j]]
+    return firsts, rows
+
+
+@nb.njit
+def _sum_in(first, own_first, num_bins, own, own_count, hist, hist_count):
+    """Add the rows ``own_first .. + num_bins - 1`` of each part's own rows (``own`` int64
+    (P, R, K + W), ``own_count`` int64 (P, R)) to the rows ``first ..`` of ``hist`` and
+    ``hist_count`` (a row's sums are set by its first example, as :func:`_add_covered`
+    does: rows of count 0 hold stale sums)."""
+    for p in range(own.shape[0]):
+        for b in range(num_bins):
+            c = own_count[p, own_first + b]
+            if c == 0:
+                continue
+            r = first + b
+            if hist_count[r] == 0:
+                for k in range(hist.shape[1]):
+                    hist[r, k] = own[p, own_first + b, k]
+            else:
+                for k in range(hist.shape[1]):
+                    hist[r, k] += own[p, own_first + b, k]
+            hist_count[r] += c
 
 
 BUILD_CHUNK = 1024  # covered examples whose rows one feature after another adds
@@ -144,10 +218,11 @@ def _subtract_left(features, starts, removed, stop, bin_index, bin_offset, weigh
 
 
 @nb.njit
-def _add_covered(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
+def _add_covered(features, firsts, bin_index, covered, lo, hi, weights, gh, hist,
                  hist_count):
-    """Fill the rows of ``features`` (int64, distinct), whose counts are zero, from the
-    covered examples ``covered[:n_covered]``, in chunks of ``BUILD_CHUNK`` of them: the
+    """Fill the rows ``firsts[j] + b`` of ``features[j]`` (int64, distinct; ``firsts`` int64,
+    their first rows in ``hist``), whose counts are zero, from the covered examples
+    ``covered[lo:hi]``, in chunks of ``BUILD_CHUNK`` of them: the
     chunk's statistics rows are added to one feature's histogram after the other, so the
     rows being updated are one feature's (in cache) while the chunk's statistics stay in
     cache for the next feature (issue 17: 0.6-0.9x the time of one pass adding each example
@@ -158,11 +233,11 @@ def _add_covered(features, bin_index, bin_offset, covered, n_covered, weights, g
     stale sums (the scan never reads them) and the cost follows the covered examples rather
     than the bins."""
     far = beyond_cache(gh.nbytes)
-    for c0 in range(0, n_covered, BUILD_CHUNK):
-        c1 = min(c0 + BUILD_CHUNK, n_covered)
+    for c0 in range(lo, hi, BUILD_CHUNK):
+        c1 = min(c0 + BUILD_CHUNK, hi)
         for j in range(features.shape[0]):
             f = features[j]
-            first = bin_offset[f]
+            first = firsts[j]
             row = bin_index[f]
             for c in range(c0, c1):
                 if far and c + AHEAD < c1:  # the chunk's statistics rows once, bins per feature
