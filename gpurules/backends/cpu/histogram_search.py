@@ -60,16 +60,17 @@ def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, 
     own_firsts, num_rows = _own_rows(rebuilt, bin_offset)
     by_examples = _splits_examples(n_rebuilt, num_rows, n_covered, chunks)
     parts = chunks if by_examples else min(chunks, S)
+    part = _parts_of(start, n_rebuilt, state[2], 0 if by_examples else n_covered, parts)
     own = np.empty((parts - 1 if by_examples else 0, num_rows, gh.shape[1]), np.int64)
     own_count = np.zeros((own.shape[0], num_rows), np.int64)
+    subtracted = order[n_rebuilt:]
     for t in nb.prange(parts):
-        a = n_rebuilt + t * (S - n_rebuilt) // parts
-        b = n_rebuilt + (t + 1) * (S - n_rebuilt) // parts
-        _subtract_left(order[a:b], start[a:b], removed, state[2], bin_index, bin_offset,
-                       weights, gh, hist, hist_count)
+        mine = part[n_rebuilt:] == t
+        _subtract_left(subtracted[mine], start[n_rebuilt:][mine], removed, state[2],
+                       bin_index, bin_offset, weights, gh, hist, hist_count)
         if not by_examples:
-            a, b = t * n_rebuilt // parts, (t + 1) * n_rebuilt // parts
-            _add_covered(rebuilt[a:b], firsts[a:b], bin_index, covered, 0, n_covered,
+            mine = part[:n_rebuilt] == t
+            _add_covered(rebuilt[mine], firsts[mine], bin_index, covered, 0, n_covered,
                          weights, gh, hist, hist_count)
         elif t == 0:
             _add_covered(rebuilt, firsts, bin_index, covered, 0, n_covered // parts,
@@ -84,6 +85,29 @@ def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, 
 
 
 EXAMPLE_SPLIT_RATIO = 32  # (see _splits_examples)
+
+
+@nb.njit
+def _parts_of(start, n_rebuilt, stop, rebuild_rows, parts):
+    """The part (int64 (S,), ``0 .. parts - 1``) that builds each feature of the plan
+    (:func:`_plan`'s order: ``n_rebuilt`` rebuilt features, then the subtracted ones, whose
+    removed examples begin at ``start`` int64 (S,) and end at ``stop``), so that the parts'
+    rows come out even: a rebuilt feature counts ``rebuild_rows`` rows (0 where the parts
+    split the examples instead), a subtracted one ``stop - start``; the largest first, each
+    to the part with the fewest rows so far. Counted in features, one part could get the
+    subtractions of a feature drawn at the rule's first step, the others those of
+    features drawn one step ago."""
+    S = start.shape[0]
+    rows = np.empty(S, np.int64)
+    for j in range(S):
+        rows[j] = rebuild_rows if j < n_rebuilt else stop - start[j]
+    part = np.empty(S, np.int64)
+    load = np.zeros(parts, np.int64)
+    for j in np.argsort(-rows, kind="mergesort"):
+        t = np.argmin(load)
+        part[j] = t
+        load[t] += rows[j]
+    return part
 
 
 @nb.njit
