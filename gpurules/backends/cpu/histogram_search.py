@@ -38,6 +38,7 @@ from gpurules.backends.cpu.exact_search import AHEAD, _consider, _work_row
 from gpurules.backends.thresholds import admissible, bin_threshold
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.jit.cache import njit
+from gpurules.jit.parts import balanced_parts
 from gpurules.jit.prefetch import beyond_cache, prefetch_row
 from gpurules.jit.threads import thread_limit
 from gpurules.jit.variants import parallel_kernel
@@ -91,23 +92,15 @@ EXAMPLE_SPLIT_RATIO = 32  # (see _splits_examples)
 def _parts_of(start, n_rebuilt, stop, rebuild_rows, parts):
     """The part (int64 (S,), ``0 .. parts - 1``) that builds each feature of the plan
     (:func:`_plan`'s order: ``n_rebuilt`` rebuilt features, then the subtracted ones, whose
-    removed examples begin at ``start`` int64 (S,) and end at ``stop``), so that the parts'
-    rows come out even: a rebuilt feature counts ``rebuild_rows`` rows (0 where the parts
-    split the examples instead), a subtracted one ``stop - start``; the largest first, each
-    to the part with the fewest rows so far. Counted in features, one part could get the
-    subtractions of a feature drawn at the rule's first step, the others those of
-    features drawn one step ago."""
-    S = start.shape[0]
-    rows = np.empty(S, np.int64)
-    for j in range(S):
+    removed examples begin at ``start`` int64 (S,) and end at ``stop``), by its rows
+    (``jit.parts.balanced_parts``): a rebuilt feature counts ``rebuild_rows`` (0 where the
+    parts split the examples instead), a subtracted one ``stop - start``. Counted in
+    features, one part could get the subtractions of a feature drawn at the rule's first
+    step, the others those of features drawn one step ago."""
+    rows = np.empty(start.shape[0], np.int64)
+    for j in range(start.shape[0]):
         rows[j] = rebuild_rows if j < n_rebuilt else stop - start[j]
-    part = np.empty(S, np.int64)
-    load = np.zeros(parts, np.int64)
-    for j in np.argsort(-rows, kind="mergesort"):
-        t = np.argmin(load)
-        part[j] = t
-        load[t] += rows[j]
-    return part
+    return balanced_parts(rows, parts)
 
 
 @nb.njit
