@@ -16,9 +16,11 @@ def balanced_parts(rows, parts):
     (int64 (S,), e.g. the rows a feature's search or build visits): the largest first,
     each to the part with the fewest rows so far (ties: the lower item, the lower part; so
     the split depends on nothing but ``rows``). With equal costs the parts get
-    ``ceil(S / parts)`` or ``floor(S / parts)`` items."""
+    ``ceil(S / parts)`` or ``floor(S / parts)`` items; one part (or none) gets all."""
+    if parts <= 1:  # (the serial forms: no sort)
+        return np.zeros(rows.shape[0], np.int64)
     part = np.empty(rows.shape[0], np.int64)
-    load = np.zeros(max(parts, 1), np.int64)
+    load = np.zeros(parts, np.int64)
     for j in np.argsort(-rows, kind="mergesort"):
         t = np.argmin(load)
         part[j] = t

@@ -62,8 +62,7 @@ def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, 
     by_examples = _splits_examples(n_rebuilt, num_rows, n_covered, chunks)
     parts = chunks if by_examples else min(chunks, S)
     part = _parts_of(start, n_rebuilt, state[2], 0 if by_examples else n_covered, parts)
-    own = np.empty((parts - 1 if by_examples else 0, num_rows, gh.shape[1]), np.int64)
-    own_count = np.zeros((own.shape[0], num_rows), np.int64)
+    own, own_count = _own_buffers(parts - 1 if by_examples else 0, num_rows, gh.shape[1])
     subtracted = order[n_rebuilt:]
     for t in nb.prange(parts):
         mine = part[n_rebuilt:] == t
@@ -80,9 +79,10 @@ def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, 
             _add_covered(rebuilt, own_firsts, bin_index, covered, t * n_covered // parts,
                          (t + 1) * n_covered // parts, weights, gh, own[t - 1],
                          own_count[t - 1])
-    for j in nb.prange(n_rebuilt if by_examples else 0):
-        _sum_in(firsts[j], own_firsts[j], bin_offset[rebuilt[j] + 1] - firsts[j], own,
-                own_count, hist, hist_count)
+    if by_examples:  # (a parallel region only where there is something to sum)
+        for j in nb.prange(n_rebuilt):
+            _sum_in(firsts[j], own_firsts[j], bin_offset[rebuilt[j] + 1] - firsts[j], own,
+                    own_count, hist, hist_count)
 
 
 EXAMPLE_SPLIT_RATIO = 32  # (see _splits_examples)
@@ -131,6 +131,15 @@ def _own_rows(features, bin_offset):
         firsts[j] = rows
         rows += bin_offset[features[j] + 1] - bin_offset[features[j]]
     return firsts, rows
+
+
+@nb.njit
+def _own_buffers(parts, num_rows, width):
+    """Own rows of ``parts`` parts: (sums int64 (parts, num_rows, width), unset; counts int64
+    (parts, num_rows), zero). Allocated here, not in the parallel build: there ``np.zeros``
+    becomes a parallel region of its own, which wakes sleeping workers for nothing."""
+    return (np.empty((parts, num_rows, width), np.int64),
+            np.zeros((parts, num_rows), np.int64))
 
 
 @nb.njit
