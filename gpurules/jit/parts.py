@@ -17,12 +17,23 @@ def balanced_parts(rows, parts):
     each to the part with the fewest rows so far (ties: the lower item, the lower part; so
     the split depends on nothing but ``rows``). With equal costs the parts get
     ``ceil(S / parts)`` or ``floor(S / parts)`` items; one part (or none) gets all."""
-    if parts <= 1:  # (the serial forms: no sort)
-        return np.zeros(rows.shape[0], np.int64)
-    part = np.empty(rows.shape[0], np.int64)
+    S = rows.shape[0]
+    part = np.zeros(S, np.int64)
+    if parts <= 1:
+        return part
+    order = np.empty(S, np.int64)  # the items by rows, descending (an insertion sort: a
+    for j in range(S):  # few items; np.argsort added a second of compilation per kernel)
+        k = j
+        while k > 0 and rows[order[k - 1]] < rows[j]:
+            order[k] = order[k - 1]
+            k -= 1
+        order[k] = j
     load = np.zeros(parts, np.int64)
-    for j in np.argsort(-rows, kind="mergesort"):
-        t = np.argmin(load)
+    for j in order:
+        t = 0
+        for u in range(1, parts):
+            if load[u] < load[t]:
+                t = u
         part[j] = t
         load[t] += rows[j]
     return part

@@ -56,7 +56,10 @@ class Kernel:
             and ``..._parallel``.
         constants: globals the forms see in place of the module's (:func:`variant`); a
             ``Kernel`` among them is replaced by its form of the same kind, so a serial
-            driver calls serial kernels.
+            driver calls serial kernels. Every form also sees ``IN_PARALLEL_FORM`` (a
+            constant: True in the parallel form), so code that only splits work among
+            threads can stay out of the serial form (Numba drops a branch on a constant
+            before typing it, and with it that code's compilation).
 
     Calling a ``Kernel`` runs the form of ``numba.get_num_threads()``: serial on one
     thread, parallel on more. Jitted code calls a form: bind it with ``constants``.
@@ -77,7 +80,7 @@ class Kernel:
             name = f"{self.suffix}_{kind}" if self.suffix else kind
             constants = {key: value.form(parallel) if isinstance(value, Kernel) else value
                          for key, value in self.constants.items()}
-            copy = variant(self.py_func, name, **constants)
+            copy = variant(self.py_func, name, IN_PARALLEL_FORM=parallel, **constants)
             self._forms[parallel] = njit(parallel=parallel)(copy)
         return self._forms[parallel]
 

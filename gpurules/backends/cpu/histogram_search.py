@@ -45,62 +45,82 @@ from gpurules.jit.variants import parallel_kernel
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_arrays
 from gpurules.objectives.quality import family_head_mode
 
+IN_PARALLEL_FORM = None  # bound per form (jit.variants.Kernel)
+
+
 def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
               hist_count, chunks, removed, state, hist_at):
     # which features are rebuilt and which brought up to date by subtraction (_plan), then
     # the work in ``chunks`` parts (one per thread): the subtracted features split among
-    # them, the rebuilt ones too, or (_splits_examples) the covered examples, each part
-    # but the first adding its share to rows of its own, summed in afterwards; the count is
-    # an argument: a call of nb.get_num_threads() in a kernel would keep it (and every
-    # kernel calling it) out of the disk cache
+    # them by their rows (_by_part), the rebuilt ones too, or (_splits_examples) the
+    # covered examples, each part but the first adding its share to rows of its own,
+    # summed in afterwards; the count is an argument: a call of nb.get_num_threads() in a
+    # kernel would keep it (and every kernel calling it) out of the disk cache
     order, start, n_rebuilt = _plan(features, bin_offset, n_covered, hist_count, state,
                                     hist_at)
-    S = features.shape[0]
-    rebuilt = order[:n_rebuilt]
-    firsts = bin_offset[rebuilt]
-    own_firsts, num_rows = _own_rows(rebuilt, bin_offset)
+    if not IN_PARALLEL_FORM:  # one part (the split below is compiled only in parallel)
+        _subtract_left(order[n_rebuilt:], start[n_rebuilt:], removed, state[2], bin_index,
+                       bin_offset, weights, gh, hist, hist_count)
+        _add_covered(order[:n_rebuilt], _rows_of(order[:n_rebuilt], bin_offset)[0],
+                     bin_index, covered, 0, n_covered, weights, gh, hist, hist_count)
+        return
+    num_rows = _num_rows(order[:n_rebuilt], bin_offset)
     by_examples = _splits_examples(n_rebuilt, num_rows, n_covered, chunks)
-    parts = chunks if by_examples else min(chunks, S)
-    part = _parts_of(start, n_rebuilt, state[2], 0 if by_examples else n_covered, parts)
+    parts = chunks if by_examples else min(chunks, features.shape[0])
+    bounds = _by_part(order, start, n_rebuilt, state[2], 0 if by_examples else n_covered,
+                      parts)
+    firsts, own_firsts = _rows_of(order[:n_rebuilt], bin_offset)
     own, own_count = _own_buffers(parts - 1 if by_examples else 0, num_rows, gh.shape[1])
-    subtracted = order[n_rebuilt:]
     for t in nb.prange(parts):
-        mine = part[n_rebuilt:] == t
-        _subtract_left(subtracted[mine], start[n_rebuilt:][mine], removed, state[2],
-                       bin_index, bin_offset, weights, gh, hist, hist_count)
-        if not by_examples:
-            mine = part[:n_rebuilt] == t
-            _add_covered(rebuilt[mine], firsts[mine], bin_index, covered, 0, n_covered,
-                         weights, gh, hist, hist_count)
-        elif t == 0:
-            _add_covered(rebuilt, firsts, bin_index, covered, 0, n_covered // parts,
-                         weights, gh, hist, hist_count)
-        else:
-            _add_covered(rebuilt, own_firsts, bin_index, covered, t * n_covered // parts,
-                         (t + 1) * n_covered // parts, weights, gh, own[t - 1],
-                         own_count[t - 1])
-    if by_examples:  # (a parallel region only where there is something to sum)
-        for j in nb.prange(n_rebuilt):
-            _sum_in(firsts[j], own_firsts[j], bin_offset[rebuilt[j] + 1] - firsts[j], own,
-                    own_count, hist, hist_count)
+        a, b = bounds[1, t], bounds[1, t + 1]
+        _subtract_left(order[a:b], start[a:b], removed, state[2], bin_index, bin_offset,
+                       weights, gh, hist, hist_count)
+        a, b, lo, hi = bounds[0, t], bounds[0, t + 1], 0, n_covered  # its features
+        rows, rows_count, at = hist, hist_count, firsts
+        if by_examples:  # every rebuilt feature, its share of the examples
+            a, b, lo, hi = 0, n_rebuilt, t * n_covered // parts, (t + 1) * n_covered // parts
+            if t > 0:
+                rows, rows_count, at = own[t - 1], own_count[t - 1], own_firsts
+        _add_covered(order[a:b], at[a:b], bin_index, covered, lo, hi, weights, gh, rows,
+                     rows_count)
+    for j in range(n_rebuilt if by_examples else 0):  # at most 1/32 of the rows added
+        _sum_in(firsts[j], own_firsts[j], bin_offset[order[j] + 1] - firsts[j], own,
+                own_count, hist, hist_count)  # (in parallel: a second region to compile)
 
 
 EXAMPLE_SPLIT_RATIO = 32  # (see _splits_examples)
 
 
 @nb.njit
-def _parts_of(start, n_rebuilt, stop, rebuild_rows, parts):
-    """The part (int64 (S,), ``0 .. parts - 1``) that builds each feature of the plan
-    (:func:`_plan`'s order: ``n_rebuilt`` rebuilt features, then the subtracted ones, whose
-    removed examples begin at ``start`` int64 (S,) and end at ``stop``), by its rows
+def _by_part(order, start, n_rebuilt, stop, rebuild_rows, parts):
+    """Regroup the plan (:func:`_plan`'s ``order`` int64 (S,): ``n_rebuilt`` rebuilt
+    features, then the subtracted ones, whose removed examples begin at ``start`` int64
+    (S,) and end at ``stop``) in place, so
+    that part ``t`` rebuilds ``order[bounds[0, t]:bounds[0, t + 1]]`` and subtracts
+    ``order[bounds[1, t]:bounds[1, t + 1]]``, the parts' rows even
     (``jit.parts.balanced_parts``): a rebuilt feature counts ``rebuild_rows`` (0 where the
     parts split the examples instead), a subtracted one ``stop - start``. Counted in
     features, one part could get the subtractions of a feature drawn at the rule's first
-    step, the others those of features drawn one step ago."""
-    rows = np.empty(start.shape[0], np.int64)
-    for j in range(start.shape[0]):
+    step, the others those of features drawn one step ago. Returns ``bounds`` int64 (2,
+    parts + 1)."""
+    S = order.shape[0]
+    rows = np.empty(S, np.int64)
+    for j in range(S):
         rows[j] = rebuild_rows if j < n_rebuilt else stop - start[j]
-    return balanced_parts(rows, parts)
+    part = balanced_parts(rows, parts)
+    bounds = np.empty((2, parts + 1), np.int64)
+    was_order, was_start = order.copy(), start.copy()
+    pos = 0
+    for kind in range(2):
+        lo, hi = (0, n_rebuilt) if kind == 0 else (n_rebuilt, S)
+        for t in range(parts):
+            bounds[kind, t] = pos
+            for j in range(lo, hi):
+                if part[j] == t:
+                    order[pos], start[pos] = was_order[j], was_start[j]
+                    pos += 1
+        bounds[kind, parts] = pos
+    return bounds
 
 
 @nb.njit
@@ -122,15 +142,26 @@ def _splits_examples(n_rebuilt, num_rows, n_covered, chunks):
 
 
 @nb.njit
-def _own_rows(features, bin_offset):
-    """(first row of each of ``features`` (int64 (S,)) in rows of their own, one after the
-    other, int64 (S,); their number)."""
+def _num_rows(features, bin_offset):
+    """The histogram rows of ``features`` (int64 (S,)), all together."""
+    rows = 0
+    for f in features:
+        rows += bin_offset[f + 1] - bin_offset[f]
+    return rows
+
+
+@nb.njit
+def _rows_of(features, bin_offset):
+    """(first rows of ``features`` (int64 (S,)) in the histograms, int64 (S,); their first
+    rows in rows of their own, one feature after the other, int64 (S,))."""
     firsts = np.empty(features.shape[0], np.int64)
+    own_firsts = np.empty(features.shape[0], np.int64)
     rows = 0
     for j in range(features.shape[0]):
-        firsts[j] = rows
-        rows += bin_offset[features[j] + 1] - bin_offset[features[j]]
-    return firsts, rows
+        firsts[j] = bin_offset[features[j]]
+        own_firsts[j] = rows
+        rows += bin_offset[features[j] + 1] - firsts[j]
+    return firsts, own_firsts
 
 
 @nb.njit
