@@ -222,3 +222,23 @@ def test_kernel_run_uses_the_serial_form_on_one_thread(monkeypatch):
     monkeypatch.setattr(kernel, "form", lambda parallel: (lambda x: calls.append(parallel)))
     kernel.run(2, 0)
     assert calls == [False, numba.config.NUMBA_NUM_THREADS > 1]
+
+
+IN_PARALLEL_FORM = None  # bound per form by Kernel (the test below)
+
+
+def _which_form(x):
+    if IN_PARALLEL_FORM:
+        return x + 1
+    return x - 1
+
+
+def test_each_form_sees_which_it_is():
+    """Every form of a ``Kernel`` sees the constant ``IN_PARALLEL_FORM`` (code that only
+    splits work among threads is compiled in the parallel form alone: Numba drops the
+    other branch before typing it)."""
+    from gpurules.jit import variants
+
+    kernel = variants.Kernel(_which_form, "which_form")
+    assert kernel.form(False)(10) == 9
+    assert kernel.form(True)(10) == 11
