@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numba as nb
 import numpy as np
+import pytest
 from numba.core.registry import CPUDispatcher
 
 import gpurules
@@ -233,12 +234,11 @@ def _which_form(x):
     return x - 1
 
 
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")  # no prange
 def test_each_form_sees_which_it_is():
     """Every form of a ``Kernel`` sees the constant ``IN_PARALLEL_FORM`` (code that only
     splits work among threads is compiled in the parallel form alone: Numba drops the
     other branch before typing it)."""
-    from gpurules.jit import variants
-
-    kernel = variants.Kernel(_which_form, "which_form")
+    kernel = Kernel(_which_form, "which_form")
     assert kernel.form(False)(10) == 9
     assert kernel.form(True)(10) == 11
