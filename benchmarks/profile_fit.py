@@ -15,8 +15,9 @@ wrapping it (wall clock, ``time.perf_counter``; run on a quiet machine):
 A warm-up fit compiles the kernels first, so no phase includes Numba compilation: one rule
 of one condition on the same data, threads and path (fused or ``--stepwise``) as the timed
 fit (a warm-up on a sample would pick serial forms and leave the parallel ones, which the
-thread thresholds choose only at full size, to be compiled inside the timed fit). Data: ``make_multilabel_classification`` with 100 features and 20 labels
-(``int``: counts with 6-9 distinct values per feature; ``cont``: N(0, 0.5^2) noise added).
+thread thresholds choose only at full size, to be compiled inside the timed fit).
+Data: ``make_multilabel_classification`` with 100 features and 20 labels (``int``:
+counts with 6-9 distinct values per feature; ``cont``: N(0, 0.5^2) noise added).
 
     python benchmarks/profile_fit.py --n 10000 100000 --data int cont \\
         --search exact equal-width --rules 200 --threads 1
