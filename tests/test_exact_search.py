@@ -221,6 +221,30 @@ def test_parallel_search_equals_serial(parallel_forms):
         (b.feature, b.op, b.threshold, b.quality, b.count)
 
 
+@pytest.mark.parametrize("n_threads", [2, 3, 40])
+def test_presorting_on_threads_equals_one_thread(n_threads, monkeypatch):
+    """``presort_dense`` sorts columns on several threads where X is large (here: any X):
+    the same stable order (ties by example index, missing values last), values and counts
+    as on one thread, also with more threads than columns."""
+    from gpurules.data import presorted
+
+    rng = np.random.default_rng(4)
+    X, nominal, _, _ = random_problem(rng, n=500, A=7, K=1, n_distinct=9, nan_frac=0.1,
+                                      nominal_frac=0.3)
+    one = presort_dense(X, nominal)
+    monkeypatch.setattr(presorted, "PARALLEL_SORT_ELEMENTS", 0)
+    several = presort_dense(X, nominal, n_threads)
+    np.testing.assert_array_equal(several.sorted_index, one.sorted_index)
+    np.testing.assert_array_equal(several.sorted_value, one.sorted_value)
+    np.testing.assert_array_equal(several.n_present, one.n_present)
+    np.testing.assert_array_equal(several.nominal, one.nominal)
+    assert one.sorted_index.dtype == np.int32 and one.sorted_value.dtype == np.float32
+    for f in range(7):  # stable: equal values in example order, NaN last
+        v, i = one.sorted_value[f, :one.n_present[f]], one.sorted_index[f, :one.n_present[f]]
+        assert (np.diff(v) >= 0).all() and (np.diff(i)[np.diff(v) == 0] > 0).all()
+        assert np.isnan(one.sorted_value[f, one.n_present[f]:]).all()
+
+
 def test_weighted_search_matches_reference():
     rng = np.random.default_rng(3)
     X, nominal, g, h = random_problem(rng, n=70, A=4, K=2, n_distinct=9)

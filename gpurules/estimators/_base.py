@@ -344,7 +344,8 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
         if sp.issparse(X) and sparse_value != 0:
             raise ValueError("sparse_feature_value != 0 needs a dense X")
         dense = X.toarray() if sp.issparse(X) else X
-        return presort_dense(np.asarray(dense, dtype=np.float32), nominal_mask)
+        return presort_dense(np.asarray(dense, dtype=np.float32), nominal_mask,
+                             self._threads["search"])
 
     def _prediction_state(self):
         """The output shape and the feature representation used (for information)."""
