@@ -1,9 +1,12 @@
 """Work split into parts of about equal size, for the parallel forms of the kernels.
 
 A kernel's ``prange`` over its items (sampled features) gives each thread a contiguous run
-of them, as many items each; where the items' costs differ (a feature whose rows were kept
-from an earlier step of the rule against one read in full), one thread works while the
-other waits. :func:`balanced_parts` assigns the items by their cost instead.
+of them, as many items each; where the items' costs differ (in the histogram build, a
+feature whose rows are brought up to date by taking out the examples that left the
+coverage since the rule's first step, against one since the last step), one thread works
+while the other waits. :func:`balanced_parts` assigns the items by their cost instead.
+(Where the cost is not what it looks like, it does worse: the exact search's features by
+the entries they read made two-thread fits slower, ``docs/benchmarks.md``, session 26.)
 """
 
 import numba as nb
