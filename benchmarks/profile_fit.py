@@ -21,6 +21,9 @@ counts with 6-9 distinct values per feature; ``cont``: N(0, 0.5^2) noise added).
 
     python benchmarks/profile_fit.py --n 10000 100000 --data int cont \\
         --search exact equal-width --rules 200 --threads 1
+
+``--threads 1 2`` profiles each configuration on 1 and on 2 threads and adds a table of
+each phase's speed-up (issue 17's scaling per phase).
 """
 
 from __future__ import annotations
@@ -181,22 +184,48 @@ def main(argv=None):
     parser.add_argument("--head-type", default="auto", help="BOOMER's head_type")
     parser.add_argument("--max-bins", type=int, default=0,
                         help="equal-width's max_bins (0: mlrl-boomer's count, 0.33 n)")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1],
+                        help="thread counts; with several, also each phase's speed-up over "
+                             "the first")
     parser.add_argument("--stepwise", action="store_true",
                         help="refine step by step, timing search (build/scan) and apply")
     args = parser.parse_args(argv)
-    print("| data | n | search | fit s | phase | s | share | calls |")
-    print("|---|---:|---|---:|---|---:|---:|---:|")
+    print("| data | n | search | threads | fit s | phase | s | share | calls |")
+    print("|---|---:|---|---:|---:|---|---:|---:|---:|")
+    scaling = []
     for n in args.n:
         for kind in args.data:
             for search in args.search:
-                phases, calls, total, _ = profile(n, kind, search, args.rules, args.threads,
-                                                  args.stepwise, args.max_bins,
-                                                  args.head_type)
-                for phase, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):
-                    print(f"| {kind} | {n} | {search} | {total:.2f} | {phase} | "
-                          f"{seconds:.3f} | {seconds / total:.0%} | "
-                          f"{calls.get(phase, '')} |", flush=True)
+                runs = []
+                for threads in args.threads:
+                    phases, calls, total, _ = profile(n, kind, search, args.rules, threads,
+                                                      args.stepwise, args.max_bins,
+                                                      args.head_type)
+                    phases["fit"] = total
+                    runs.append(phases)
+                    for phase, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):
+                        if phase != "fit":
+                            print(f"| {kind} | {n} | {search} | {threads} | {total:.2f} | "
+                                  f"{phase} | {seconds:.3f} | {seconds / total:.0%} | "
+                                  f"{calls.get(phase, '')} |", flush=True)
+                scaling += [(kind, n, search, phase, [run.get(phase, 0.0) for run in runs])
+                            for phase in runs[0] if not phase.startswith("representation")]
+    if len(args.threads) > 1:
+        print_scaling(args.threads, scaling)
+
+
+def print_scaling(threads, rows):
+    """Each phase's seconds per thread count and its speed-up over the first count (wall
+    time: a phase whose seconds do not fall runs on one thread, or waits)."""
+    others = threads[1:]
+    print()
+    print("| data | n | search | phase | " + " | ".join(f"{t} thr s" for t in threads) +
+          " | " + " | ".join(f"{t} thr speed-up" for t in others) + " |")
+    print("|---|---:|---|---|" + "---:|" * (len(threads) + len(others)))
+    for kind, n, search, phase, seconds in rows:
+        speed = [f"{seconds[0] / s:.2f}x" if s > 0 else "-" for s in seconds[1:]]
+        print(f"| {kind} | {n} | {search} | {phase} | " +
+              " | ".join(f"{s:.3f}" for s in seconds) + " | " + " | ".join(speed) + " |")
 
 
 if __name__ == "__main__":
