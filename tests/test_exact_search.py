@@ -11,7 +11,7 @@ from gpurules.data.sparse import presort_sparse
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.search import (USELESS, assert_condition_sums, best_refinement,
-                                    constant_columns_problem)
+                                    constant_columns_problem, satisfied)
 
 LOGISTIC = DECOMPOSABLE_LOSSES["logistic-decomposable"]
 
@@ -307,18 +307,20 @@ def test_unknown_head_mode_is_rejected():
         SearchSettings(99, np.zeros(2), 1, -np.inf)
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("seed", range(6))
-def test_kept_rows_follow_the_coverage_over_a_rule(seed):
+def test_kept_rows_follow_the_coverage_over_a_rule(seed, fmt):
     """The dense search keeps each feature's covered entries between the steps of a rule
-    (``representations.SearchState.kept_len``): every step of several rules, each searching
-    a random subset of features (so some kept rows date from earlier steps), with missing
-    values, nominal features and zero weights, matches the reference on the current
-    coverage."""
+    (``representations.SearchState.kept_len``), the sparse one reads its explicit entries
+    at every step: in both, every step of several rules, each searching a random subset of
+    features (so some kept rows date from earlier steps), with missing values, nominal
+    features and zero weights, matches the reference on the current coverage, and each
+    condition applied leaves the coverage it should."""
     rng = np.random.default_rng(300 + seed)
     X, nominal, g, h = random_problem(rng, n=90, A=6, K=3, n_distinct=9, nan_frac=0.15,
                                       nominal_frac=0.3)
     n, A = X.shape
-    backend = make_backend(X, nominal, g, h)
+    backend = make_backend(X, nominal, g, h, fmt=fmt)
     labels = np.arange(3, dtype=np.int32)
     for _rule in range(3):
         backend.reset_coverage()
@@ -338,6 +340,9 @@ def test_kept_rows_follow_the_coverage_over_a_rule(seed):
             assert_condition_sums(X, covered, weights, g, h, got.feature, got.op,
                                   got.threshold, got.count, got.g_sum, got.h_sum)
             backend.apply_refinement(got)
+            np.testing.assert_array_equal(
+                backend.mask == backend.indicator,
+                covered & satisfied(X[:, got.feature], got.op, got.threshold))
 
 
 def test_prefetch_changes_no_value_and_emits_prefetches():
