@@ -179,20 +179,15 @@ def _own_buffers(parts, num_rows, width):
 def _sum_in(first, own_first, num_bins, own, own_count, hist, hist_count):
     """Add the rows ``own_first .. + num_bins - 1`` of each part's own rows (``own`` int64
     (P, R, K + W), ``own_count`` int64 (P, R)) to the rows ``first ..`` of ``hist`` and
-    ``hist_count`` (a row's sums are set by its first example, as :func:`_add_covered`
-    does: rows of count 0 hold stale sums)."""
+    ``hist_count`` (a row's sums are set by its first addition, :func:`_add_row`, as
+    :func:`_add_covered` does: rows of count 0 hold stale sums)."""
     for p in range(own.shape[0]):
         for b in range(num_bins):
             c = own_count[p, own_first + b]
             if c == 0:
                 continue
             r = first + b
-            if hist_count[r] == 0:
-                for k in range(hist.shape[1]):
-                    hist[r, k] = own[p, own_first + b, k]
-            else:
-                for k in range(hist.shape[1]):
-                    hist[r, k] += own[p, own_first + b, k]
+            _add_row(hist, r, own[p], own_first + b, 1, hist_count[r] == 0)
             hist_count[r] += c
 
 
