@@ -119,10 +119,10 @@ def _compile(module):
     """The fused loop over ``module``'s search and apply step: a ``jit.Kernel`` whose
     serial form calls the search's serial form, its parallel form the parallel one
     (each compiled on first use)."""
-    name = module.__name__.rsplit(".", 1)[1]
+    name = module.__name__.rsplit(".", 1)[-1]
     return Kernel(_refine_py, name, _SEARCH=module.search, _APPLY=module.apply_step)
 
 
 # search module -> its fused loop
 REFINE = {module: _compile(module) for module in (exact_search, sparse_search,
-                                                  histogram_search)}
+                                                  sparse_search.compacting, histogram_search)}

@@ -16,6 +16,7 @@ from gpurules.backends.cpu.coverage import new_list_state
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.presorted import PresortedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
+from gpurules.jit.prefetch import beyond_cache
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,8 @@ class SearchState:
     """The searches of one fit over one feature representation.
 
     Attributes:
-        module: ``exact_search``, ``sparse_search`` or ``histogram_search``.
+        module: ``exact_search``, ``sparse_search`` (``sparse_search.compacting`` where it
+            compacts its entries) or ``histogram_search``.
         data: tuple, the representation's arrays as the module's kernels take them (after
             the sampled features, before the coverage mask).
         hist: int64 (B, K + W) and hist_count: int64 (B,): the histograms of the sampled
@@ -37,6 +39,9 @@ class SearchState:
         kept_len: int64 (A,): per feature, how many entries of the exact search's kept
             rows hold the examples covered when it last searched the feature in this rule
             (-1: none yet, the search reads the whole sorted row), else None.
+        epochs: int64 (A + 1,): per feature, the rule whose entries the sparse search's
+            working copy holds, the current rule last (``sparse_search``), where it
+            compacts its entries, else None.
     """
 
     module: object
@@ -47,6 +52,7 @@ class SearchState:
     covered_state: np.ndarray = None
     parts: np.ndarray = None
     kept_len: np.ndarray = None
+    epochs: np.ndarray = None
 
     def new_rule(self):
         """Forget what depended on the last rule's coverage (or on the statistics: the
@@ -55,6 +61,8 @@ class SearchState:
             self.covered_state[1] = -1
         if self.kept_len is not None:
             self.kept_len[:] = -1
+        if self.epochs is not None:
+            self.epochs[-1] += 1
 
     def for_threads(self, threads):
         """``(module, data)`` for a search on ``threads`` threads."""
@@ -76,8 +84,21 @@ def _presorted(fs, n, width):
 
 
 def _sparse(fs, n, width):
-    return SearchState(sparse_search, (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present,
-                                       fs.nominal, fs.sparse_value))
+    # where the statistics outgrow the caches (as the searches' prefetches: exact_search.
+    # prefetches), the search that compacts a working copy of the entries to each feature's
+    # covered ones within a rule (per feature the bounds of those kept, and the rule whose
+    # entries the copy holds, -1: none yet; the last entry is the current rule); else the
+    # search that reads the representation as it is (sparse_search's docstring)
+    data = (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present, fs.nominal,
+            fs.sparse_value, None)
+    if not beyond_cache.py_func(n * width * 8):
+        return SearchState(sparse_search, data)
+    epochs = np.full(fs.num_features + 1, -1, np.int64)
+    epochs[-1] = 0
+    kept = np.empty((fs.num_features, 2), np.int64)
+    data = (fs.indptr, np.empty_like(fs.index), np.empty_like(fs.value), kept, fs.n_present,
+            fs.nominal, fs.sparse_value, (fs.index, fs.value, fs.n_neg, epochs))
+    return SearchState(sparse_search.compacting, data, epochs=epochs)
 
 
 def _binned(fs, n, width):

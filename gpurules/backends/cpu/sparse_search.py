@@ -6,6 +6,25 @@ scores the thresholds around the implicit entries from ``totals - phase sums``, 
 implicit entries are never enumerated. Nominal features are scored per value group
 (``==`` / ``!=``), the implicit value's group again by difference.
 
+The search's data are ``(indptr, index, value, kept, n_present, nominal, z, restore)``
+(``representations._sparse``). Read as it is (:data:`search`, :func:`apply_step`), ``kept``
+is ``n_neg`` int64 (A,), each feature's entries below ``z``, and ``restore`` None.
+
+Compacting (:data:`compacting`, where the statistics outgrow the caches): a rule's coverage
+only shrinks, so, as the dense search (``exact_search``) keeps each feature's covered
+entries, the search compacts them in place. ``index`` and ``value`` are then a working copy
+of the representation's, and ``kept`` int64 (A, 2) says, per feature, where its entries
+below ``z`` end and those above ``z`` begin in its segment. Phase I moves the covered
+entries it visits to the front of the part below ``z``, phase II (descending) to the back
+of the part above it, so a later search of the feature in the rule visits only what was
+covered at its last one; the missing entries stay where they are. ``restore`` = (the
+representation's ``index`` and ``value``, ``n_neg``, ``epochs`` int64 (A + 1,)): a feature
+whose epoch is not the rule's (``epochs[A]``, which the backend advances per rule) gets its
+entries back before it is read (:func:`_ensure`), so a rule costs nothing for the features
+it does not search. On small data (the statistics in cache) the compaction cost more than
+it saved, and any data it carries slows the calls (docs/benchmarks.md, session 27): two
+variants, each compiled on first use.
+
 Ties are broken canonically — larger quality, then smaller threshold, then ``<=`` before
 ``>`` (``==`` before ``!=``) — which is the order the dense search meets the same
 candidates in, so dense and sparse inputs give the same model.
@@ -19,16 +38,20 @@ from gpurules.backends.cpu.exact_search import (AHEAD, _evaluate, _totals_withou
 from gpurules.backends.thresholds import midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
-from gpurules.jit.variants import parallel_kernel
+from gpurules.jit.variants import parallel_kernel, variant
 
 
-def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal, z, mask,
+COMPACTS = None  # bound per variant (jit.variants.variant): whether the search compacts
+
+
+def _search_sparse_feature(j, f, indptr, index, value, kept, n_present, nominal, z, mask,
                            indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
                            head_mode, params, inv_scale, min_coverage, min_quality, scratch,
                            out):
     """Best condition on sparse feature ``f``; writes slot ``j`` of the ``out`` arrays
     (``out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h``, one tuple so that the call
-    has fewer than 30 arguments and is inlined, see :func:`_phase`).
+    has fewer than 30 arguments and is inlined, see :func:`_phase`); in the variant that
+    ``COMPACTS``, keeps the covered entries (module docstring).
 
     ``scratch`` (as in ``exact_search``): slot ``j``'s rows hold the phase sums, the current
     value group and the feature totals, so that no memory is allocated per feature."""
@@ -48,20 +71,25 @@ def _search_sparse_feature(j, f, indptr, index, value, n_neg, n_present, nominal
         tot_g, tot_h = sums[6], sums[7]
     out_op[j] = -1
     is_nominal = nominal[f]
-    n_below = start + n_neg[f]
+    if COMPACTS:  # (a constant: the other branch is not compiled)
+        neg_end, pos_start = kept[f, 0], kept[f, 1]
+    else:
+        neg_end = pos_start = start + kept[f]
     # the scoring arguments travel as one tuple: Numba inlines the phases only into calls
     # without *args, and Python passes a call of more than 30 arguments as *args (a call
     # passing two dozen arrays cost more than scoring a feature of a few entries)
     args = (labels, head_mode, params, inv_scale, min_coverage, covered, min_quality, work,
             gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
     # phase I: below z, ascending; phase II: above z, descending
-    neg_max, n_lo, groups_lo = _phase(j, start, n_below, 1, is_nominal, index, value, z, mask,
-                                      indicator, weights, g, h, tot_g, tot_h, tot_count, -1, 0,
-                                      neg_g, neg_h, grp_g, grp_h, work, args)
-    pos_min, n_hi, groups_hi = _phase(j, pos_end - 1, n_below - 1, -1, is_nominal, index, value,
-                                      z, mask, indicator, weights, g, h, tot_g, tot_h,
-                                      tot_count, groups_lo, n_lo, pos_g, pos_h, grp_g, grp_h,
-                                      work, args)
+    neg_max, n_lo, groups_lo, neg_kept = _phase(
+        j, start, neg_end, 1, is_nominal, index, value, COMPACTS, z, mask, indicator, weights,
+        g, h, tot_g, tot_h, tot_count, -1, 0, neg_g, neg_h, grp_g, grp_h, work, args)
+    pos_min, n_hi, groups_hi, pos_kept = _phase(
+        j, pos_end - 1, pos_start - 1, -1, is_nominal, index, value, COMPACTS, z, mask,
+        indicator, weights, g, h, tot_g, tot_h, tot_count, groups_lo, n_lo, pos_g, pos_h,
+        grp_g, grp_h, work, args)
+    if COMPACTS:
+        kept[f, 0], kept[f, 1] = neg_kept, pos_kept + 1
     _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_lo, n_hi, neg_max, pos_min,
                  groups_lo == 1 and groups_hi == 0, tot_g, tot_h, tot_count, grp_g, grp_h,
                  args)
@@ -95,9 +123,12 @@ def _score(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, a):
 
 
 @nb.njit(inline="always")
-def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weights, g, h, tot_g,
-           tot_h, tot_count, prior_groups, prior_cnt, acc_g, acc_h, grp_g, grp_h, work, args):
-    """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``.
+def _phase(j, lo, hi, step, is_nominal, index, value, compacts, z, mask, indicator, weights, g,
+           h, tot_g, tot_h, tot_count, prior_groups, prior_cnt, acc_g, acc_h, grp_g, grp_h,
+           work, args):
+    """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``; with
+    ``compacts``, moving the covered ones (of any weight: the weights may change in a rule)
+    to ``lo, lo + step, ...`` in the same arrays (a write never passes the read).
 
     Ascending (step 1): ``<=`` is the running sum; descending (step -1): ``>`` is. Nominal
     features accumulate each value group in ``grp`` and fold it into ``acc`` at its end.
@@ -106,8 +137,9 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
     ``work``: the head's work row (also ``args[7]``), ``accumulate``'s width flag; ``args``:
     the trailing arguments of ``exact_search._evaluate``.
     Returns (the last value visited, the number of covered entries, the number of value
-    groups)."""
+    groups, where the moved entries end: one step past the last)."""
     cnt = 0
+    dst = lo
     gcnt = 0
     groups = 0
     prev = z
@@ -122,10 +154,16 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
             if far and (ahead - hi) * step < 0:  # ``ahead`` is still in the phase
                 prefetch_example(index[ahead], g, h, mask, weights)
             i = index[p]
-            w = weights[i]
-            if mask[i] != indicator or w == 0:
+            if mask[i] != indicator:
                 continue
             v = value[p]
+            if compacts:
+                index[dst] = i
+                value[dst] = v
+                dst += step
+            w = weights[i]
+            if w == 0:
+                continue
         if cnt > 0 and (at_end or v != prev):
             if is_nominal:
                 if not (at_end and groups == 0 and prior_groups >= 0
@@ -157,7 +195,7 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
             accumulate(acc_g, acc_h, g, h, i, w, work)
         cnt += 1
         prev = v
-    return prev, cnt, groups
+    return prev, cnt, groups, dst
 
 
 @nb.njit(inline="always")
@@ -194,24 +232,46 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
         _score(j, OP_GR, thr, n_pos, True, neg_g, neg_h, tot_g, tot_h, args)
 
 
-# not inlined: compiled without reference counting (see jit/variants.py), one call per feature
-_search_sparse_feature = nb.njit(_nrt=False)(_search_sparse_feature)
+# not inlined: compiled without reference counting (see jit/variants.py), one call per
+# feature; a variant that compacts and one that does not, each compiled on first use (the
+# flag a constant: a runtime flag made small fits ~4 % slower, session 27)
+_FEATURE_SEARCHES = {compacts: nb.njit(_nrt=False)(
+    variant(_search_sparse_feature, "compacting" if compacts else "reading", COMPACTS=compacts))
+    for compacts in (False, True)}
+_FEATURE_SEARCH = None  # bound per kernel below
 
 
-def _search_all_py(features, indptr, index, value, n_neg, n_present, nominal, z, mask,
+def _search_all_py(features, indptr, index, value, kept, n_present, nominal, z, restore, mask,
                    indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode,
-                   params, inv_scale, min_coverage, min_quality, scratch, out_q, out_op, out_thr,
-                   out_cnt, out_label, out_g, out_h):
+                   params, inv_scale, min_coverage, min_quality, scratch, out_q, out_op,
+                   out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
-        _search_sparse_feature(np.int64(j), features[j], indptr, index, value, n_neg,
-                               n_present, nominal, z, mask, indicator, weights, g, h, tot_g,
-                               tot_h, tot_count, labels, head_mode, params, inv_scale,
-                               min_coverage, min_quality, scratch,
-                               (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
+        if COMPACTS:
+            _ensure(features[j], indptr, index, value, kept, restore)
+        _FEATURE_SEARCH(np.int64(j), features[j], indptr, index, value, kept, n_present,
+                        nominal, z, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                        labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                        scratch, (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
 
 
-# one kernel for every thread count (``jit.parallel_kernel``)
-search = parallel_kernel(_search_all_py)
+# one kernel for every thread count (``jit.parallel_kernel``), per variant
+search = parallel_kernel(_search_all_py, _FEATURE_SEARCH=_FEATURE_SEARCHES[False],
+                         COMPACTS=False)
+search_compacting = parallel_kernel(_search_all_py, "compacting",
+                                    _FEATURE_SEARCH=_FEATURE_SEARCHES[True], COMPACTS=True)
+
+
+@nb.njit(inline="always")
+def _apply_range(op, threshold, index, value, lo, hi, mask, indicator, implicit_satisfies):
+    """:func:`apply_condition`'s walk over the entries ``lo .. hi - 1``."""
+    for p in range(lo, hi):
+        i = index[p]
+        if mask[i] == indicator:
+            if implicit_satisfies:
+                if not satisfies(op, value[p], threshold):
+                    mask[i] = -1
+            elif satisfies(op, value[p], threshold):
+                mask[i] = indicator + 1
 
 
 @njit
@@ -222,22 +282,59 @@ def apply_condition(f, op, threshold, indptr, index, value, z, mask, indicator):
     do not are marked uncovered (-1) and the indicator stays; otherwise the satisfying
     explicit entries move to ``indicator + 1``. Implicit entries are never visited.
     """
-    if satisfies(op, z, threshold):
-        for p in range(indptr[f], indptr[f + 1]):
-            i = index[p]
-            if mask[i] == indicator and not satisfies(op, value[p], threshold):
-                mask[i] = -1
-        return indicator
-    for p in range(indptr[f], indptr[f + 1]):
-        i = index[p]
-        if mask[i] == indicator and satisfies(op, value[p], threshold):
-            mask[i] = indicator + 1
-    return indicator + 1
+    implicit = satisfies(op, z, threshold)
+    _apply_range(op, threshold, index, value, indptr[f], indptr[f + 1], mask, indicator,
+                 implicit)
+    return indicator if implicit else indicator + 1
 
 
 @njit
 def apply_step(f, op, threshold, data, mask, indicator):
-    """:func:`apply_condition` on ``data = (indptr, index, value, n_neg, n_present, nominal,
-    z)``; returns the new indicator (the fused refinement's apply step)."""
+    """:func:`apply_condition` on the search's ``data`` (read as it is, module docstring);
+    returns the new indicator (the fused refinement's apply step)."""
     return apply_condition(f, op, threshold, data[0], data[1], data[2], data[6], mask,
                            indicator)
+
+
+@njit
+def apply_step_compacting(f, op, threshold, data, mask, indicator):
+    """:func:`apply_step` on the compacting search's ``data`` (module docstring), over the
+    feature's entries still in play (those its last search in the rule kept, a superset of
+    its covered explicit ones, and its missing ones)."""
+    indptr, index, value, kept, _, _, z, restore = data
+    _ensure(f, indptr, index, value, kept, restore)
+    implicit = satisfies(op, z, threshold)
+    _apply_range(op, threshold, index, value, indptr[f], kept[f, 0], mask, indicator,
+                 implicit)
+    _apply_range(op, threshold, index, value, kept[f, 1], indptr[f + 1], mask, indicator,
+                 implicit)
+    return indicator if implicit else indicator + 1
+
+
+@nb.njit(inline="always")
+def _ensure(f, indptr, index, value, kept, restore):
+    """Give feature ``f`` its representation's entries in the working copy and reset its
+    ``kept`` bounds, unless that was done in this rule (``restore = (index, value, n_neg,
+    epochs)``; ``epochs[f] == epochs[-1]``)."""
+    entries_index, entries_value, n_neg, epochs = restore
+    if epochs[f] == epochs[-1]:
+        return
+    start, below = indptr[f], indptr[f] + n_neg[f]
+    for p in range(start, indptr[f + 1]):
+        index[p] = entries_index[p]
+        value[p] = entries_value[p]
+    kept[f, 0] = below
+    kept[f, 1] = below
+    epochs[f] = epochs[-1]
+
+
+class SearchVariant:
+    """What the backend and the fused refinement (``refine.REFINE``) take from a search
+    module (``__name__``, ``search``, ``apply_step``), with another search kernel."""
+
+    def __init__(self, name, search, apply_step):
+        self.__name__, self.search, self.apply_step = name, search, apply_step
+
+
+# the sparse search for data that it compacts (``representations._sparse``)
+compacting = SearchVariant(f"{__name__}_compacting", search_compacting, apply_step_compacting)
