@@ -307,23 +307,23 @@ def test_unknown_head_mode_is_rejected():
         SearchSettings(99, np.zeros(2), 1, -np.inf)
 
 
-@pytest.mark.parametrize("fmt", FORMATS + ["sparse-compacting", "sparse-compacting-2"])
+@pytest.mark.parametrize("fmt", FORMATS + ["sparse-compacting", "sparse-large-2"])
 @pytest.mark.parametrize("seed", range(6))
 def test_kept_rows_follow_the_coverage_over_a_rule(seed, fmt, monkeypatch, request):
     """The dense search keeps each feature's covered entries between the steps of a rule
     (``representations.SearchState.kept_len``); the sparse one compacts its explicit
     entries to the covered ones where the statistics outgrow the caches (forced here by a
-    zero ``PREFETCH_BYTES``; also its parallel form, on two threads), else reads them all
-    at every step: in each, every step of several rules, each searching a random subset of
-    features (so some kept rows date from earlier steps), with missing values, nominal
-    features and zero weights, matches the reference on the current coverage, and each
-    condition applied leaves the coverage it should."""
+    zero ``PREFETCH_BYTES``) and it runs on one thread, else (also on two threads, where
+    its parallel form runs) reads them all at every step: in each, every step of several
+    rules, each searching a random subset of features (so some kept rows date from earlier
+    steps), with missing values, nominal features and zero weights, matches the reference
+    on the current coverage, and each condition applied leaves the coverage it should."""
     from gpurules.jit import prefetch
 
     threads = 1
-    if fmt.startswith("sparse-compacting"):
+    if fmt in ("sparse-compacting", "sparse-large-2"):
         monkeypatch.setattr(prefetch, "PREFETCH_BYTES", 0)
-    if fmt == "sparse-compacting-2":
+    if fmt == "sparse-large-2":
         request.getfixturevalue("parallel_forms")
         threads = 2
     rng = np.random.default_rng(300 + seed)
@@ -333,7 +333,7 @@ def test_kept_rows_follow_the_coverage_over_a_rule(seed, fmt, monkeypatch, reque
     backend = make_backend(X, nominal, g, h, threads, fmt=fmt.split("-")[0])
     data = backend._representation()[1]
     if fmt.startswith("sparse"):  # (data[-1]: what restores the entries of a compacting one)
-        assert (data[-1] is not None) == fmt.startswith("sparse-compacting")
+        assert (data[-1] is not None) == (fmt == "sparse-compacting")
     labels = np.arange(3, dtype=np.int32)
     for _rule in range(3):
         backend.reset_coverage()
@@ -356,7 +356,7 @@ def test_kept_rows_follow_the_coverage_over_a_rule(seed, fmt, monkeypatch, reque
             np.testing.assert_array_equal(
                 backend.mask == backend.indicator,
                 covered & satisfied(X[:, got.feature], got.op, got.threshold))
-    if fmt.startswith("sparse-compacting"):  # a feature of the last rule kept fewer entries
+    if fmt == "sparse-compacting":  # a feature of the last rule kept fewer entries
         indptr, kept, (_, _, n_neg, epochs) = data[0], data[3], data[-1]
         below = (indptr[:-1] + n_neg)[epochs[:-1] == epochs[-1]]
         kept = kept[epochs[:-1] == epochs[-1]]

@@ -56,7 +56,7 @@ class CpuBackend:
         self._buffers = self._records = self._deltas = None
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
-        self._searches = search_state(features, n, K + W)
+        self._searches = search_state(features, n, K + W, self.n_threads_search)
         self._search_weights = None  # the weights of the last search (_weights_of_search)
         self.indicator = 0
         self.set_scale(scale)

@@ -25,7 +25,7 @@ class SearchState:
 
     Attributes:
         module: ``exact_search``, ``sparse_search`` (``sparse_search.compacting`` where it
-            compacts its entries) or ``histogram_search``.
+            compacts its entries: large data, one thread) or ``histogram_search``.
         data: tuple, the representation's arrays as the module's kernels take them (after
             the sampled features, before the coverage mask).
         hist: int64 (B, K + W) and hist_count: int64 (B,): the histograms of the sampled
@@ -71,7 +71,7 @@ class SearchState:
         return self.module, self.data
 
 
-def _presorted(fs, n, width):
+def _presorted(fs, n, width, threads):
     # the covered entries of each feature's sorted row, as of its last search in this rule
     # (exact_search); pages are only touched for the features a rule searches
     A = fs.num_features
@@ -83,15 +83,17 @@ def _presorted(fs, n, width):
     return SearchState(exact_search, data, kept_len=kept_len)
 
 
-def _sparse(fs, n, width):
+def _sparse(fs, n, width, threads):
     # where the statistics outgrow the caches (as the searches' prefetches: exact_search.
-    # prefetches), the search that compacts a working copy of the entries to each feature's
-    # covered ones within a rule (per feature the bounds of those kept, and the rule whose
-    # entries the copy holds, -1: none yet; the last entry is the current rule); else the
-    # search that reads the representation as it is (sparse_search's docstring)
+    # prefetches) and the search has one thread, the search that compacts a working copy of
+    # the entries to each feature's covered ones within a rule (per feature the bounds of
+    # those kept, and the rule whose entries the copy holds, -1: none yet; the last entry is
+    # the current rule); else the search that reads the representation as it is
+    # (sparse_search's docstring). On two threads the compaction made fits slower
+    # (docs/benchmarks.md, session 27: count data, 10^6 examples, 15.8 -> 17.6 s)
     data = (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present, fs.nominal,
             fs.sparse_value, None)
-    if not beyond_cache.py_func(n * width * 8):
+    if threads > 1 or not beyond_cache.py_func(n * width * 8):
         return SearchState(sparse_search, data)
     epochs = np.full(fs.num_features + 1, -1, np.int64)
     epochs[-1] = 0
@@ -101,7 +103,7 @@ def _sparse(fs, n, width):
     return SearchState(sparse_search.compacting, data, epochs=epochs)
 
 
-def _binned(fs, n, width):
+def _binned(fs, n, width, threads):
     B = fs.total_bins
     hist = np.zeros((B, width), np.int64)  # gradient sums, then Hessian sums
     hist_count = np.zeros(B, np.int64)
@@ -116,16 +118,17 @@ def _binned(fs, n, width):
     return SearchState(histogram_search, data, hist, hist_count, gh, state, parts)
 
 
-# feature representation type -> builder (features, n examples, K + W statistic columns)
+# feature representation type -> builder (features, n examples, K + W statistic columns,
+# search threads)
 BUILDERS = {PresortedFeatures: _presorted, SparseSortedFeatures: _sparse,
             BinnedFeatures: _binned}
 
 
-def search_state(features, n, width):
-    """The :class:`SearchState` of a fit over ``features`` with ``n`` examples and
-    statistics of ``width = K + W`` columns."""
+def search_state(features, n, width, threads=1):
+    """The :class:`SearchState` of a fit over ``features`` with ``n`` examples,
+    statistics of ``width = K + W`` columns and searches on up to ``threads`` threads."""
     builder = BUILDERS.get(type(features))
     if builder is None:
         raise TypeError(f"the CPU backend cannot search {type(features).__name__}; "
                         f"expected one of {', '.join(t.__name__ for t in BUILDERS)}")
-    return builder(features, n, width)
+    return builder(features, n, width, threads)

@@ -10,9 +10,10 @@ The search's data are ``(indptr, index, value, kept, n_present, nominal, z, rest
 (``representations._sparse``). Read as it is (:data:`search`, :func:`apply_step`), ``kept``
 is ``n_neg`` int64 (A,), each feature's entries below ``z``, and ``restore`` None.
 
-Compacting (:data:`compacting`, where the statistics outgrow the caches): a rule's coverage
-only shrinks, so, as the dense search (``exact_search``) keeps each feature's covered
-entries, the search compacts them in place. ``index`` and ``value`` are then a working copy
+Compacting (:data:`compacting`, where the statistics outgrow the caches and the search has
+one thread; on two, the compaction made fits slower): a rule's coverage only shrinks, so,
+as the dense search (``exact_search``) keeps each feature's covered entries, the search
+compacts them in place. ``index`` and ``value`` are then a working copy
 of the representation's, and ``kept`` int64 (A, 2) says, per feature, where its entries
 below ``z`` end and those above ``z`` begin in its segment. Phase I moves the covered
 entries it visits to the front of the part below ``z``, phase II (descending) to the back
