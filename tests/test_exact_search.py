@@ -245,6 +245,46 @@ def test_presorting_on_threads_equals_one_thread(n_threads, monkeypatch):
         assert np.isnan(one.sorted_value[f, one.n_present[f]:]).all()
 
 
+@pytest.mark.parametrize("sparse_value", [0.0, 0.5])
+def test_sparse_presorting_by_column_equals_one_sort(sparse_value, monkeypatch):
+    """``presort_sparse`` sorts tall columns one by one (on threads where X is large; here
+    forced for any X) and short ones in one sort of all entries: the same arrays either way,
+    from a dense or a sparse X, with ties, NaN and -0.0; each column stable (equal values by
+    example), NaN last, ``n_neg`` values below the implicit value."""
+    import scipy.sparse as sp
+
+    from gpurules.data import sparse
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(-3, 4, size=(300, 6)).astype(np.float32) * 0.5
+    X[rng.random(X.shape) < 0.15] = np.nan
+    X[rng.random(X.shape) < 0.1] = -0.0
+    nominal = rng.random(6) < 0.3
+    inputs = [X] + ([sp.csr_matrix(X)] if sparse_value == 0 else [])
+    monkeypatch.setattr(sparse, "PARALLEL_SORT_ELEMENTS", 0)
+    for x in inputs:
+        runs = []
+        for entries, threads in ((10 ** 9, 1), (0, 1), (0, 4)):  # at once; by column
+            monkeypatch.setattr(sparse, "COLUMN_SORT_ENTRIES", entries)
+            runs.append(presort_sparse(x, nominal, sparse_value, threads))
+        for got in runs[1:]:
+            for name in ("indptr", "index", "value", "n_neg", "n_present", "nominal"):
+                a, b = getattr(runs[0], name), getattr(got, name)
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(np.signbit(runs[0].value), np.signbit(got.value))
+        fs = runs[0]
+        for f in range(6):
+            a, b = fs.indptr[f], fs.indptr[f + 1]
+            v, i, p = fs.value[a:b], fs.index[a:b], fs.n_present[f]
+            col = X[:, f]
+            want = np.flatnonzero((col != sparse_value) & ~((col == 0) & (sparse_value == 0)))
+            np.testing.assert_array_equal(np.sort(i), want)
+            assert (np.diff(v[:p]) >= 0).all() and (np.diff(i[:p])[np.diff(v[:p]) == 0] > 0).all()
+            assert np.isnan(v[p:]).all() and (np.diff(i[p:]) > 0).all()
+            assert fs.n_neg[f] == np.count_nonzero(v[:p] < sparse_value)
+
+
 def test_weighted_search_matches_reference():
     rng = np.random.default_rng(3)
     X, nominal, g, h = random_problem(rng, n=70, A=4, K=2, n_distinct=9)

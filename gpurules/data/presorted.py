@@ -70,17 +70,22 @@ def presort_dense(X, nominal_mask, n_threads=1):
         n_present[lo:hi] = (~np.isnan(rows)).sum(axis=1)
 
     parts = max(1, min(int(n_threads), A)) if Xt.size >= PARALLEL_SORT_ELEMENTS else 1
-    if parts == 1:
-        sort_columns(0, A)
-    else:
-        bounds = [A * p // parts for p in range(parts + 1)]
-        with ThreadPoolExecutor(parts, thread_name_prefix="gpurules-presort") as pool:
-            for done in [pool.submit(sort_columns, lo, hi)
-                         for lo, hi in zip(bounds, bounds[1:])]:
-                done.result()  # (raises a worker's exception here)
+    in_parts(sort_columns, [A * p // parts for p in range(parts + 1)])
     return PresortedFeatures(
         sorted_index=order,
         sorted_value=values,
         n_present=n_present,
         nominal=np.asarray(nominal_mask, dtype=np.bool_).copy(),
     )
+
+
+def in_parts(fn, bounds):
+    """``fn(lo, hi)`` for each pair of consecutive ``bounds`` (a list of ints), side by side
+    on as many threads where there are several pairs (the pre-sorts' columns: NumPy's sorts
+    release the GIL), and a worker's exception raised here."""
+    if len(bounds) <= 2:
+        fn(bounds[0], bounds[-1])
+        return
+    with ThreadPoolExecutor(len(bounds) - 1, thread_name_prefix="gpurules-presort") as pool:
+        for done in [pool.submit(fn, lo, hi) for lo, hi in zip(bounds, bounds[1:])]:
+            done.result()

@@ -339,7 +339,7 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
         fmt, _ = self._option("feature_format")
         if fmt == "sparse" or (fmt == "auto" and sparse_is_smaller(X)):
             self.feature_format_ = "sparse"
-            return presort_sparse(X, nominal_mask, sparse_value)
+            return presort_sparse(X, nominal_mask, sparse_value, self._threads["search"])
         self.feature_format_ = "dense"
         if sp.issparse(X) and sparse_value != 0:
             raise ValueError("sparse_feature_value != 0 needs a dense X")
