@@ -253,7 +253,7 @@ def test_sparse_presorting_by_column_equals_one_sort(sparse_value, monkeypatch):
     example), NaN last, ``n_neg`` values below the implicit value."""
     import scipy.sparse as sp
 
-    from gpurules.data import sparse
+    from gpurules.data import presorted, sparse
 
     rng = np.random.default_rng(5)
     X = rng.integers(-3, 4, size=(300, 6)).astype(np.float32) * 0.5
@@ -261,7 +261,7 @@ def test_sparse_presorting_by_column_equals_one_sort(sparse_value, monkeypatch):
     X[rng.random(X.shape) < 0.1] = -0.0
     nominal = rng.random(6) < 0.3
     inputs = [X] + ([sp.csr_matrix(X)] if sparse_value == 0 else [])
-    monkeypatch.setattr(sparse, "PARALLEL_SORT_ELEMENTS", 0)
+    monkeypatch.setattr(presorted, "PARALLEL_SORT_ELEMENTS", 0)
     for x in inputs:
         runs = []
         for entries, threads in ((10 ** 9, 1), (0, 1), (0, 4)):  # at once; by column

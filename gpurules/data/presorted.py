@@ -69,7 +69,7 @@ def presort_dense(X, nominal_mask, n_threads=1):
         values[lo:hi] = np.take_along_axis(rows, order[lo:hi], axis=1)
         n_present[lo:hi] = (~np.isnan(rows)).sum(axis=1)
 
-    parts = max(1, min(int(n_threads), A)) if Xt.size >= PARALLEL_SORT_ELEMENTS else 1
+    parts = sort_parts(n_threads, A, Xt.size)
     in_parts(sort_columns, [A * p // parts for p in range(parts + 1)])
     return PresortedFeatures(
         sorted_index=order,
@@ -77,6 +77,13 @@ def presort_dense(X, nominal_mask, n_threads=1):
         n_present=n_present,
         nominal=np.asarray(nominal_mask, dtype=np.bool_).copy(),
     )
+
+
+def sort_parts(n_threads, columns, elements):
+    """In how many parts (threads) a pre-sort sorts ``columns`` columns of ``elements``
+    values in all: up to ``n_threads``, one per column at most, from
+    :data:`PARALLEL_SORT_ELEMENTS` values."""
+    return max(1, min(int(n_threads), columns)) if elements >= PARALLEL_SORT_ELEMENTS else 1
 
 
 def in_parts(fn, bounds):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from gpurules.data.presorted import PARALLEL_SORT_ELEMENTS, in_parts
+from gpurules.data.presorted import in_parts, sort_parts
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def presort_sparse(X, nominal_mask, sparse_value=0.0, n_threads=1):
     Per column, a stable order: values ascending, equal values by example, NaN last. Where
     the columns hold :data:`COLUMN_SORT_ENTRIES` entries or more on average, each column is
     sorted on its own, on ``n_threads`` threads side by side where ``X`` holds at least
-    ``presorted.PARALLEL_SORT_ELEMENTS`` explicit entries (one sort of all entries by
+    ``presorted.PARALLEL_SORT_ELEMENTS`` explicit entries (``presorted.sort_parts``) (one sort of all entries by
     (column, missing, value) took 2.6 s at 10^6 x 100 count data, the sorts column by
     column 0.6 s: docs/benchmarks.md, session 27); else all at once. Either way, and on any
     number of threads, the result is the same.
@@ -103,7 +103,7 @@ def _sort_by_column(columns, indptr, z, n_threads):
             n_neg[f] = np.count_nonzero(values < z)
             n_present[f] = b - a - np.count_nonzero(np.isnan(values))
 
-    parts = max(1, min(int(n_threads), A)) if indptr[-1] >= PARALLEL_SORT_ELEMENTS else 1
+    parts = sort_parts(n_threads, A, indptr[-1])
     in_parts(sort_columns, [int(np.searchsorted(indptr, indptr[-1] * p // parts))
                             for p in range(parts)] + [A])
     return index, value, n_neg, n_present
@@ -148,10 +148,11 @@ class _DenseColumns:
         return col, examples.astype(np.int32), self.X[examples, col]
 
 
-class _SparseColumns(_DenseColumns):
-    """:class:`_DenseColumns` of a scipy sparse ``X`` (its stored entries other than 0)."""
+class _SparseColumns:
+    """The same as :class:`_DenseColumns`, of a scipy sparse ``X`` (its stored entries other
+    than 0)."""
 
-    def __init__(self, X, z):  # (no super().__init__: nothing dense is made)
+    def __init__(self, X, z):
         if z != 0:  # stored entries are relative to 0; make the implicit value explicit
             raise ValueError("a sparse X with sparse_feature_value != 0 is ambiguous: its "
                              "implicit entries are 0; pass a dense X or sparse_feature_value=0")
