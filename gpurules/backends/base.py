@@ -6,7 +6,7 @@ tiny records such as a :class:`Refinement` cross back to the learner.
 """
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -78,6 +78,47 @@ class SearchSettings:
     def boosting(cls, head_mode, l1, l2, min_coverage, min_quality):
         """Settings of a boosting search (``HEAD_COMPLETE``/``HEAD_SINGLE``, l1, l2)."""
         return cls(head_mode, quality.boosting_params(l1, l2), min_coverage, min_quality)
+
+
+#: why a backend's ``learn_rules`` batch ended: the rules asked for (or as many as its
+#: buffers held), no rule could be grown, the next rule's head is zero
+BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD = 0, 1, 2
+
+
+class RulePlan(NamedTuple):
+    """What every rule of a plain boosting fit shares, for a backend that learns several
+    rules in one call (``learn_rules``, optional: ``backends/cpu/fused_rules.py``).
+
+    A plain fit draws no instance or output sample (every example once, every output a
+    candidate), grows its rules greedily without a time limit, global pruning, holdout set
+    or IREP, and uses the decomposable logistic loss, whose fixed-point scale never changes
+    (``LossSpec.statistic_bound`` is 1); ``learners.boosting`` makes the plan.
+
+    Attributes:
+        num_features: int, the features a step draws from; num_drawn: int, features per
+            step (0: every feature); redraws: int, extra draws for a rule's first
+            condition (``rule_induction.first_condition_redraws``).
+        block: int, the most refinement steps per block (``boosting_rule.BLOCK``).
+        max_conditions, max_head_refinements: int (0: no limit / never fixed).
+        partial: bool, the head selects outputs (fixed after ``max_head_refinements``
+            conditions).
+        head_mode: int, the search's head mode; params: float64 (P,), its parameters.
+        min_coverage: int; shrinkage, l1, l2: float.
+    """
+
+    num_features: int
+    num_drawn: int
+    redraws: int
+    block: int
+    max_conditions: int
+    max_head_refinements: int
+    partial: bool
+    head_mode: int
+    params: np.ndarray
+    min_coverage: int
+    shrinkage: float
+    l1: float
+    l2: float
 
 
 class Backend(Protocol):

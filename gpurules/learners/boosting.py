@@ -18,21 +18,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurules.backends.base import SearchSettings
+from gpurules.backends.base import BATCH_NO_RULE, BATCH_ZERO_HEAD, RulePlan, SearchSettings
 from gpurules.exceptions import FitStoppedEarlyWarning
 from gpurules.learners.beam_search import BeamSettings, induce_rule_beam
 from gpurules.learners.holdout import Holdout
-from gpurules.learners.boosting_rule import BoostingRule, head_scores, multi_output_head
+from gpurules.learners.boosting_rule import BLOCK, BoostingRule, head_scores, multi_output_head
 from gpurules.learners.post_optimization import rule_features
 from gpurules.learners.pruning import LossTracker
-from gpurules.learners.rule_induction import covering_bound, induce_rule
+from gpurules.learners.rule_induction import (covering_bound, first_condition_redraws,
+                                              induce_rule)
 from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL, IREP_COVERAGES, cover
 from gpurules.learners.sampling import FeatureSampling, InstanceSampling, OutputSampling
 from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point
 from gpurules.objectives.heads import HEAD_SINGLE
-from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs,
-                                              multi_output_params)
+from gpurules.objectives.losses import LOGISTIC
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
+                                              all_outputs, multi_output_params)
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
 from gpurules.objectives.quality import boosting_params, boosting_quality
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
@@ -40,6 +42,12 @@ from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
 # max_rules=0 (no limit) without a time_limit: a boosted fit improves its training loss
 # with every rule forever (logistic margins grow without bound), so it stops here
 UNLIMITED_RULES_CEILING = 100_000
+
+# rules per call of a backend's learn_rules (plain fits, _learn_rules)
+RULE_BATCH = 64
+
+ZERO_HEAD_REASON = "the best rule's head is zero (the statistics of the covered examples " \
+                   "no longer change)"
 
 logger = logging.getLogger("gpurules")
 
@@ -186,6 +194,7 @@ class BoostingLearner:
         reason = MAX_RULES if cfg.max_rules else \
             f"the safety ceiling of {limit} rules (max_rules=0 without a time_limit)"
         num_used = 0
+        plan = self._rule_plan(features.num_features)
         while True:
             if criterion is not None:
                 result = criterion.test(len(builder), self._tracker.mean_loss)
@@ -198,6 +207,11 @@ class BoostingLearner:
             if cfg.time_limit and time.perf_counter() - start >= cfg.time_limit:
                 reason = TIME_LIMIT
                 break
+            if plan is not None:  # a batch of plain rules in one call of the backend
+                reason = self._learn_rules(plan, builder, limit - len(builder), n)
+                if reason is None:
+                    continue
+                break
             rule = self._induce_rule(features.num_features, n, K)
             if rule is None:
                 reason = self._no_rule_reason(n)
@@ -207,8 +221,7 @@ class BoostingLearner:
             scores = scores * cfg.shrinkage
             largest = _largest_abs(scores)
             if largest == 0:  # statistics would not change: same rule again (NaN goes on)
-                reason = "the best rule's head is zero (the statistics of the covered " \
-                         "examples no longer change)"
+                reason = ZERO_HEAD_REASON
                 self._stopped(len(builder), reason)
                 break
             self._apply(labels, scores, largest)
@@ -228,6 +241,46 @@ class BoostingLearner:
                           f"of {limit} rules; set max_rules or time_limit",
                           FitStoppedEarlyWarning, stacklevel=3)
         return builder
+
+    def _rule_plan(self, num_features):
+        """The ``RulePlan`` of this fit's rules where the backend learns them in batches
+        (``backend.learn_rules``: the same rules as the loop over :meth:`_induce_rule`,
+        without its Python per rule), else None: the fit is not plain (``RulePlan``'s
+        docstring) or the backend does not serve it."""
+        cfg, backend = self.config, self.backend
+        plain = cfg.beam is None and not cfg.time_limit and cfg.pruning is None and \
+            self._train is None and cfg.instance_sampling.kind == "none" and \
+            cfg.output_sampling.kind == "none" and not cfg.non_decomposable and \
+            cfg.loss.code == LOGISTIC and cfg.head_mode != HEAD_ND_SINGLE
+        if not plain or not hasattr(backend, "learn_rules"):
+            return None
+        m = cfg.feature_sampling.num_samples(num_features)
+        drawn = m if m < num_features else 0
+        plan = RulePlan(num_features, drawn, first_condition_redraws(num_features, drawn),
+                        BLOCK, cfg.max_conditions, cfg.max_head_refinements, cfg.partial_head,
+                        cfg.head_mode, cfg.search_params, cfg.min_coverage, cfg.shrinkage,
+                        cfg.l1, cfg.l2)
+        return plan if backend.learns_rules(plan) else None
+
+    def _learn_rules(self, plan, builder, count, n):
+        """Up to ``min(count, RULE_BATCH)`` rules from ``backend.learn_rules``, added to
+        ``builder`` and the score bound as the loop over :meth:`_induce_rule` adds them.
+        Returns why the fit stops (no rule, a zero head), or None to go on."""
+        rules, status = self.backend.learn_rules(plan, self.rng, min(count, RULE_BATCH))
+        for conditions, labels, scores, covered, largest in rules:
+            self._score_bound += largest
+            builder.add_rule(conditions, labels, scores)
+            self.progress.rule(len(builder), len(conditions), covered, len(labels))
+        self._num_induced += len(rules)
+        self._rescale()  # (the plan's loss keeps its scale: a check)
+        if status == BATCH_NO_RULE:
+            reason = self._no_rule_reason(n)
+        elif status == BATCH_ZERO_HEAD:
+            reason = ZERO_HEAD_REASON
+        else:
+            return None
+        self._stopped(len(builder), reason)
+        return reason
 
     def _loss_tracker(self, Y, holdout):
         """The :class:`LossTracker` of the examples global pruning measures (the holdout

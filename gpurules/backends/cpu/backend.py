@@ -2,12 +2,12 @@
 
 import numpy as np
 
-from gpurules.backends.base import Refinement, select_refinement
-from gpurules.backends.cpu import histogram_search, refine, statistics
+from gpurules.backends.base import BATCH_NO_RULE, Refinement, select_refinement
+from gpurules.backends.cpu import fused_rules, histogram_search, refine, statistics
 from gpurules.backends.cpu.representations import search_state
 from gpurules.data.binning import rows_of
 from gpurules.jit.threads import threads_for
-from gpurules.objectives.losses import target_matrix
+from gpurules.objectives.losses import LOGISTIC, target_matrix
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 from gpurules.objectives.quality import family_head_mode
@@ -53,7 +53,7 @@ class CpuBackend:
         self.h = np.zeros((n, W), dtype=np.int64)
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
-        self._buffers = self._records = self._deltas = None
+        self._buffers = self._records = self._deltas = self._rules = None
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W, self.n_threads_search)
@@ -234,6 +234,60 @@ class CpuBackend:
         last = Refinement(conditions[-1][0], conditions[-1][1], thr[r], float(q[r]),
                           int(cnt[r]), int(label[r]), g[r].copy(), h[r].copy())
         return conditions, last, labels, finished
+
+    def learns_rules(self, plan):
+        """Whether :meth:`learn_rules` serves a fit of ``plan`` (``base.RulePlan``): a
+        search the fused rules cover (not the histogram search), the decomposable logistic
+        loss, and searches and updates that run on one thread even over every example (the
+        fused loop calls their serial forms; fits that large spend next to nothing in
+        Python per rule)."""
+        module, _ = self._representation()
+        if module not in fused_rules.RULES or self.non_decomposable or \
+                self.loss != LOGISTIC:
+            return False
+        n, K = self.g.shape
+        S = plan.num_drawn or plan.num_features
+        return threads_for(n * S, self.n_threads_search, n * S) == 1 and \
+            threads_for(n * K, self.n_threads_update, n * K) == 1
+
+    def learn_rules(self, plan, rng, count):
+        """Learn up to ``count`` rules of a plain fit in one compiled call
+        (``fused_rules``; only where :meth:`learns_rules`), each applied to the statistics
+        as the learner's loop would (its head shrunk by ``plan.shrinkage``).
+
+        Returns:
+            (rules, status): rules a list of (conditions [(feature, op, threshold)],
+            labels int32 (m,), scores float64 (m,), covered count, largest |score|);
+            status ``base.BATCH_LEARNED`` (fewer than ``count`` rules where the buffers
+            ran short: call again), ``BATCH_NO_RULE`` (no rule could be grown) or
+            ``BATCH_ZERO_HEAD`` (the next rule's head is zero: it is not returned).
+        """
+        module, data = self._representation()
+        S = plan.num_drawn or plan.num_features
+        scratch, outs = self._result_buffers(S, plan.head_mode)
+        delta_g, delta_h, _ = self._update_buffers()
+        stats = (self.loss, self.Y, self.P, self.base_weight, self.scale, delta_g, delta_h)
+        rules = self._rule_buffers(count)
+        plan = plan._replace(head_mode=family_head_mode(plan.head_mode))
+        taken, status, self.indicator = fused_rules.RULES[module](
+            rng, count, plan, data, self._searches.rule_marks(), self.mask, self._ones,
+            self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
+            self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules)
+        self._full_coverage = status == BATCH_NO_RULE
+        self._search_weights = self._ones
+        return fused_rules.unpack(rules, taken), status
+
+    def _rule_buffers(self, count):
+        """:func:`fused_rules._rules_py`'s ``rules`` for ``count`` rules (reused)."""
+        n, K = self.g.shape
+        C = n + 8 * count
+        if self._rules is None or self._rules[3].shape[0] < count or \
+                self._rules[0].shape[0] < C:
+            self._rules = (np.empty(C, np.int64), np.empty(C, np.int8),
+                           np.empty(C, np.float32), np.empty(count, np.int64),
+                           np.empty(count * K, np.int32), np.empty(count * K),
+                           np.empty(count, np.int64), np.empty(count), np.empty(count, np.int64))
+        return self._rules
 
     def _step_records(self, R):
         """The fused loop's per-step records for up to ``R`` steps (``refine.py``'s

@@ -64,6 +64,17 @@ class SearchState:
         if self.epochs is not None:
             self.epochs[-1] += 1
 
+    def rule_marks(self):
+        """(kept_len, epochs): the arrays :meth:`new_rule` resets for the searches that
+        keep entries within a rule, a spare int64 (2,) in place of one the search has not
+        (``fused_rules`` resets both per rule); None with histograms, whose reset
+        (``covered_state``) the fused rules leave alone: they do not serve that search."""
+        if self.covered_state is not None:
+            return None
+        spare = np.zeros(2, np.int64)
+        return (spare if self.kept_len is None else self.kept_len,
+                spare if self.epochs is None else self.epochs)
+
     def for_threads(self, threads):
         """``(module, data)`` for a search on ``threads`` threads."""
         if self.parts is not None:

@@ -1,0 +1,213 @@
+"""Several boosting rules in one compiled call (CPU): the learner's per-rule loop, fused.
+
+On small data a BOOMER rule is a few tens of microseconds of compiled search and update,
+and the Python that drives one rule through the learner (``learners/boosting.py``), its
+hooks (``learners/boosting_rule.py``), the shared refinement loop
+(``learners/rule_induction.py``) and the backend's calls took about as long again
+(medical with partial-dynamic heads: 25 of 51 us a rule). This loop learns a batch of rules
+without returning to Python, for the plain configuration where a rule is only: draw the
+blocks' features, refine (``refine.py``'s fused loop, called here), fix a partial head's
+outputs after ``max_head_refinements`` conditions, compute the head, shrink it, and add it
+to the covered examples' statistics. ``learners.boosting.BoostingLearner`` decides which
+fits qualify (``backends.base.RulePlan``'s docstring) and the backend whether its search
+does (``CpuBackend.learns_rules``); every other fit takes the Python loop, which stays the
+reference: ``tests/test_fused_rules.py`` holds the two equal, model for model.
+
+The features are drawn from the fit's ``numpy.random.Generator`` inside the loop (Numba
+calls its bit generator, so the stream is numpy's own, draw for draw), block by block as
+``BoostingRule.next_block`` plans them for an engine that stops where a partial head's
+outputs are fixed (``HeadFixingEngine`` takes the same draws in fewer calls).
+"""
+
+import numpy as np
+
+from gpurules.backends.base import BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD
+from gpurules.backends.cpu import exact_search, refine, sparse_search, statistics
+from gpurules.jit.cache import njit
+from gpurules.jit.rows import copy_row
+from gpurules.jit.variants import variant
+from gpurules.objectives.compiled import head_scores, multi_output_head
+from gpurules.objectives.heads import HEAD_SINGLE
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs
+from gpurules.objectives.quality import head_code
+
+# the fused refinement and statistics update the loop calls, bound by ``variant`` below
+_REFINE = _UPDATE = None
+
+
+@njit(inline="always")
+def _block_size(block, done, max_conditions, max_head_refinements, partial):
+    """(steps, fix_label_after) of the next block of at most ``block`` steps after ``done``
+    conditions (``BoostingRule.next_block``); steps 0: no further block."""
+    if max_conditions > 0:
+        block = min(block, max_conditions - done)
+    if block <= 0:
+        return 0, 0
+    fix_after = 0
+    if max_head_refinements > done:
+        fix_after = max_head_refinements - done
+        if partial:  # the block ends where the outputs are fixed
+            block = min(block, fix_after)
+    return block, fix_after
+
+
+@njit(inline="always")
+def _head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, l1, l2, multi_output):
+    """(labels int32, scores float64) of a rule's head (``BoostingRule._head`` for the
+    decomposable heads). ``multi_output``: the search's multi-output work array, None (a
+    constant of the types) where it has no multi-output heads, which compiles none here
+    (as ``refine.fix_head``)."""
+    if multi_output is not None and head_code(head_mode) == HEAD_MULTI_OUTPUT:
+        return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
+    if head_code(head_mode) == HEAD_SINGLE:
+        labels = np.full(1, label, np.int32)
+    scores = np.empty(labels.shape[0])
+    return labels, head_scores(g_sum, h_sum, labels, inv_scale, l1, l2, scores)
+
+
+@njit(inline="always")
+def _largest_abs(scores):
+    """The largest |score| (NaN if a score is NaN), 0 if none (``boosting._largest_abs``)."""
+    largest = 0.0
+    for k in range(scores.shape[0]):
+        a = abs(scores[k])
+        if a != a:
+            return a
+        largest = max(largest, a)
+    return largest
+
+
+def _rules_py(rng, count, plan, data, marks, mask, ones, g, h, all_totals, all_labels,
+              inv_scale, stats, scratch, out, result, rules):
+    """Learn up to ``count`` rules (module docstring).
+
+    Args:
+        rng: the fit's numpy Generator (advanced by the draws).
+        plan: ``backends.base.RulePlan`` (its ``head_mode`` as
+            ``quality.family_head_mode``).
+        data: the search's arrays (``representations.SearchState.data``).
+        marks: (kept_len int64, epochs int64) of the ``SearchState`` (arrays of two
+            elements where it has none): what a new rule resets (``SearchState.new_rule``).
+        mask: int32 (n,) coverage; ones: int32 (n,) unit weights; g, h: the statistics.
+        all_totals: (g int64 (K,), h int64 (W,)): the sums over every example, updated.
+        all_labels: int32 (K,); inv_scale: float.
+        stats: (loss, Y, P, base_weight, scale, delta_g, delta_h) of the update
+            (``statistics.update_covered``).
+        scratch, out, result: ``refine``'s buffers (``result`` of ``plan.block`` rows).
+        rules: (feature int64 (C,), op int8 (C,), threshold float32 (C,), conditions_end
+            int64 (count,), labels int32 (count K,), scores float64 (count K,), head_end
+            int64 (count,), largest float64 (count,), covered int64 (count,)): rule ``b``'s
+            conditions end before ``conditions_end[b]`` (and begin where rule ``b - 1``'s
+            end), its head before ``head_end[b]``; ``largest``: its largest |score|,
+            ``covered``: its covered examples. A rule has fewer than n conditions (each
+            excludes a covered example), so a rule starts only while n entries are free.
+
+    Returns:
+        (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator).
+    """
+    (num_features, num_drawn, redraws_per_rule, block, max_conditions, max_head_refinements,
+     partial, head_mode, params0, min_coverage, shrinkage, l1, l2) = plan
+    kept_len, epochs = marks
+    g_all, h_all = all_totals
+    loss, Y, P, base_weight, scale, delta_g, delta_h = stats
+    c_f, c_op, c_thr, c_end, h_lab, h_sc, h_end, largest_out, covered_out = rules
+    res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
+    n = mask.shape[0]
+    tot_g = np.empty_like(g_all)
+    tot_h = np.empty_like(h_all)
+    n_cond = 0
+    n_head = 0
+    indicator = 0
+    for b in range(count):
+        if c_f.shape[0] - n_cond < n:
+            return b, BATCH_LEARNED, indicator
+        mask[:] = 0  # a new rule covers every example (CpuBackend.reset_coverage)
+        indicator = 0
+        kept_len[:] = -1
+        epochs[-1] += 1
+        copy_row(tot_g, g_all)
+        copy_row(tot_h, h_all)
+        tot_count = n
+        labels, params = all_labels, params0
+        min_quality = -np.inf
+        redraws = redraws_per_rule
+        first = n_cond
+        label = -1
+        while True:
+            done = n_cond - first
+            steps, fix_after = _block_size(block, done, max_conditions, max_head_refinements,
+                                           partial)
+            if steps == 0:
+                break
+            uniforms = rng.random((steps, num_drawn))
+            taken, indicator, labels, finished = _REFINE(
+                data, uniforms, num_features, mask, indicator, ones, g, h,
+                (tot_g, tot_h, tot_count), labels, head_mode, params, inv_scale,
+                min_coverage, min_quality, fix_after, scratch, out, result)
+            if taken == 0:
+                if done == 0 and redraws > 0:
+                    redraws -= 1  # no first condition: draw other features
+                    continue
+                break
+            for r in range(taken):
+                c_f[n_cond], c_op[n_cond], c_thr[n_cond] = res_f[r], res_op[r], res_thr[r]
+                n_cond += 1
+            last = taken - 1  # the rule's sums, quality to beat and label so far
+            copy_row(tot_g, res_g[last])
+            copy_row(tot_h, res_h[last])
+            tot_count, min_quality, label = res_cnt[last], res_q[last], res_label[last]
+            if partial and 0 < max_head_refinements <= n_cond - first and \
+                    params[3] != SELECT_ALL:  # the block fixed the outputs (after_block)
+                params = all_outputs(params)
+            if finished:
+                break
+        if n_cond == first:
+            return b, BATCH_NO_RULE, indicator
+        head_labels, scores = _head(head_mode, labels, params, label, tot_g, tot_h,
+                                    inv_scale, l1, l2, scratch[1])
+        scores = scores * shrinkage
+        largest = _largest_abs(scores)
+        if largest == 0:  # the statistics would not change (NaN goes on)
+            return b, BATCH_ZERO_HEAD, indicator
+        _UPDATE(loss, Y, P, base_weight, scale, g, h, mask, indicator, head_labels, scores,
+                delta_g, delta_h)
+        for c in range(delta_g.shape[0]):
+            for k in range(g_all.shape[0]):
+                g_all[k] += delta_g[c, k]
+            for k in range(h_all.shape[0]):
+                h_all[k] += delta_h[c, k]
+        for k in range(head_labels.shape[0]):
+            h_lab[n_head + k] = head_labels[k]
+            h_sc[n_head + k] = scores[k]
+        n_head += head_labels.shape[0]
+        c_end[b], h_end[b] = n_cond, n_head
+        largest_out[b], covered_out[b] = largest, tot_count
+    return count, BATCH_LEARNED, indicator
+
+
+def unpack(rules, count):
+    """The first ``count`` rules of :func:`_rules_py`'s ``rules`` buffers as a list of
+    (conditions [(feature, op, threshold float32)], labels int32, scores float64, covered,
+    largest), copies."""
+    feature, op, threshold, conditions_end, labels, scores, head_end, largest, covered = rules
+    out, c0, h0 = [], 0, 0
+    for b in range(count):
+        c1, h1 = int(conditions_end[b]), int(head_end[b])
+        conditions = list(zip(feature[c0:c1].tolist(), op[c0:c1].tolist(), threshold[c0:c1]))
+        out.append((conditions, labels[h0:h1].copy(), scores[h0:h1].copy(), int(covered[b]),
+                    float(largest[b])))
+        c0, h0 = c1, h1
+    return out
+
+
+def _compile(module):
+    """The rule loop over ``module``'s fused refinement (serial)."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    return njit(variant(_rules_py, name, _REFINE=refine.REFINE[module].form(False),
+                        _UPDATE=statistics.update_covered.form(False)))
+
+
+# search module -> its rule loop (the histogram search is not served: its interleaved
+# statistics follow every update, CpuBackend._interleave)
+RULES = {module: _compile(module) for module in (exact_search, sparse_search,
+                                                 sparse_search.compacting)}

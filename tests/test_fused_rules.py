@@ -1,0 +1,210 @@
+"""Rules learned in batches by the CPU backend (``backends/cpu/fused_rules.py``) against the
+learner's loop over one rule at a time (``learners/boosting.py``), the reference: the same
+models, rule for rule, for every configuration the batches serve, and the same stops."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_multilabel_classification
+
+from gpurules import BoomerClassifier
+from gpurules.backends.base import BATCH_LEARNED, Refinement
+from gpurules.backends.cpu import CpuBackend
+from gpurules.data.presorted import presort_dense
+from gpurules.estimators.boomer_params import resolve_config
+from gpurules.jit import prefetch, threads
+from gpurules.learners import boosting
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Counts with noise on a third of the features, a nominal feature, missing values."""
+    X, Y = make_multilabel_classification(n_samples=160, n_features=9, n_classes=4,
+                                          random_state=3)
+    rng = np.random.default_rng(3)
+    X = X.astype(np.float32)
+    X[:, :3] += rng.normal(0, 0.5, (160, 3)).astype(np.float32)
+    X[:, 8] = rng.integers(0, 3, 160)
+    X[rng.random(160) < 0.1, 4] = np.nan
+    return X, Y
+
+
+def _fit(X, Y, fused, monkeypatch, **params):
+    """(estimator, warnings' messages, whether the batches learned the rules) of a fit
+    with the batches allowed (``fused``) or not (the reference)."""
+    used = []
+    learns_rules = CpuBackend.learns_rules
+
+    def spy(backend, plan):
+        used.append(fused and learns_rules(backend, plan))
+        return used[-1]
+
+    with monkeypatch.context() as m:
+        m.setattr(CpuBackend, "learns_rules", spy)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf = BoomerClassifier(random_state=5, parallel_rule_refinement="false",
+                                   parallel_statistic_update="false", **params)
+            clf.fit(X, Y, nominal_feature_indices=[8] if X.shape[1] == 9 else None)
+    return clf, [str(w.message) for w in caught], any(used)
+
+
+def _assert_same_fits(X, Y, monkeypatch, **params):
+    """The batched fit equals the reference's; returns its estimator (its warnings'
+    messages as ``warned``)."""
+    got, got_warnings, used = _fit(X, Y, True, monkeypatch, **params)
+    want, want_warnings, _ = _fit(X, Y, False, monkeypatch, **params)
+    assert used
+    assert str(got.model_) == str(want.model_)
+    np.testing.assert_array_equal(got.decision_function(X), want.decision_function(X))
+    assert got_warnings == want_warnings
+    got.warned = got_warnings
+    return got
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"head_type": "single"},
+    {"head_type": "complete", "shrinkage": 0.5, "l2_regularization_weight": 0.5},
+    {"head_type": "partial-fixed", "l1_regularization_weight": 0.05},
+    {"head_type": "partial-dynamic"},
+    {"head_type": "partial-dynamic",
+     "rule_induction": "top-down-greedy{max_conditions=2,max_head_refinements=2}"},
+    {"head_type": "partial-fixed", "rule_induction": "top-down-greedy{max_head_refinements=0}"},
+    {"head_type": "single", "rule_induction": "top-down-greedy{max_head_refinements=3}"},
+    {"head_type": "complete", "label_binning": "equal-width"},
+    {"feature_sampling": "none", "rule_induction": "top-down-greedy{max_conditions=3}"},
+    {"rule_induction": "top-down-greedy{min_coverage=40}"},
+    {"feature_format": "sparse"},
+    {"feature_format": "sparse", "head_type": "partial-dynamic"},
+])
+def test_batches_learn_the_models_of_the_loop(data, params, monkeypatch):
+    """More rules than a batch holds (``RULE_BATCH``), each configuration the batches
+    serve: heads of every kind, their outputs fixed or not, limits on the conditions, a
+    coverage that stops rules, dense and sparse search."""
+    X, Y = data
+    clf = _assert_same_fits(X, Y, monkeypatch, max_rules=boosting.RULE_BATCH + 30, **params)
+    assert len(clf.model_) == boosting.RULE_BATCH + 30
+
+
+def test_the_compacting_sparse_search_in_batches(data, monkeypatch):
+    """The sparse search that compacts its entries within a rule (forced by a zero
+    ``PREFETCH_BYTES``): each batched rule starts from the whole entries."""
+    monkeypatch.setattr(prefetch, "PREFETCH_BYTES", 0)
+    X, Y = data
+    _assert_same_fits(X, Y, monkeypatch, max_rules=80, feature_format="sparse",
+                      head_type="partial-dynamic")
+
+
+def test_a_batch_cut_short_by_its_buffers_goes_on_in_the_next(data, monkeypatch):
+    """Condition buffers with room for one rule of n conditions only: every batch ends
+    after a rule or two, the next one goes on, and the model is the reference's."""
+    X, Y = data
+    rule_buffers = CpuBackend._rule_buffers
+    batches = []
+
+    def short(backend, count):
+        rules = rule_buffers(backend, count)
+        batches.append(count)
+        return (rules[0][:X.shape[0] + 1],) + rules[1:]
+
+    monkeypatch.setattr(CpuBackend, "_rule_buffers", short)
+    _assert_same_fits(X, Y, monkeypatch, max_rules=40)
+    assert len(batches) > 20
+
+
+@pytest.mark.parametrize("informative", [(5, 17, 33), (7,)])
+def test_constant_features_redraw_and_stop_as_in_the_loop(informative, monkeypatch):
+    """Mostly constant features: a rule's first condition draws other features until an
+    informative one comes (``first_condition_redraws``), and a fit where none comes stops
+    with the loop's warning (one informative feature: at the first rule)."""
+    rng = np.random.default_rng(0)
+    X = np.zeros((80, 40), np.float32)
+    Y = (rng.random((80, 3)) < 0.3).astype(np.uint8)
+    for k, j in enumerate(informative):
+        X[:, j] = rng.integers(0, 4, 80)
+        Y[:, k] |= X[:, j] > 1
+    clf = _assert_same_fits(X, Y, monkeypatch, max_rules=60)
+    stopped = len(informative) == 1
+    assert (len(clf.model_) < 60) == stopped
+    assert any("no condition on the sampled features" in w for w in clf.warned) == stopped
+
+
+def test_a_zero_head_stops_the_batches_as_the_loop(data, monkeypatch):
+    """A strong L1 weight makes every head zero after a few rules."""
+    X, Y = data
+    clf = _assert_same_fits(X, Y, monkeypatch, max_rules=200, head_type="single",
+                            l1_regularization_weight=8.0)
+    assert len(clf.model_) < 200 and any("head is zero" in w for w in clf.warned)
+
+
+@pytest.mark.parametrize("params", [
+    {"instance_sampling": "with-replacement"},
+    {"output_sampling": "round-robin"},
+    {"time_limit": 60},
+    {"global_pruning": "pre-pruning"},
+    {"rule_induction": "top-down-beam-search"},
+    {"loss": "logistic-non-decomposable"},
+    {"loss": "squared-error-decomposable"},
+    {"feature_binning": "equal-width"},
+])
+def test_fits_the_batches_do_not_serve_take_the_loop(data, params, monkeypatch):
+    """Per-rule sampling, a time limit, pruning, the beam, other losses and the histogram
+    search keep the learner's loop."""
+    X, Y = data
+    _, _, used = _fit(X, Y, True, monkeypatch, max_rules=5, **params)
+    assert not used
+
+
+def _learner(X, Y, backend, **params):
+    """A BoostingLearner of ``params`` over ``backend``, its fit started on dense X."""
+    config, _ = resolve_config(BoomerClassifier(**params))
+    backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
+                      np.ones(X.shape[0]), 2.0 ** 30)
+    learner = boosting.BoostingLearner(config, backend, np.random.default_rng(0))
+    learner._train = None  # (as fit sets it: no holdout set)
+    return learner
+
+
+def test_searches_on_several_threads_take_the_loop(data, monkeypatch):
+    """A backend whose searches may run on two threads does not learn in batches (they
+    call the serial forms); the same on one thread does."""
+    X, Y = data
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
+    monkeypatch.setattr(threads, "MIN_PARALLEL_FIT", 0)
+    assert _learner(X, Y, CpuBackend(2, 1))._rule_plan(X.shape[1]) is None
+    assert _learner(X, Y, CpuBackend(1, 2))._rule_plan(X.shape[1]) is None
+    assert _learner(X, Y, CpuBackend(1, 1))._rule_plan(X.shape[1]) is not None
+
+
+def test_learn_rules_returns_the_rules_it_applied(data):
+    """``CpuBackend.learn_rules`` called directly: the rules of a batch, their heads
+    shrunk, and the statistics they leave equal to applying them one by one."""
+    X, Y = data
+    backend = CpuBackend(1, 1)
+    plan = _learner(X, Y, backend, head_type="single", shrinkage=0.5)._rule_plan(X.shape[1])
+    rules, status = backend.learn_rules(plan, np.random.default_rng(1), 5)
+    assert status == BATCH_LEARNED and len(rules) == 5
+    reference = _learner(X, Y, CpuBackend(1, 1)).backend
+    for conditions, labels, scores, covered, largest in rules:
+        assert labels.shape == (1,) and largest == abs(scores[0]) > 0
+        reference.reset_coverage()
+        for feature, op, threshold in conditions:
+            reference.apply_refinement(Refinement(feature, op, threshold, 0.0, 0, -1,
+                                                  None, None))
+        assert reference.covered_mask().sum() == covered
+        reference.update_statistics(labels, scores)
+    np.testing.assert_array_equal(backend.g, reference.g)
+    np.testing.assert_array_equal(backend.h, reference.h)
+    np.testing.assert_array_equal(backend.P, reference.P)
+
+
+def test_sparse_input_in_batches(data, monkeypatch):
+    """A scipy.sparse X (the sparse representation chosen from the input)."""
+    X, Y = data
+    Xs = sp.csr_matrix(np.nan_to_num(X))
+    got, _, used = _fit(Xs, Y, True, monkeypatch, max_rules=30)
+    want, _, _ = _fit(Xs, Y, False, monkeypatch, max_rules=30)
+    assert used and str(got.model_) == str(want.model_)
