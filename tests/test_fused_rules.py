@@ -115,6 +115,23 @@ def test_a_batch_cut_short_by_its_buffers_goes_on_in_the_next(data, monkeypatch)
     assert len(batches) > 20
 
 
+def test_batches_of_one_rule_where_a_batch_takes_long(data, monkeypatch):
+    """A batch is sized by how long the last one took (``BATCH_SECONDS``): with no time
+    allowed, every batch holds one rule, and the model is the same."""
+    X, Y = data
+    monkeypatch.setattr(boosting, "BATCH_SECONDS", 0.0)
+    counts = []
+    learn_rules = CpuBackend.learn_rules
+
+    def counted(backend, plan, rng, count):
+        counts.append(count)
+        return learn_rules(backend, plan, rng, count)
+
+    monkeypatch.setattr(CpuBackend, "learn_rules", counted)
+    _assert_same_fits(X, Y, monkeypatch, max_rules=30)
+    assert counts == [1] * 29
+
+
 @pytest.mark.parametrize("informative", [(5, 17, 33), (7,)])
 def test_constant_features_redraw_and_stop_as_in_the_loop(informative, monkeypatch):
     """Mostly constant features: a rule's first condition draws other features until an

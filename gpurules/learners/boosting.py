@@ -43,8 +43,10 @@ from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
 # with every rule forever (logistic margins grow without bound), so it stops here
 UNLIMITED_RULES_CEILING = 100_000
 
-# rules per call of a backend's learn_rules (plain fits, _learn_rules)
+# the most rules per call of a backend's learn_rules (plain fits), and about how long a
+# call should take (_learn_rules)
 RULE_BATCH = 64
+BATCH_SECONDS = 0.1
 
 ZERO_HEAD_REASON = "the best rule's head is zero (the statistics of the covered examples " \
                    "no longer change)"
@@ -195,6 +197,7 @@ class BoostingLearner:
             f"the safety ceiling of {limit} rules (max_rules=0 without a time_limit)"
         num_used = 0
         plan = self._rule_plan(features.num_features)
+        self._batch = 1  # rules in the next batch (_learn_rules)
         while True:
             if criterion is not None:
                 result = criterion.test(len(builder), self._tracker.mean_loss)
@@ -263,10 +266,20 @@ class BoostingLearner:
         return plan if backend.learns_rules(plan) else None
 
     def _learn_rules(self, plan, builder, count, n):
-        """Up to ``min(count, RULE_BATCH)`` rules from ``backend.learn_rules``, added to
-        ``builder`` and the score bound as the loop over :meth:`_induce_rule` adds them.
-        Returns why the fit stops (no rule, a zero head), or None to go on."""
-        rules, status = self.backend.learn_rules(plan, self.rng, min(count, RULE_BATCH))
+        """Up to ``count`` rules from ``backend.learn_rules``, added to ``builder`` and the
+        score bound as the loop over :meth:`_induce_rule` adds them. Returns why the fit
+        stops (no rule, a zero head), or None to go on.
+
+        A batch holds as many rules as took about ``BATCH_SECONDS`` in the last one (1 to
+        ``RULE_BATCH``), so that progress lines and an interrupt wait no longer on large
+        data (the rules do not depend on where the batches end)."""
+        start = time.perf_counter()
+        rules, status = self.backend.learn_rules(plan, self.rng, min(count, self._batch))
+        elapsed = time.perf_counter() - start
+        if elapsed < BATCH_SECONDS / 2:
+            self._batch = min(2 * self._batch, RULE_BATCH)
+        elif elapsed > 2 * BATCH_SECONDS:
+            self._batch = max(self._batch // 2, 1)
         for conditions, labels, scores, covered, largest in rules:
             self._score_bound += largest
             builder.add_rule(conditions, labels, scores)
