@@ -2,6 +2,7 @@
 learner's loop over one rule at a time (``learners/boosting.py``), the reference: the same
 models, rule for rule, for every configuration the batches serve, and the same stops."""
 
+import logging
 import warnings
 
 import numpy as np
@@ -155,6 +156,22 @@ def test_a_zero_head_stops_the_batches_as_the_loop(data, monkeypatch):
     clf = _assert_same_fits(X, Y, monkeypatch, max_rules=200, head_type="single",
                             l1_regularization_weight=8.0)
     assert len(clf.model_) < 200 and any("head is zero" in w for w in clf.warned)
+
+
+@pytest.mark.parametrize("params", [{}, {"head_type": "single",
+                                         "l1_regularization_weight": 8.0}])
+def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, caplog):
+    """The last progress line names the stop (``max_rules``, a zero head) as the loop's."""
+    X, Y = data
+    reasons = []
+    for fused in (True, False):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="gpurules"):
+            _fit(X, Y, fused, monkeypatch, max_rules=100, verbose=1, **params)
+        done = [m for m in caplog.messages if "fit done" in m]
+        reasons.append(done[-1].split("; ", 1)[1])
+    assert reasons[0] == reasons[1]
+    assert ("max_rules=100" in reasons[0]) == (not params)
 
 
 @pytest.mark.parametrize("params", [

@@ -211,9 +211,10 @@ class BoostingLearner:
                 reason = TIME_LIMIT
                 break
             if plan is not None:  # a batch of plain rules in one call of the backend
-                reason = self._learn_rules(plan, builder, limit - len(builder), n)
-                if reason is None:
+                stop = self._learn_rules(plan, builder, limit - len(builder), n)
+                if stop is None:
                     continue
+                reason = stop
                 break
             rule = self._induce_rule(features.num_features, n, K)
             if rule is None:
