@@ -6,7 +6,7 @@ hooks (``learners/boosting_rule.py``), the shared refinement loop
 (``learners/rule_induction.py``) and the backend's calls took about as long again
 (medical with partial-dynamic heads: 25 of 51 us a rule). This loop learns a batch of rules
 without returning to Python, for the plain configuration where a rule is only: draw the
-blocks' features, refine (``refine.py``'s fused loop, called here), fix a partial head's
+blocks' features, refine (``refine.py``'s fused steps, compiled in), fix a partial head's
 outputs after ``max_head_refinements`` conditions, compute the head, shrink it, and add it
 to the covered examples' statistics. ``learners.boosting.BoostingLearner`` decides which
 fits qualify (``backends.base.RulePlan``'s docstring) and the backend whether its search
@@ -20,6 +20,7 @@ outputs are fixed (``HeadFixingEngine`` takes the same draws in fewer calls).
 """
 
 import numpy as np
+from numba.extending import register_jitable
 
 from gpurules.backends.base import BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD
 from gpurules.backends.cpu import exact_search, refine, sparse_search, statistics
@@ -31,7 +32,7 @@ from gpurules.objectives.heads import HEAD_SINGLE
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs
 from gpurules.objectives.quality import head_code
 
-# the fused refinement and statistics update the loop calls, bound by ``variant`` below
+# the refinement steps and statistics update the loop calls, bound by ``variant`` below
 _REFINE = _UPDATE = None
 
 
@@ -51,14 +52,22 @@ def _block_size(block, done, max_conditions, max_head_refinements, partial):
     return block, fix_after
 
 
-@njit(inline="always")
+@register_jitable
 def _head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, l1, l2, multi_output):
     """(labels int32, scores float64) of a rule's head (``BoostingRule._head`` for the
     decomposable heads). ``multi_output``: the search's multi-output work array, None (a
     constant of the types) where it has no multi-output heads, which compiles none here
-    (as ``refine.fix_head``)."""
-    if multi_output is not None and head_code(head_mode) == HEAD_MULTI_OUTPUT:
+    (as ``refine.fix_head``: a jitable function, so that the branch on it is pruned)."""
+    if multi_output is None:
+        return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
+    if head_code(head_mode) == HEAD_MULTI_OUTPUT:
         return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
+    return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
+
+
+@njit(inline="always")
+def _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2):
+    """The complete head over ``labels``, or the single-output head of ``label``."""
     if head_code(head_mode) == HEAD_SINGLE:
         labels = np.full(1, label, np.int32)
     scores = np.empty(labels.shape[0])
@@ -201,9 +210,18 @@ def unpack(rules, count):
 
 
 def _compile(module):
-    """The rule loop over ``module``'s fused refinement (serial)."""
+    """The rule loop over ``module``'s search (its serial form) and apply step.
+
+    The loop takes ``refine._refine_py`` bound to them as ``refine.REFINE`` binds them, but
+    as a jitable function compiled into the loop: called as a dispatcher, its compiled
+    code was optimised by LLVM again inside the loop's (emotions' first fit compiled
+    14.5 instead of 12.7 CPU-s). The statistics update is a dispatcher (its code is
+    small)."""
     name = module.__name__.rsplit(".", 1)[-1]
-    return njit(variant(_rules_py, name, _REFINE=refine.REFINE[module].form(False),
+    steps = register_jitable(variant(refine._refine_py, f"{name}_in_rules",
+                                     _SEARCH=module.search.form(False),
+                                     _APPLY=module.apply_step))
+    return njit(variant(_rules_py, name, _REFINE=steps,
                         _UPDATE=statistics.update_covered.form(False)))
 
 
