@@ -33,8 +33,8 @@ from gpurules.model import RuleModelBuilder
 from gpurules.objectives import fixed_point
 from gpurules.objectives.heads import HEAD_SINGLE
 from gpurules.objectives.losses import LOGISTIC
-from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
-                                              all_outputs, multi_output_params)
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs,
+                                              multi_output_params)
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
 from gpurules.objectives.quality import boosting_params, boosting_quality
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
@@ -215,6 +215,7 @@ class BoostingLearner:
                 if stop is None:
                     continue
                 reason = stop
+                self._stopped(len(builder), reason)
                 break
             rule = self._induce_rule(features.num_features, n, K)
             if rule is None:
@@ -255,7 +256,7 @@ class BoostingLearner:
         plain = cfg.beam is None and not cfg.time_limit and cfg.pruning is None and \
             self._train is None and cfg.instance_sampling.kind == "none" and \
             cfg.output_sampling.kind == "none" and not cfg.non_decomposable and \
-            cfg.loss.code == LOGISTIC and cfg.head_mode != HEAD_ND_SINGLE
+            cfg.loss.code == LOGISTIC
         if not plain or not hasattr(backend, "learn_rules"):
             return None
         m = cfg.feature_sampling.num_samples(num_features)
@@ -288,13 +289,8 @@ class BoostingLearner:
         self._num_induced += len(rules)
         self._rescale()  # (the plan's loss keeps its scale: a check)
         if status == BATCH_NO_RULE:
-            reason = self._no_rule_reason(n)
-        elif status == BATCH_ZERO_HEAD:
-            reason = ZERO_HEAD_REASON
-        else:
-            return None
-        self._stopped(len(builder), reason)
-        return reason
+            return self._no_rule_reason(n)
+        return ZERO_HEAD_REASON if status == BATCH_ZERO_HEAD else None
 
     def _loss_tracker(self, Y, holdout):
         """The :class:`LossTracker` of the examples global pruning measures (the holdout

@@ -7,7 +7,7 @@ from gpurules.backends.cpu import fused_rules, histogram_search, refine, statist
 from gpurules.backends.cpu.representations import search_state
 from gpurules.data.binning import rows_of
 from gpurules.jit.threads import threads_for
-from gpurules.objectives.losses import LOGISTIC, target_matrix
+from gpurules.objectives.losses import target_matrix
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 from gpurules.objectives.quality import family_head_mode
@@ -236,14 +236,13 @@ class CpuBackend:
         return conditions, last, labels, finished
 
     def learns_rules(self, plan):
-        """Whether :meth:`learn_rules` serves a fit of ``plan`` (``base.RulePlan``): a
-        search the fused rules cover (not the histogram search), the decomposable logistic
-        loss, and searches and updates that run on one thread even over every example (the
-        fused loop calls their serial forms; fits that large spend next to nothing in
-        Python per rule)."""
+        """Whether :meth:`learn_rules` serves a fit of ``plan`` (``base.RulePlan``, which
+        the learner makes for plain fits only): a search the fused rules cover (not the
+        histogram search), decomposable statistics, and searches and updates that run on
+        one thread even over every example (the fused loop calls their serial forms; fits
+        that large spend next to nothing in Python per rule)."""
         module, _ = self._representation()
-        if module not in fused_rules.RULES or self.non_decomposable or \
-                self.loss != LOGISTIC:
+        if module not in fused_rules.RULES or self.non_decomposable:
             return False
         n, K = self.g.shape
         S = plan.num_drawn or plan.num_features
