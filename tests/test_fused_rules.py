@@ -80,11 +80,13 @@ def _assert_same_fits(X, Y, monkeypatch, **params):
     {"rule_induction": "top-down-greedy{min_coverage=40}"},
     {"feature_format": "sparse"},
     {"feature_format": "sparse", "head_type": "partial-dynamic"},
+    {"post_optimization": "sequential{num_iterations=1}", "holdout": "none"},
 ])
 def test_batches_learn_the_models_of_the_loop(data, params, monkeypatch):
     """More rules than a batch holds (``RULE_BATCH``), each configuration the batches
     serve: heads of every kind, their outputs fixed or not, limits on the conditions, a
-    coverage that stops rules, dense and sparse search."""
+    coverage that stops rules, dense and sparse search, and the loop's post-optimization
+    after the batches."""
     X, Y = data
     clf = _assert_same_fits(X, Y, monkeypatch, max_rules=boosting.RULE_BATCH + 30, **params)
     assert len(clf.model_) == boosting.RULE_BATCH + 30
