@@ -213,8 +213,9 @@ def test_random_state_instance_gives_the_seeded_model(data):
 
 def test_turs_column_vector_y_warns(data):
     X, Y = data
-    with pytest.warns(DataConversionWarning):
+    with pytest.warns(DataConversionWarning) as w:
         TursClassifier(device="cpu", max_rules=3).fit(X, Y[:, :1])
+    assert [r.filename for r in w] == [__file__]
 
 
 # 6. fits that end early say so ------------------------------------------------------------
@@ -222,9 +223,10 @@ def test_turs_column_vector_y_warns(data):
 def test_min_coverage_beyond_data_warns(make, data):
     X, Y = data
     est = make().set_params(rule_induction="top-down-greedy{min_coverage=1000}")
-    with pytest.warns(FitStoppedEarlyWarning, match="min_coverage=1000 exceeds the 60"):
+    with pytest.warns(FitStoppedEarlyWarning, match="min_coverage=1000 exceeds the 60") as w:
         est.fit(X, Y)
     assert len(est.model_) == 1
+    assert [r.filename for r in w] == [__file__]  # the caller's line (exceptions.warn)
 
 
 def test_constant_features_warn(data):
@@ -243,12 +245,13 @@ def test_full_fit_does_not_warn(data):
 # watchdog ---------------------------------------------------------------------------------
 def test_unlimited_fit_terminates(monkeypatch, data):
     """max_rules=0 without time_limit: boosting improves its training loss forever, so the
-    fit stops at the ceiling, with a warning."""
+    fit stops at the ceiling, with a warning (at the caller's line)."""
     X, Y = data
     monkeypatch.setattr(boosting, "UNLIMITED_RULES_CEILING", 25)
-    with pytest.warns(FitStoppedEarlyWarning, match="safety ceiling of 25 rules"):
+    with pytest.warns(FitStoppedEarlyWarning, match="safety ceiling of 25 rules") as w:
         est = BoomerClassifier(device="cpu", max_rules=0).fit(X, Y)
     assert len(est.model_) == 25
+    assert [r.filename for r in w] == [__file__]
 
 
 def test_unlimited_seco_fit_terminates(data):

@@ -1,7 +1,6 @@
 """TursClassifier: probabilistic truly unordered rule sets chosen by MDL (Yang & van Leeuwen)."""
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,6 +14,7 @@ from gpurules.estimators._base import RuleEstimatorMixin, store_params, take_row
 from gpurules.estimators.multi_label import multi_label_classes
 from gpurules.estimators.validation import (check_labels, check_seed, count_weights,
                                             nominal_mask)
+from gpurules.exceptions import warn
 from gpurules.json_fields import encode_floats
 from gpurules.learners.turs import TursLearner, to_model
 from gpurules.learners.turs_data import CUT_POINT_METHODS, prepare
@@ -311,8 +311,8 @@ def _encode_labels(y, n_examples):
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
-                      "used as y.ravel()", DataConversionWarning, stacklevel=3)
+        warn("A column-vector y was passed when a 1d array was expected; it is "
+             "used as y.ravel()", DataConversionWarning)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional (one class per example), got shape "

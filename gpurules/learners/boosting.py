@@ -13,13 +13,12 @@ import dataclasses
 import functools
 import logging
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpurules.backends.base import BATCH_NO_RULE, BATCH_ZERO_HEAD, RulePlan, SearchSettings
-from gpurules.exceptions import FitStoppedEarlyWarning
+from gpurules.exceptions import FitStoppedEarlyWarning, warn
 from gpurules.learners.beam_search import BeamSettings, induce_rule_beam
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.boosting_rule import BLOCK, BoostingRule, head_scores, multi_output_head
@@ -242,9 +241,8 @@ class BoostingLearner:
             self._post_optimize(builder, features.num_features, n, K)
         progress.stop(len(builder), reason)
         if cfg.max_rules == 0 and not cfg.time_limit and len(builder) >= limit:
-            warnings.warn(f"max_rules=0 without a time_limit: stopped at the safety ceiling "
-                          f"of {limit} rules; set max_rules or time_limit",
-                          FitStoppedEarlyWarning, stacklevel=3)
+            warn(f"max_rules=0 without a time_limit: stopped at the safety ceiling "
+                 f"of {limit} rules; set max_rules or time_limit", FitStoppedEarlyWarning)
         return builder
 
     def _rule_plan(self, num_features):
@@ -342,7 +340,7 @@ class BoostingLearner:
         if self.config.max_rules == 0:
             logger.info("gpurules: %s", message)
         else:
-            warnings.warn(message, FitStoppedEarlyWarning, stacklevel=4)
+            warn(message, FitStoppedEarlyWarning)
 
     def _scale(self):
         """The fixed-point scale for the statistics' bound now (``fixed_point.choose_scale``,

@@ -16,14 +16,13 @@ when ``max_rules`` is reached or when no refinement beats a value of 0.
 """
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from gpurules.decision_list import DecisionListBuilder
-from gpurules.exceptions import FitStoppedEarlyWarning
+from gpurules.exceptions import FitStoppedEarlyWarning, warn
 from gpurules.learners.covering_rule import CoveringRule
 from gpurules.learners.rule_induction import covering_bound, induce_rule
 from gpurules.learners.rule_pruning import IREP_COVERAGE_MLRL
@@ -144,9 +143,8 @@ class CoveringLearner:
             removed = int(self.h[block].sum())
             if removed == 0:  # would be learned again and again
                 reason = "the best rule covers no example that is not covered yet"
-                warnings.warn(f"the fit stopped after {len(builder)} rule(s): the best rule "
-                              f"covers no example that is not covered yet",
-                              FitStoppedEarlyWarning, stacklevel=3)
+                warn(f"the fit stopped after {len(builder)} rule(s): the best rule "
+                     f"covers no example that is not covered yet", FitStoppedEarlyWarning)
                 break
             remaining -= removed
             self.g[block] = 0
@@ -164,8 +162,8 @@ class CoveringLearner:
         reason = f"min_coverage={requested} exceeds the {n} training examples" \
             if requested > n else "no condition on the sampled features has a " \
             "heuristic value above 0 with at least min_coverage examples"
-        warnings.warn(f"no rule was learned, the model predicts the default rule only: "
-                      f"{reason}", FitStoppedEarlyWarning, stacklevel=4)
+        warn(f"no rule was learned, the model predicts the default rule only: {reason}",
+             FitStoppedEarlyWarning)
 
     def _induce_rule(self, all_labels):
         """Grow (and prune) one rule: ``rule_induction.induce_rule`` with
