@@ -108,7 +108,7 @@ def _split_histogram_search(timer):
         start = time.perf_counter()
         _, data = backend._representation(threads)  # the fit's rows: rebuilt or reused
         histogram_search.update_histograms(features, data, backend.mask, backend.indicator,
-                                           weights, threads)
+                                           weights, threads, totals)
         middle = time.perf_counter()
         histogram_search.scan_histograms(
             features, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, backend.hist,

@@ -8,8 +8,10 @@ from hypothesis import given, settings, strategies as st
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cpu.coverage import apply_binned_condition
+from gpurules import BoomerClassifier
+from gpurules.backends.cpu import histogram_search
 from gpurules.backends.cpu.histogram_search import (_splits_examples, build_histograms,
-                                                  scan_histograms)
+                                                  explicit_entries, scan_histograms)
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
@@ -450,3 +452,84 @@ def test_every_beam_search_step_sees_fresh_histograms(params, monkeypatch):
     BoomerClassifier(feature_binning="equal-width", max_rules=15, random_state=1,
                      **params).fit(X, Y)
     assert len(checked) > 20
+
+
+def test_explicit_entries_pick_each_feature_s_implicit_bin():
+    """The fullest bin (the lowest of equal ones) is implicit where it holds at least a
+    quarter of the examples and none misses the feature; a constant feature's one bin too
+    (no entries); the entries are the other examples, ascending."""
+    bin_index = np.array([[0, 1, 0, 0, 2, 0, 0, 1],    # bin 0 of 5/8
+                          [0, 0, 0, 0, 0, 0, 0, 0],    # one bin (constant)
+                          [0, 1, 2, 3, 0, 1, 2, 3],    # 2/8 each: bin 0, the lowest
+                          [0, 1, 2, 3, 4, 5, 6, 0],    # 2/8 < 1/4? no: 2 * 4 >= 8
+                          [0, -1, 0, 0, 0, 0, 0, 0],   # a missing value: none
+                          [0, 1, 2, 3, 4, 5, 6, 7]],   # 1/8: none
+                         np.int32)
+    bin_offset = np.array([0, 3, 4, 8, 15, 16, 24], np.int64)
+    implicit, offset, index = explicit_entries(bin_index, bin_offset)
+    np.testing.assert_array_equal(implicit, [0, 0, 0, 0, -1, -1])
+    entries = [index[offset[f]:offset[f + 1]].tolist() for f in range(6)]
+    assert entries == [[1, 4, 7], [], [1, 2, 3, 5, 6, 7], [1, 2, 3, 4, 5, 6], [], []]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rows_rebuilt_from_explicit_entries_equal_a_fresh_build(seed):
+    """On sparse data (a few non-zero values per feature, constant features) a rebuild
+    adds only a feature's explicit entries and fills its implicit bin from the covered
+    totals (``histogram_search._plan``, ``_add_explicit``): step after step, with weights
+    of 0-2 and nominal features, the rows equal the reference's fresh build."""
+    rng = np.random.default_rng(50 + seed)
+    n, A, K = 300, 8, 3
+    X = np.where(rng.random((n, A)) < 0.06, rng.integers(1, 5, (n, A)), 0).astype(np.float32)
+    X[:, 5] = 0  # constant
+    nominal = np.zeros(A, bool)
+    nominal[[1, 6]] = True
+    binned = bin_features(X, nominal, "equal-width", bin_ratio=0.5)
+    implicit = explicit_entries(binned.bin_index, binned.bin_offset)[0]
+    assert (implicit >= 0).all()
+    backend = CpuBackend()
+    backend.start_fit(binned, (rng.random((n, K)) < 0.4).astype(np.uint8),
+                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20)
+    labels = np.arange(K, dtype=np.int32)
+    s = SearchSettings.boosting(HEAD_COMPLETE, 0.1, 1.0, 1, -np.inf)
+    for rule in range(4):
+        weights = rng.integers(0, 3, size=n).astype(np.int32)
+        backend.reset_coverage()
+        for step in range(5):
+            features = np.sort(rng.choice(A, size=4, replace=False)).astype(np.int64)
+            best = backend.find_best_refinement(features, labels, weights,
+                                                backend.covered_totals(weights), s)
+            want_g, want_h, want_count = ref.histograms(
+                binned, features, backend.covered_mask(), weights, backend.g, backend.h)
+            rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
+                                   for f in features])
+            np.testing.assert_array_equal(backend.hist_count[rows], want_count[rows])
+            filled = rows[want_count[rows] > 0]
+            np.testing.assert_array_equal(backend.hist[filled, :K], want_g[filled])
+            np.testing.assert_array_equal(backend.hist[filled, K:], want_h[filled])
+            if best is None:
+                break
+            backend.apply_refinement(best)
+
+
+def test_explicit_entries_leave_the_models_unchanged(monkeypatch):
+    """Equal-width fits on sparse data learn the same models with the explicit entries as
+    with rebuilds from the covered examples only (no feature given an implicit bin)."""
+    rng = np.random.default_rng(7)
+    X = np.where(rng.random((400, 30)) < 0.05, rng.integers(1, 4, (400, 30)), 0)
+    Y = (rng.random((400, 4)) < 0.3).astype(np.uint8)
+    Y[:, 0] |= X[:, 3] > 0
+
+    def fit():
+        clf = BoomerClassifier(feature_binning="equal-width", max_rules=60, random_state=2,
+                               parallel_rule_refinement="false")
+        return str(clf.fit(X.astype(np.float32), Y, nominal_feature_indices=[7]).model_)
+
+    got = fit()
+
+    def no_implicit_bins(bin_index, bin_offset):
+        A = bin_index.shape[0]
+        return np.full(A, -1, np.int64), np.zeros(A + 1, np.int64), np.empty(0, np.int32)
+
+    monkeypatch.setattr(histogram_search, "explicit_entries", no_implicit_bins)
+    assert fit() == got

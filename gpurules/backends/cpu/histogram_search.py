@@ -48,42 +48,50 @@ from gpurules.objectives.quality import family_head_mode
 IN_PARALLEL_FORM = None  # bound per form (jit.variants.Kernel)
 
 
-def _build_py(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-              hist_count, chunks, removed, state, hist_at):
-    # which features are rebuilt and which brought up to date by subtraction (_plan), then
-    # the work in ``chunks`` parts (one per thread): the subtracted features split among
-    # them by their rows (_by_part), the rebuilt ones too, or (_splits_examples) the
-    # covered examples, each part but the first adding its share to rows of its own,
-    # summed in afterwards; the count is an argument: a call of nb.get_num_threads() in a
-    # kernel would keep it (and every kernel calling it) out of the disk cache
-    order, start, n_rebuilt = _plan(features, bin_offset, n_covered, hist_count, state,
-                                    hist_at)
+def _build_py(features, bin_index, bin_offset, explicit, covered, n_covered, mask, indicator,
+              weights, gh, hist, hist_count, chunks, removed, state, hist_at, totals):
+    # which features are rebuilt from the covered list, which from their explicit entries
+    # and which brought up to date by subtraction (_plan), then the work in ``chunks``
+    # parts (one per thread): the features split among them by their rows (_by_part), or
+    # (_splits_examples) the covered examples of the ones rebuilt from the covered list,
+    # each part but the first adding its share to rows of its own, summed in afterwards;
+    # the count is an argument: a call of nb.get_num_threads() in a kernel would keep it
+    # (and every kernel calling it) out of the disk cache
+    order, start, n_dense, n_rebuilt = _plan(features, bin_offset, explicit, n_covered,
+                                             mask.shape[0], hist_count, state, hist_at)
     if not IN_PARALLEL_FORM:  # one part (the split below is compiled only in parallel)
         _subtract_left(order[n_rebuilt:], start[n_rebuilt:], removed, state[2], bin_index,
                        bin_offset, weights, gh, hist, hist_count)
-        _add_covered(order[:n_rebuilt], _rows_of(order[:n_rebuilt], bin_offset)[0],
-                     bin_index, covered, 0, n_covered, weights, gh, hist, hist_count)
+        _add_explicit(order[n_dense:n_rebuilt], explicit, bin_index, bin_offset, mask,
+                      indicator, weights, gh, hist, hist_count, totals)
+        _add_covered(order[:n_dense], _rows_of(order[:n_dense], bin_offset)[0], bin_index,
+                     covered, 0, n_covered, weights, gh, hist, hist_count)
         return
-    num_rows = _num_rows(order[:n_rebuilt], bin_offset)
-    by_examples = _splits_examples(n_rebuilt, num_rows, n_covered, chunks)
+    num_rows = _num_rows(order[:n_dense], bin_offset)
+    by_examples = _splits_examples(n_dense, num_rows, n_covered, chunks)
     parts = chunks if by_examples else min(chunks, features.shape[0])
-    bounds = _by_part(order, start, n_rebuilt, state[2], 0 if by_examples else n_covered,
-                      parts)
-    firsts, own_firsts = _rows_of(order[:n_rebuilt], bin_offset)
+    groups = np.array([0, n_dense, n_rebuilt, features.shape[0]], np.int64)
+    rows = _work_rows(order, start, groups, state[2], 0 if by_examples else n_covered,
+                      explicit[1], n_covered, mask.shape[0])
+    bounds = _by_part(order, start, groups, rows, parts)
+    firsts, own_firsts = _rows_of(order[:n_dense], bin_offset)
     own, own_count = _own_buffers(parts - 1 if by_examples else 0, num_rows, gh.shape[1])
     for t in nb.prange(parts):
-        a, b = bounds[1, t], bounds[1, t + 1]
+        a, b = bounds[2, t], bounds[2, t + 1]
         _subtract_left(order[a:b], start[a:b], removed, state[2], bin_index, bin_offset,
                        weights, gh, hist, hist_count)
+        a, b = bounds[1, t], bounds[1, t + 1]
+        _add_explicit(order[a:b], explicit, bin_index, bin_offset, mask, indicator, weights,
+                      gh, hist, hist_count, totals)
         a, b, lo, hi = bounds[0, t], bounds[0, t + 1], 0, n_covered  # its features
         rows, rows_count, at = hist, hist_count, firsts
-        if by_examples:  # every rebuilt feature, its share of the examples
-            a, b, lo, hi = 0, n_rebuilt, t * n_covered // parts, (t + 1) * n_covered // parts
+        if by_examples:  # every feature of the covered list, its share of the examples
+            a, b, lo, hi = 0, n_dense, t * n_covered // parts, (t + 1) * n_covered // parts
             if t > 0:
                 rows, rows_count, at = own[t - 1], own_count[t - 1], own_firsts
         _add_covered(order[a:b], at[a:b], bin_index, covered, lo, hi, weights, gh, rows,
                      rows_count)
-    for j in range(n_rebuilt if by_examples else 0):  # at most 1/32 of the rows added
+    for j in range(n_dense if by_examples else 0):  # at most 1/32 of the rows added
         _sum_in(firsts[j], own_firsts[j], bin_offset[order[j] + 1] - firsts[j], own,
                 own_count, hist, hist_count)  # (in parallel: a second region to compile)
 
@@ -92,30 +100,42 @@ EXAMPLE_SPLIT_RATIO = 32  # (see _splits_examples)
 
 
 @nb.njit
-def _by_part(order, start, n_rebuilt, stop, rebuild_rows, parts):
-    """Regroup the plan (:func:`_plan`'s ``order`` int64 (S,): ``n_rebuilt`` rebuilt
-    features, then the subtracted ones, whose removed examples begin at ``start`` int64
-    (S,) and end at ``stop``) in place, so
-    that part ``t`` rebuilds ``order[bounds[0, t]:bounds[0, t + 1]]`` and subtracts
-    ``order[bounds[1, t]:bounds[1, t + 1]]``, the parts' rows even
-    (``jit.parts.balanced_parts``): a rebuilt feature counts ``rebuild_rows`` (0 where the
-    parts split the examples instead), a subtracted one ``stop - start``. Counted in
-    features, one part could get the subtractions of a feature drawn at the rule's first
-    step, the others those of features drawn one step ago. Returns ``bounds`` int64 (2,
-    parts + 1)."""
-    S = order.shape[0]
-    rows = np.empty(S, np.int64)
-    for j in range(S):
-        rows[j] = rebuild_rows if j < n_rebuilt else stop - start[j]
+def _work_rows(order, start, groups, stop, rebuild_rows, explicit_offset, n_covered, n):
+    """The work of each feature of the plan (:func:`_plan`'s ``order`` int64 (S,), whose
+    groups are ``order[groups[g]:groups[g + 1]]``, ``groups`` int64 (4,)) in rows added:
+    ``rebuild_rows`` for a feature rebuilt from the covered list (0 where the parts split
+    the examples instead), :func:`_explicit_rows` for one rebuilt from its explicit
+    entries, ``stop - start[j]`` for a subtracted one. int64 (S,)."""
+    rows = np.empty(order.shape[0], np.int64)
+    for j in range(order.shape[0]):
+        f = order[j]
+        if j < groups[1]:
+            rows[j] = rebuild_rows
+        elif j < groups[2]:
+            rows[j] = _explicit_rows(explicit_offset[f + 1] - explicit_offset[f], n_covered, n)
+        else:
+            rows[j] = stop - start[j]
+    return rows
+
+
+@nb.njit
+def _by_part(order, start, groups, rows, parts):
+    """Regroup the plan (:func:`_plan`'s ``order`` int64 (S,) and ``start`` int64 (S,),
+    in the groups ``order[groups[g]:groups[g + 1]]``, ``groups`` int64 (G + 1,)) in place,
+    so that part ``t`` does ``order[bounds[g, t]:bounds[g, t + 1]]`` of group ``g``, the
+    parts' ``rows`` (int64 (S,), :func:`_work_rows`) even (``jit.parts.balanced_parts``).
+    Counted in features, one part could get the subtractions of a feature drawn at the
+    rule's first step, the others those of features drawn one step ago. Returns ``bounds``
+    int64 (G, parts + 1)."""
     part = balanced_parts(rows, parts)
-    bounds = np.empty((2, parts + 1), np.int64)
+    G = groups.shape[0] - 1
+    bounds = np.empty((G, parts + 1), np.int64)
     was_order, was_start = order.copy(), start.copy()
     pos = 0
-    for kind in range(2):
-        lo, hi = (0, n_rebuilt) if kind == 0 else (n_rebuilt, S)
+    for kind in range(G):
         for t in range(parts):
             bounds[kind, t] = pos
-            for j in range(lo, hi):
+            for j in range(groups[kind], groups[kind + 1]):
                 if part[j] == t:
                     order[pos], start[pos] = was_order[j], was_start[j]
                     pos += 1
@@ -195,46 +215,81 @@ BUILD_CHUNK = 1024  # covered examples whose rows one feature after another adds
 
 
 @nb.njit
-def _plan(features, bin_offset, n_covered, hist_count, state, hist_at):
+def _plan(features, bin_offset, explicit, n_covered, n, hist_count, state, hist_at):
     """How the histogram rows of ``features`` (int64 (S,), distinct) reach the covered
-    examples (``n_covered`` of them), each feature the cheaper way:
+    examples (``n_covered`` of the ``n``), each feature the cheapest way:
 
     - **by subtraction** when its rows were built at an earlier step of this rule (``hist_at[f]
       = (epoch, log position p)`` with the epoch ``state[3]``) and fewer examples left the
-      coverage since then than are covered now: the rows of the examples
+      coverage since then than a rebuild would add: the rows of the examples
       ``removed[p:state[2]]`` (``coverage.py``'s removal log) are to be taken out
       (:func:`_subtract_left`);
-    - else **rebuilt** from the covered examples (:func:`_add_covered`); their counts are
-      zeroed here.
+    - else **rebuilt**, from its explicit entries (:func:`_add_explicit`) where it has an
+      implicit bin and they cost at most half the rows (:func:`_explicit_rows`) of the
+      covered examples, else from the covered examples (:func:`_add_covered`); their
+      counts are zeroed here. (Where the entries cost more than half, e.g. count data with
+      40 % non-zeros, their scattered reads made the builds slower: docs/benchmarks.md,
+      sessions 27 and 28.)
 
-    The sums are integers, so both give the same histograms, bit for bit. The first
+    The sums are integers, so all three give the same histograms, bit for bit. The first
     conditions of a rule each leave out a few examples of a large coverage (docs/benchmarks.md,
     session 17); a feature drawn again some steps later then costs those few examples
     instead of the whole coverage. Every ``hist_at[f]`` becomes (epoch, ``state[2]``).
 
+    Args:
+        explicit: (implicit int64 (A,), offset int64 (A + 1,), index int32 (E,)), the
+            features' implicit bins and explicit entries (:func:`explicit_entries`).
+
     Returns:
-        (order int64 (S,): the rebuilt features, then the others; start int64 (S,): where
-        the log's examples to take out begin, for the others; the number rebuilt).
+        (order int64 (S,): the features rebuilt from the covered list, then those rebuilt
+        from their explicit entries, then the subtracted ones, each group in the order of
+        ``features``; start int64 (S,): where the log's examples to take out begin, for
+        the subtracted ones; the number of the first group; of the first two).
     """
     S = features.shape[0]
     log, epoch = state[2], state[3]
-    order = np.empty(S, np.int64)
-    start = np.empty(S, np.int64)
-    n_rebuilt = 0
-    n_subtracted = 0
+    implicit, explicit_offset = explicit[0], explicit[1]
+    kind = np.empty(S, np.int64)
     for j in range(S):
         f = features[j]
-        if hist_at[f, 0] == epoch and log - hist_at[f, 1] < n_covered:
-            n_subtracted += 1
-            order[S - n_subtracted] = f
-            start[S - n_subtracted] = hist_at[f, 1]
+        rebuild, kind[j] = n_covered, 0
+        if implicit[f] >= 0:
+            rows = _explicit_rows(explicit_offset[f + 1] - explicit_offset[f], n_covered, n)
+            if 2 * rows <= n_covered:
+                rebuild, kind[j] = rows, 1
+        if hist_at[f, 0] == epoch and log - hist_at[f, 1] < rebuild:
+            kind[j] = 2
         else:
             hist_count[bin_offset[f]:bin_offset[f + 1]] = 0
-            order[n_rebuilt] = f
-            n_rebuilt += 1
+    order = np.empty(S, np.int64)
+    start = np.empty(S, np.int64)
+    pos = 0
+    for k in range(3):
+        for j in range(S):
+            if kind[j] == k:
+                order[pos], start[pos] = features[j], hist_at[features[j], 1]
+                pos += 1
+    for f in features:
         hist_at[f, 0] = epoch
         hist_at[f, 1] = log
-    return order, start, n_rebuilt
+    n_dense = 0
+    n_rebuilt = 0
+    for j in range(S):
+        n_dense += kind[j] == 0
+        n_rebuilt += kind[j] < 2
+    return order, start, n_dense, n_rebuilt
+
+
+EXPLICIT_VISITS_PER_ROW = 4  # explicit entries visited in the time of a row added
+
+
+@nb.njit(inline="always")
+def _explicit_rows(entries, n_covered, n):
+    """What a rebuild from a feature's ``entries`` explicit entries costs, in rows added:
+    each entry visited (its coverage looked up) at ``1 / EXPLICIT_VISITS_PER_ROW`` of a
+    row, and the covered ones (``n_covered / n`` of them, if the coverage does not depend
+    on the feature) added."""
+    return entries // EXPLICIT_VISITS_PER_ROW + entries * n_covered // n
 
 
 @nb.njit
@@ -306,6 +361,127 @@ def _add_covered(features, firsts, bin_index, covered, lo, hi, weights, gh, hist
                 hist_count[r] += 1
 
 
+@nb.njit
+def _add_explicit(features, explicit, bin_index, bin_offset, mask, indicator, weights, gh, hist,
+                  hist_count, totals):
+    """Fill the rows of ``features`` (int64, distinct, each with an implicit bin; their
+    counts zero) from their covered explicit entries (``mask[i] == indicator``), then the
+    implicit bin's row from the covered examples' ``totals`` (:func:`_fill_implicit`).
+    ``explicit``: as :func:`_plan` takes it. As :func:`_add_covered` does, the examples
+    go in chunks (of ``EXPLICIT_CHUNK`` example indices), one feature after the other, so
+    that the statistics rows of a chunk are read from memory once for all features."""
+    if features.shape[0] == 0:
+        return
+    implicit, offset, index = explicit
+    far = beyond_cache(gh.nbytes)
+    cursor = np.empty(features.shape[0], np.int64)
+    for j in range(features.shape[0]):
+        cursor[j] = offset[features[j]]
+    for c0 in range(0, mask.shape[0], EXPLICIT_CHUNK):
+        c1 = min(c0 + EXPLICIT_CHUNK, mask.shape[0])
+        if far:  # the chunk's covered statistics rows, in order, before any feature reads them
+            for i in range(c0, c1):
+                if mask[i] == indicator:
+                    prefetch_row(gh, i)
+        for j in range(features.shape[0]):
+            f = features[j]
+            first = bin_offset[f]
+            e, hi = cursor[j], offset[f + 1]
+            while e < hi and index[e] < c1:
+                i = index[e]
+                e += 1
+                if mask[i] != indicator:
+                    continue
+                r = _row_of(bin_index, f, first, weights, i)
+                if r < 0:
+                    continue
+                _add_row(hist, r, gh, i, weights[i], hist_count[r] == 0)
+                hist_count[r] += 1
+            cursor[j] = e
+    for f in features:
+        first = bin_offset[f]
+        _fill_implicit(first, bin_offset[f + 1], first + implicit[f], hist, hist_count, totals)
+
+
+EXPLICIT_CHUNK = 1024  # example indices whose explicit entries one feature after another adds
+
+
+@nb.njit(inline="always")
+def _fill_implicit(first, stop, z, hist, hist_count, totals):
+    """Set row ``z`` (count 0) of the rows ``first .. stop - 1`` of a feature to the covered
+    examples' ``totals`` = (int64 (K',), int64 (K + W - K',): a row's columns in two parts;
+    the examples of non-zero weight) less the feature's other rows."""
+    tot_a, tot_b, count = totals
+    K = tot_a.shape[0]
+    for k in range(K):
+        hist[z, k] = tot_a[k]
+    for k in range(tot_b.shape[0]):
+        hist[z, K + k] = tot_b[k]
+    for r in range(first, stop):
+        if hist_count[r] > 0:
+            for k in range(hist.shape[1]):
+                hist[z, k] -= hist[r, k]
+            count -= hist_count[r]
+    hist_count[z] = count
+
+
+IMPLICIT_SHARE = 4  # a bin is implicit where it holds at least 1/4 of the examples
+
+
+@njit
+def explicit_entries(bin_index, bin_offset):
+    """Per feature, the bin that a rebuild fills from the covered totals instead of adding
+    its examples (its *implicit* bin), and the other examples (its *explicit* entries).
+
+    A feature's implicit bin is its fullest (the lowest of equal ones) where that holds at
+    least ``1 / IMPLICIT_SHARE`` of the examples and no example misses the feature (a
+    missing example is in no bin, so the totals less the other bins would count it); a
+    constant feature's one bin is implicit (no entries: 555 of medical's 1,449). On
+    sparse data most examples of a feature share one bin (zero: 62 % of the values of
+    ``make_multilabel_classification``'s counts), and a rebuild from the explicit entries
+    (:func:`_add_explicit`) adds only the others, as mlrl-boomer's binned search leaves
+    the zero bin out of its sparse features' bin vectors. The sums are integers, so the
+    rows are those of a rebuild from the covered examples, bit for bit.
+
+    Args:
+        bin_index: int32 (A, n); bin_offset: int64 (A + 1,) (``BinnedFeatures``).
+
+    Returns:
+        (implicit int64 (A,): the implicit bins (0-based within the feature), -1 for none;
+        offset int64 (A + 1,) and index int32 (E,): feature ``f``'s explicit entries are
+        ``index[offset[f]:offset[f + 1]]``, examples in ascending order; none where it
+        has no implicit bin).
+    """
+    A, n = bin_index.shape
+    implicit = np.full(A, -1, np.int64)
+    offset = np.zeros(A + 1, np.int64)
+    for f in range(A):
+        counts = np.zeros(bin_offset[f + 1] - bin_offset[f], np.int64)
+        missing = False
+        for i in range(n):
+            b = bin_index[f, i]
+            if b < 0:
+                missing = True
+                break
+            counts[b] += 1
+        entries = 0
+        if not missing:
+            z = np.argmax(counts)
+            if counts[z] * IMPLICIT_SHARE >= n:
+                implicit[f] = z
+                entries = n - counts[z]
+        offset[f + 1] = offset[f] + entries
+    index = np.empty(offset[A], np.int32)
+    for f in range(A):
+        e = offset[f]
+        if implicit[f] >= 0:
+            for i in range(n):
+                if bin_index[f, i] != implicit[f]:
+                    index[e] = i
+                    e += 1
+    return implicit, offset, index
+
+
 @nb.njit(inline="always")
 def _row_of(bin_index, f, first, weights, i):
     """The histogram row of example ``i`` in feature ``f``'s rows (from row ``first``), or -1
@@ -369,7 +545,7 @@ build = parallel_kernel(_build_py)
 
 
 def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, g, h, hist,
-                     hist_count, n_threads=1, gh=None):
+                     hist_count, n_threads=1, gh=None, explicit=None):
     """Histograms of the covered examples' statistics for the sampled features.
 
     Zeroes and fills the rows of the sampled features only (from scratch: the reuse of a
@@ -389,37 +565,69 @@ def build_histograms(features, bin_index, bin_offset, mask, indicator, weights, 
         n_threads: Numba threads; the sampled features are built in as many parts.
         gh: int64 (n, K + W), ``[g | h]`` when the caller keeps it (``CpuBackend``); None
             makes it from ``g`` and ``h`` (an O(n (K + W)) copy per call).
+        explicit: the features' implicit bins and explicit entries
+            (:func:`explicit_entries`), for rebuilds from those where they are cheaper;
+            None: every feature rebuilt from the covered examples.
     """
     for f in features:
         hist[bin_offset[f]:bin_offset[f + 1]] = 0
     covered = np.flatnonzero(mask == indicator).astype(np.int32)
     if gh is None:
         gh = np.concatenate((g, h), axis=1)
+    if explicit is None:
+        A = bin_index.shape[0]
+        explicit = (np.full(A, -1, np.int64), np.zeros(A + 1, np.int64), np.empty(0, np.int32))
     never_built = np.full((bin_offset.shape[0] - 1, 2), -1, np.int64)
     with thread_limit(n_threads):
-        build(features, bin_index, bin_offset, covered, covered.shape[0], weights, gh, hist,
-              hist_count, max(n_threads, 1), np.empty(0, np.int32), new_list_state(),
-              never_built)
+        build(features, bin_index, bin_offset, explicit, covered, covered.shape[0], mask,
+              indicator, weights, gh, hist, hist_count, max(n_threads, 1),
+              np.empty(0, np.int32), new_list_state(), never_built,
+              _covered_sums(covered, covered.shape[0], weights, gh))
 
 
-def update_histograms(features, data, mask, indicator, weights, n_threads=1):
+def update_histograms(features, data, mask, indicator, weights, n_threads=1, totals=None):
     """Bring a fit's histogram rows of ``features`` (int64 (S,), distinct) to the covered
     examples (``mask == indicator``), as a step of its search does: rebuilt, or by
     subtraction from the rows of an earlier step of the rule (:func:`_plan`).
 
     Args:
         data: the fit's histogram search arrays (``representations.SearchState.data``:
-            ``(bin_index, bin_offset, bin_min, bin_max, nominal, hist, hist_count, covered,
-            state, chunks, gh, removed, hist_at)``); ``hist`` and ``hist_count`` are written.
+            ``(bin_index, bin_offset, explicit, bin_min, bin_max, nominal, hist,
+            hist_count, covered, state, chunks, gh, removed, hist_at)``); ``hist`` and
+            ``hist_count`` are written.
         mask: int32 (n,); indicator: int; weights: int32 (n,).
         n_threads: Numba threads; the sampled features are built in as many parts.
+        totals: (g int64 (K,), h int64 (W,), count) of the covered examples with these
+            weights, as a search gets them; None sums them here.
     """
-    (bin_index, bin_offset, _, _, _, hist, hist_count, covered, state, _, gh, removed,
-     hist_at) = data
+    (bin_index, bin_offset, explicit, _, _, _, hist, hist_count, covered, state, _, gh,
+     removed, hist_at) = data
     n_covered = covered_list(mask, indicator, covered, state)
+    if totals is None:
+        totals = _covered_sums(covered, n_covered, weights, gh)
+    totals = (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
+              int(totals[2]))
     with thread_limit(n_threads):
-        build(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist,
-              hist_count, max(n_threads, 1), removed, state, hist_at)
+        build(features, bin_index, bin_offset, explicit, covered, n_covered, mask, indicator,
+              weights, gh, hist, hist_count, max(n_threads, 1), removed, state, hist_at,
+              totals)
+
+
+@nb.njit
+def _covered_sums(covered, n_covered, weights, gh):
+    """The covered examples' totals as :func:`_fill_implicit` takes them: (the weighted sums
+    of ``gh`` int64 (n, K + W) over ``covered[:n_covered]``, int64 (K + W,); an empty
+    int64 (0,); the number of those examples with non-zero weight)."""
+    tot = np.zeros(gh.shape[1], np.int64)
+    count = 0
+    for c in range(n_covered):
+        i = covered[c]
+        w = weights[i]
+        if w != 0:
+            count += 1
+            for k in range(gh.shape[1]):
+                tot[k] += gh[i, k] * w
+    return tot, tot[:0], count
 
 
 @nb.njit
@@ -535,21 +743,24 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_
              out_h)
 
 
-def _search_py(features, bin_index, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
-               covered, state, chunks, gh, removed, hist_at, mask, indicator, weights, g, h,
-               tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale, min_coverage,
-               min_quality, scratch, *out):
+def _search_py(features, bin_index, bin_offset, explicit, bin_min, bin_max, nominal, hist,
+               hist_count, covered, state, chunks, gh, removed, hist_at, mask, indicator,
+               weights, g, h, tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale,
+               min_coverage, min_quality, scratch, *out):
     """The histogram search with the signature of the exact and sparse ``search_*`` kernels,
-    so that the fused refinement (``refine.py``) drives all three alike; ``g``, ``h``, ``tot_*``
-    and the sums of ``scratch`` are unused (the build reads ``gh``, the interleaved copy of
-    ``g`` and ``h``, and the totals come from the histograms; ``tot_count`` is the rule's
-    covered count that a candidate must not reach), its work rows are used;
+    so that the fused refinement (``refine.py``) drives all three alike; ``g``, ``h`` and the
+    sums of ``scratch`` are unused (the build reads ``gh``, the interleaved copy of ``g``
+    and ``h``), its work rows are used; ``tot_*``, the covered examples' sums, fill the
+    implicit bins of the features rebuilt from their explicit entries (``explicit``,
+    :func:`explicit_entries`), and ``tot_count`` is the rule's covered count that a
+    candidate must not reach;
     ``chunks`` int64 (1,): the number of parts of the histogram build (its threads);
     ``removed`` and ``hist_at``: the removal log and where each feature's rows were built
     (:func:`_plan`)."""
     n_covered = covered_list(mask, indicator, covered, state)
-    build(features, bin_index, bin_offset, covered, n_covered, weights, gh, hist, hist_count,
-          chunks[0], removed, state, hist_at)
+    build(features, bin_index, bin_offset, explicit, covered, n_covered, mask, indicator,
+          weights, gh, hist, hist_count, chunks[0], removed, state, hist_at,
+          (tot_g, tot_h, tot_count))
     scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
          head_mode, params, inv_scale, min_coverage, tot_count, min_quality, scratch[0],
          scratch[1], scratch[2], scratch[3], *out)
@@ -561,9 +772,9 @@ search = parallel_kernel(_search_py, build=build, scan=scan)
 
 @njit
 def apply_step(f, op, threshold, data, mask, indicator):
-    """:func:`apply_binned_condition` on ``data = (bin_index, bin_offset, bin_min, bin_max,
-    nominal, hist, hist_count, covered, state, chunks, gh, removed, hist_at)`` over its
-    covered list (logging the examples it leaves out); returns the new indicator."""
-    _apply_listed(f, op, threshold, data[0], data[1], data[2], mask, indicator, data[7],
-                  data[8], data[11])
+    """:func:`apply_binned_condition` on ``data = (bin_index, bin_offset, explicit, bin_min,
+    bin_max, nominal, hist, hist_count, covered, state, chunks, gh, removed, hist_at)`` over
+    its covered list (logging the examples it leaves out); returns the new indicator."""
+    _apply_listed(f, op, threshold, data[0], data[1], data[3], mask, indicator, data[8],
+                  data[9], data[12])
     return indicator + 1

@@ -124,8 +124,9 @@ def _binned(fs, n, width, threads):
     parts = np.ones(1, np.int64)
     removed = np.empty(n, np.int32)  # the examples the rule's conditions left out, in order
     hist_at = np.full((fs.num_features, 2), -1, np.int64)  # where each feature's rows stand
-    data = (fs.bin_index, fs.bin_offset, fs.bin_min, fs.bin_max, fs.nominal, hist, hist_count,
-            covered, state, parts, gh, removed, hist_at)
+    explicit = histogram_search.explicit_entries(fs.bin_index, fs.bin_offset)
+    data = (fs.bin_index, fs.bin_offset, explicit, fs.bin_min, fs.bin_max, fs.nominal, hist,
+            hist_count, covered, state, parts, gh, removed, hist_at)
     return SearchState(histogram_search, data, hist, hist_count, gh, state, parts)
 
 
