@@ -81,12 +81,15 @@ def _assert_same_fits(X, Y, monkeypatch, **params):
     {"feature_format": "sparse"},
     {"feature_format": "sparse", "head_type": "partial-dynamic"},
     {"post_optimization": "sequential{num_iterations=1}", "holdout": "none"},
+    {"feature_binning": "equal-width"},
+    {"feature_binning": "equal-width{bin_ratio=0.1}", "head_type": "partial-dynamic",
+     "feature_format": "sparse"},
 ])
 def test_batches_learn_the_models_of_the_loop(data, params, monkeypatch):
     """More rules than a batch holds (``RULE_BATCH``), each configuration the batches
     serve: heads of every kind, their outputs fixed or not, limits on the conditions, a
-    coverage that stops rules, dense and sparse search, and the loop's post-optimization
-    after the batches."""
+    coverage that stops rules, dense, sparse and histogram search (whose interleaved
+    statistics follow each update), and the loop's post-optimization after the batches."""
     X, Y = data
     clf = _assert_same_fits(X, Y, monkeypatch, max_rules=boosting.RULE_BATCH + 30, **params)
     assert len(clf.model_) == boosting.RULE_BATCH + 30
@@ -184,11 +187,10 @@ def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, capl
     {"rule_induction": "top-down-beam-search"},
     {"loss": "logistic-non-decomposable"},
     {"loss": "squared-error-decomposable"},
-    {"feature_binning": "equal-width"},
 ])
 def test_fits_the_batches_do_not_serve_take_the_loop(data, params, monkeypatch):
-    """Per-rule sampling, a time limit, pruning, the beam, other losses and the histogram
-    search keep the learner's loop."""
+    """Per-rule sampling, a time limit, pruning, the beam and other losses keep the
+    learner's loop."""
     X, Y = data
     _, _, used = _fit(X, Y, True, monkeypatch, max_rules=5, **params)
     assert not used

@@ -91,7 +91,7 @@ class CpuBackend:
         self._statistics_changed()
 
     def _statistics_changed(self):
-        self._interleave(None)
+        self._interleave()
         self.reset_coverage()
         # sums over all examples with unit weights, kept up to date by update_statistics
         self._all_totals = statistics.covered_totals(self.mask, 0, self._ones, self.g, self.h)
@@ -237,10 +237,9 @@ class CpuBackend:
 
     def learns_rules(self, plan):
         """Whether :meth:`learn_rules` serves a fit of ``plan`` (``base.RulePlan``, which
-        the learner makes for plain fits only): a search the fused rules cover (not the
-        histogram search), decomposable statistics, and searches and updates that run on
-        one thread even over every example (the fused loop calls their serial forms; fits
-        that large spend next to nothing in Python per rule)."""
+        the learner makes for plain fits only): decomposable statistics, and searches and
+        updates that run on one thread even over every example (the fused loop calls their
+        serial forms; fits that large spend next to nothing in Python per rule)."""
         module, _ = self._representation()
         if module not in fused_rules.RULES or self.non_decomposable:
             return False
@@ -269,7 +268,8 @@ class CpuBackend:
         rules = self._rule_buffers(count)
         plan = plan._replace(head_mode=family_head_mode(plan.head_mode))
         taken, status, self.indicator = fused_rules.RULES[module](
-            rng, count, plan, data, self._searches.rule_marks(), self.mask, self._ones,
+            rng, count, plan, data, self._searches.rule_marks(), self._searches.gh,
+            self.mask, self._ones,
             self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
             self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules)
         self._full_coverage = status == BATCH_NO_RULE
@@ -345,8 +345,7 @@ class CpuBackend:
         g_tot, h_tot, _ = self._all_totals  # (covered_totals hands out copies)
         g_tot += delta_g[0] if delta_g.shape[0] == 1 else delta_g.sum(0)
         h_tot += delta_h[0] if delta_h.shape[0] == 1 else delta_h.sum(0)
-        if self._searches.gh is not None:
-            self._interleave(self.mask == self.indicator)
+        self._interleave(covered=True)
 
     def _update_buffers(self):
         """The statistics update's outputs, reused from call to call (the kernels overwrite
@@ -359,15 +358,18 @@ class CpuBackend:
                             np.empty((chunks, self.h.shape[1]), np.int64), np.empty(chunks))
         return self._deltas
 
-    def _interleave(self, changed):
+    def _interleave(self, covered=False):
         """Bring the histogram build's interleaved statistics (``SearchState.gh``, binned only)
-        up to date with ``g`` and ``h`` for the examples of the bool (n,) mask ``changed``
-        (None: all)."""
+        up to date with ``g`` and ``h``: for the covered examples (those an update changed),
+        else for all."""
         gh = self._searches.gh
         if gh is not None:
             self._searches.new_rule()  # histograms of the old statistics are not reused
-            rows = np.arange(self.g.shape[0]) if changed is None else np.flatnonzero(changed)
-            histogram_search.interleave(self.g, self.h, rows, gh)
+            if covered:
+                histogram_search.interleave_covered(self.g, self.h, self.mask, self.indicator,
+                                                    gh)
+            else:
+                np.concatenate((self.g, self.h), axis=1, out=gh)
 
     def _update_threads(self, labels):
         """Threads for an update of ``labels`` over all examples: one below

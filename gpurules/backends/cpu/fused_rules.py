@@ -23,7 +23,8 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.backends.base import BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD
-from gpurules.backends.cpu import exact_search, refine, sparse_search, statistics
+from gpurules.backends.cpu import (exact_search, histogram_search, refine, sparse_search,
+                                   statistics)
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
@@ -86,7 +87,7 @@ def _largest_abs(scores):
     return largest
 
 
-def _rules_py(rng, count, plan, data, marks, mask, ones, g, h, all_totals, all_labels,
+def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
               inv_scale, stats, scratch, out, result, rules):
     """Learn up to ``count`` rules (module docstring).
 
@@ -95,8 +96,10 @@ def _rules_py(rng, count, plan, data, marks, mask, ones, g, h, all_totals, all_l
         plan: ``backends.base.RulePlan`` (its ``head_mode`` as
             ``quality.family_head_mode``).
         data: the search's arrays (``representations.SearchState.data``).
-        marks: (kept_len int64, epochs int64) of the ``SearchState`` (arrays of two
-            elements where it has none): what a new rule resets (``SearchState.new_rule``).
+        marks: (kept_len, epochs, covered_state) int64 of the ``SearchState`` (spare
+            arrays where it has none): what a new rule resets (``SearchState.new_rule``).
+        gh: the histogram search's interleaved statistics (``SearchState.gh``), brought up
+            to date after each update, or None (a constant of the types: other searches).
         mask: int32 (n,) coverage; ones: int32 (n,) unit weights; g, h: the statistics.
         all_totals: (g int64 (K,), h int64 (W,)): the sums over every example, updated.
         all_labels: int32 (K,); inv_scale: float.
@@ -116,7 +119,7 @@ def _rules_py(rng, count, plan, data, marks, mask, ones, g, h, all_totals, all_l
     """
     (num_features, num_drawn, redraws_per_rule, block, max_conditions, max_head_refinements,
      partial, head_mode, params0, min_coverage, shrinkage, l1, l2) = plan
-    kept_len, epochs = marks
+    kept_len, epochs, covered_state = marks
     g_all, h_all = all_totals
     loss, Y, P, base_weight, scale, delta_g, delta_h = stats
     c_f, c_op, c_thr, c_end, h_lab, h_sc, h_end, largest_out, covered_out = rules
@@ -134,6 +137,7 @@ def _rules_py(rng, count, plan, data, marks, mask, ones, g, h, all_totals, all_l
         indicator = 0
         kept_len[:] = -1
         epochs[-1] += 1
+        covered_state[1] = -1
         copy_row(tot_g, g_all)
         copy_row(tot_h, h_all)
         tot_count = n
@@ -180,6 +184,8 @@ def _rules_py(rng, count, plan, data, marks, mask, ones, g, h, all_totals, all_l
             return b, BATCH_ZERO_HEAD, indicator
         _UPDATE(loss, Y, P, base_weight, scale, g, h, mask, indicator, head_labels, scores,
                 delta_g, delta_h)
+        if gh is not None:  # (CpuBackend._interleave; the next rule resets the list)
+            histogram_search.interleave_covered(g, h, mask, indicator, gh)
         for c in range(delta_g.shape[0]):
             for k in range(g_all.shape[0]):
                 g_all[k] += delta_g[c, k]
@@ -225,7 +231,6 @@ def _compile(module):
                         _UPDATE=statistics.update_covered.form(False)))
 
 
-# search module -> its rule loop (the histogram search is not served: its interleaved
-# statistics follow every update, CpuBackend._interleave)
+# search module -> its rule loop
 RULES = {module: _compile(module) for module in (exact_search, sparse_search,
-                                                 sparse_search.compacting)}
+                                                 sparse_search.compacting, histogram_search)}

@@ -530,15 +530,17 @@ def _add_bin(run_g, run_h, hist, r):
 
 
 @njit
-def interleave(g, h, rows, gh):
-    """``gh[i] = [g[i] | h[i]]`` for the examples ``rows`` (int64 (m,)); ``g`` int64 (n, K),
-    ``h`` int64 (n, W), ``gh`` int64 (n, K + W)."""
+def interleave_covered(g, h, mask, indicator, gh):
+    """``gh[i] = [g[i] | h[i]]`` for the covered examples (``mask[i] == indicator``), those a
+    statistics update changed; ``g`` int64 (n, K), ``h`` int64 (n, W), ``gh`` int64
+    (n, K + W)."""
     K = g.shape[1]
-    for i in rows:
-        for k in range(K):
-            gh[i, k] = g[i, k]
-        for k in range(h.shape[1]):
-            gh[i, K + k] = h[i, k]
+    for i in range(mask.shape[0]):
+        if mask[i] == indicator:
+            for k in range(K):
+                gh[i, k] = g[i, k]
+            for k in range(h.shape[1]):
+                gh[i, K + k] = h[i, k]
 
 
 build = parallel_kernel(_build_py)

@@ -65,15 +65,12 @@ class SearchState:
             self.epochs[-1] += 1
 
     def rule_marks(self):
-        """(kept_len, epochs): the arrays :meth:`new_rule` resets for the searches that
-        keep entries within a rule, a spare int64 (2,) in place of one the search has not
-        (``fused_rules`` resets both per rule); None with histograms, whose reset
-        (``covered_state``) the fused rules leave alone: they do not serve that search."""
-        if self.covered_state is not None:
-            return None
-        spare = np.zeros(2, np.int64)
-        return (spare if self.kept_len is None else self.kept_len,
-                spare if self.epochs is None else self.epochs)
+        """(kept_len, epochs, covered_state): the arrays :meth:`new_rule` resets, a spare
+        int64 (4,) in place of one the search has not (``fused_rules`` resets all three
+        per rule)."""
+        spare = np.zeros(4, np.int64)
+        return tuple(spare if a is None else a
+                     for a in (self.kept_len, self.epochs, self.covered_state))
 
     def for_threads(self, threads):
         """``(module, data)`` for a search on ``threads`` threads."""
