@@ -465,7 +465,7 @@ def explicit_entries(bin_index, bin_offset):
                 break
             counts[b] += 1
         entries = 0
-        if not missing:
+        if not missing and n > 0:  # (an empty partition of a distributed fit: none)
             z = np.argmax(counts)
             if counts[z] * IMPLICIT_SHARE >= n:
                 implicit[f] = z
