@@ -138,6 +138,16 @@ def test_batches_of_one_rule_where_a_batch_takes_long(data, monkeypatch):
     assert counts == [1] * 29
 
 
+def test_a_batch_without_rules_or_reason_is_an_error(data, monkeypatch):
+    """A backend whose batch learns nothing without saying why would loop forever: the
+    learner raises instead."""
+    X, Y = data
+    monkeypatch.setattr(CpuBackend, "learn_rules",
+                        lambda backend, plan, rng, count: ([], BATCH_LEARNED))
+    with pytest.raises(RuntimeError, match="no rule and no reason"):
+        BoomerClassifier(max_rules=5, parallel_rule_refinement="false").fit(X, Y)
+
+
 @pytest.mark.parametrize("informative", [(5, 17, 33), (7,)])
 def test_constant_features_redraw_and_stop_as_in_the_loop(informative, monkeypatch):
     """Mostly constant features: a rule's first condition draws other features until an

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurules.backends.base import BATCH_NO_RULE, BATCH_ZERO_HEAD, RulePlan, SearchSettings
+from gpurules.backends.base import (BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD, RulePlan,
+                                    SearchSettings)
 from gpurules.exceptions import FitStoppedEarlyWarning, warn
 from gpurules.learners.beam_search import BeamSettings, induce_rule_beam
 from gpurules.learners.holdout import Holdout
@@ -286,6 +287,8 @@ class BoostingLearner:
             self.progress.rule(len(builder), len(conditions), covered, len(labels))
         self._num_induced += len(rules)
         self._rescale()  # (the plan's loss keeps its scale: a check)
+        if not rules and status == BATCH_LEARNED:  # (else the fit would never end)
+            raise RuntimeError("the backend's learn_rules returned no rule and no reason")
         if status == BATCH_NO_RULE:
             return self._no_rule_reason(n)
         return ZERO_HEAD_REASON if status == BATCH_ZERO_HEAD else None
