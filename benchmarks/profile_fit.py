@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gpurules import BoomerClassifier  # noqa: E402
 from gpurules.backends import base as backend_base  # noqa: E402
-from gpurules.backends.cpu import histogram_search  # noqa: E402
+from gpurules.backends.cpu import histogram_search, histograms  # noqa: E402
 from gpurules.backends.cpu.backend import CpuBackend  # noqa: E402
 from gpurules.data.binning import BinnedFeatures, bin_features  # noqa: E402
 from gpurules.data.presorted import presort_dense  # noqa: E402
@@ -107,7 +107,7 @@ def _split_histogram_search(timer):
         fs = backend.features
         start = time.perf_counter()
         _, data = backend._representation(threads)  # the fit's rows: rebuilt or reused
-        histogram_search.update_histograms(features, data, backend.mask, backend.indicator,
+        histograms.update_histograms(features, data, backend.mask, backend.indicator,
                                            weights, threads, totals)
         middle = time.perf_counter()
         histogram_search.scan_histograms(

@@ -126,7 +126,8 @@ def test_the_checker_finds_forbidden_imports():
 
 
 # phases computed by both backends: the CUDA twin of cpu/<name>.py is cuda/<name>.py
-TWINS = ("statistics", "coverage", "histogram_search", "refine", "class_histograms", "backend")
+TWINS = ("statistics", "coverage", "histograms", "histogram_search", "refine", "class_histograms",
+         "backend")
 
 
 def test_cpu_and_cuda_twins_share_their_file_names():

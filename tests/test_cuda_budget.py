@@ -210,7 +210,7 @@ def histogram_views_outlive_a_change_of_the_sampled_bins():
     """The histogram views have room for ``view_rows(rows)`` rows: two samples of features
     whose bins differ (9 and 10 rows) share them (no new Numba view, the same CuPy views),
     and the histograms still equal the CPU's."""
-    from gpurules.backends.cpu import CpuBackend, histogram_search
+    from gpurules.backends.cpu import CpuBackend, histograms
     from gpurules.backends.cuda.counters import DeviceCounters
     from gpurules.backends.cuda.histograms import view_rows
     from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
@@ -239,9 +239,9 @@ def histogram_views_outlive_a_change_of_the_sampled_bins():
         views.append((gpu.hist_g, gpu.hist_h, gpu.hist_count))
         assert all(a is b for a, b in zip(views[0], views[-1])), i
         cpu.hist[...], cpu.hist_count[...] = 0, 0
-        histogram_search.build_histograms(features, binned.bin_index, binned.bin_offset,
-                                          cpu.mask, cpu.indicator, np.ones(N, np.int32),
-                                          cpu.g, cpu.h, cpu.hist, cpu.hist_count)
+        histograms.build_histograms(features, binned.bin_index, binned.bin_offset,
+                                    cpu.mask, cpu.indicator, np.ones(N, np.int32),
+                                    cpu.g, cpu.h, cpu.hist, cpu.hist_count)
         rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
                                for f in features])
         got = dataset_histograms(gpu)

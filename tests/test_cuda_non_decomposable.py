@@ -233,11 +233,11 @@ def histograms_equal_cpu():
         mask = (np.arange(Y.shape[0]) % 4 != 1).astype(np.int32)
         cpu.mask[:] = mask
         gpu.set_coverage(mask, 0)
-        from gpurules.backends.cpu import histogram_search
+        from gpurules.backends.cpu import histograms as cpu_histograms
 
-        histogram_search.build_histograms(features, binned.bin_index, binned.bin_offset,
-                                          cpu.mask, 0, weights, cpu.g, cpu.h, cpu.hist,
-                                          cpu.hist_count)
+        cpu_histograms.build_histograms(features, binned.bin_index, binned.bin_offset,
+                                        cpu.mask, 0, weights, cpu.g, cpu.h, cpu.hist,
+                                        cpu.hist_count)
         gpu.build_histograms(features, weights)
         rows = np.concatenate([np.arange(binned.bin_offset[f], binned.bin_offset[f + 1])
                                for f in features])

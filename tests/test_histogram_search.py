@@ -9,9 +9,9 @@ from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cpu.coverage import apply_binned_condition
 from gpurules import BoomerClassifier
-from gpurules.backends.cpu import histogram_search
-from gpurules.backends.cpu.histogram_search import (_splits_examples, build_histograms,
-                                                  explicit_entries, scan_histograms)
+from gpurules.backends.cpu import histograms
+from gpurules.backends.cpu.histogram_search import scan_histograms
+from gpurules.backends.cpu.histograms import _splits_examples, build_histograms, explicit_entries
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
@@ -185,7 +185,7 @@ def test_two_threads_equal_one_bit_for_bit(method):
 def test_two_threads_split_the_examples_of_a_rebuild(features, parallel_forms):
     """With few bins and many covered examples, two threads split the covered examples of
     the rebuilt features between them (the second into rows of its own, summed in
-    afterwards; ``histogram_search._splits_examples``) rather than the features, also for a
+    afterwards; ``histograms._splits_examples``) rather than the features, also for a
     single feature: the rows equal the reference's, bit for bit, with weights of 0-2,
     missing values and nominal features; rows of other features are left alone."""
     rng = np.random.default_rng(11)
@@ -374,7 +374,7 @@ def test_interleaved_statistics_follow_every_update(loss):
 def test_rows_kept_from_earlier_steps_equal_a_fresh_build(seed, threads, parallel_forms):
     """A fit's search rebuilds a feature's histogram rows, or takes out of the rows it built
     at an earlier step of the rule the examples that have left the coverage since
-    (``histogram_search._plan``). Step after step, with weights of 0-2, missing
+    (``histograms._plan``). Step after step, with weights of 0-2, missing
     values and nominal features, the rows equal the reference's fresh build; new weights
     or new statistics within a rule make the kept rows stale (a rebuild), a new rule too.
     On two threads each part of the build takes its share of both kinds of feature."""
@@ -476,7 +476,7 @@ def test_explicit_entries_pick_each_feature_s_implicit_bin():
 def test_rows_rebuilt_from_explicit_entries_equal_a_fresh_build(seed):
     """On sparse data (a few non-zero values per feature, constant features) a rebuild
     adds only a feature's explicit entries and fills its implicit bin from the covered
-    totals (``histogram_search._plan``, ``_add_explicit``): step after step, with weights
+    totals (``histograms._plan``, ``_add_explicit``): step after step, with weights
     of 0-2 and nominal features, the rows equal the reference's fresh build."""
     rng = np.random.default_rng(50 + seed)
     n, A, K = 300, 8, 3
@@ -527,9 +527,7 @@ def test_explicit_entries_leave_the_models_unchanged(monkeypatch):
 
     got = fit()
 
-    def no_implicit_bins(bin_index, bin_offset):
-        A = bin_index.shape[0]
-        return np.full(A, -1, np.int64), np.zeros(A + 1, np.int64), np.empty(0, np.int32)
-
-    monkeypatch.setattr(histogram_search, "explicit_entries", no_implicit_bins)
+    monkeypatch.setattr(histograms, "explicit_entries",
+                        lambda bin_index, bin_offset: histograms.no_explicit_entries(
+                            bin_index.shape[0]))
     assert fit() == got

@@ -55,9 +55,9 @@ def presort_sparse(X, nominal_mask, sparse_value=0.0, n_threads=1):
     Per column, a stable order: values ascending, equal values by example, NaN last. Where
     the columns hold :data:`COLUMN_SORT_ENTRIES` entries or more on average, each column is
     sorted on its own, on ``n_threads`` threads side by side where ``X`` holds at least
-    ``presorted.PARALLEL_SORT_ELEMENTS`` explicit entries (``presorted.sort_parts``) (one sort of all entries by
-    (column, missing, value) took 2.6 s at 10^6 x 100 count data, the sorts column by
-    column 0.6 s: docs/benchmarks.md, session 27); else all at once. Either way, and on any
+    ``presorted.PARALLEL_SORT_ELEMENTS`` explicit entries (``presorted.sort_parts``; one
+    sort of all entries by (column, missing, value) took 2.6 s at 10^6 x 100 count data,
+    the sorts column by column 0.6 s: docs/benchmarks.md, session 27); else all at once. Either way, and on any
     number of threads, the result is the same.
 
     Args:

@@ -3,7 +3,7 @@
 import numpy as np
 
 from gpurules.backends.base import BATCH_NO_RULE, Refinement, select_refinement
-from gpurules.backends.cpu import fused_rules, histogram_search, refine, statistics
+from gpurules.backends.cpu import fused_rules, histograms, refine, statistics
 from gpurules.backends.cpu.representations import search_state
 from gpurules.data.binning import rows_of
 from gpurules.jit.threads import threads_for
@@ -132,7 +132,7 @@ class CpuBackend:
 
     def _weights_of_search(self, weights):
         """``_weights(weights)`` for a search. The histogram search reuses a feature's rows
-        from an earlier step of the rule (``histogram_search._plan``), which holds
+        from an earlier step of the rule (``histograms._plan``), which holds
         only for the same weights: other weights than the last search's (another array,
         compared by identity; a caller must not change an array in place within a rule)
         make those rows stale."""
@@ -169,7 +169,7 @@ class CpuBackend:
             sums in columns ``:K``, the Hessian sums in ``K:K + W``, the count last; rows
             with count 0 are all zero (the build leaves stale sums there). The rows stay
             the search's: a feature asked for again in the rule is brought up to date by
-            subtraction where that is cheaper (``histogram_search._plan``).
+            subtraction where that is cheaper (``histograms._plan``).
         """
         binned = self.features
         if self.hist is None:
@@ -177,7 +177,7 @@ class CpuBackend:
                             f"{type(binned).__name__}")
         threads = self._search_threads(self.g.shape[0], features.shape[0])
         _, data = self._representation(threads)
-        histogram_search.update_histograms(features, data, self.mask, self.indicator,
+        histograms.update_histograms(features, data, self.mask, self.indicator,
                                            self._weights_of_search(weights), threads)
         rows = rows_of(binned.bin_offset, features)
         out = np.zeros((rows.shape[0], self.hist.shape[1] + 1), np.int64)
@@ -366,7 +366,7 @@ class CpuBackend:
         if gh is not None:
             self._searches.new_rule()  # histograms of the old statistics are not reused
             if covered:
-                histogram_search.interleave_covered(self.g, self.h, self.mask, self.indicator,
+                histograms.interleave_covered(self.g, self.h, self.mask, self.indicator,
                                                     gh)
             else:
                 np.concatenate((self.g, self.h), axis=1, out=gh)

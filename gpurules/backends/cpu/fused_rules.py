@@ -23,8 +23,8 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.backends.base import BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD
-from gpurules.backends.cpu import (exact_search, histogram_search, refine, sparse_search,
-                                   statistics)
+from gpurules.backends.cpu import (exact_search, histogram_search, histograms, refine,
+                                   sparse_search, statistics)
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
@@ -185,7 +185,7 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         _UPDATE(loss, Y, P, base_weight, scale, g, h, mask, indicator, head_labels, scores,
                 delta_g, delta_h)
         if gh is not None:  # (CpuBackend._interleave; the next rule resets the list)
-            histogram_search.interleave_covered(g, h, mask, indicator, gh)
+            histograms.interleave_covered(g, h, mask, indicator, gh)
         for c in range(delta_g.shape[0]):
             for k in range(g_all.shape[0]):
                 g_all[k] += delta_g[c, k]

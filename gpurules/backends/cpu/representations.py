@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
+from gpurules.backends.cpu import exact_search, histogram_search, histograms, sparse_search
 from gpurules.backends.cpu.coverage import new_list_state
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.presorted import PresortedFeatures
@@ -121,7 +121,7 @@ def _binned(fs, n, width, threads):
     parts = np.ones(1, np.int64)
     removed = np.empty(n, np.int32)  # the examples the rule's conditions left out, in order
     hist_at = np.full((fs.num_features, 2), -1, np.int64)  # where each feature's rows stand
-    explicit = histogram_search.explicit_entries(fs.bin_index, fs.bin_offset)
+    explicit = histograms.explicit_entries(fs.bin_index, fs.bin_offset)
     data = (fs.bin_index, fs.bin_offset, explicit, fs.bin_min, fs.bin_max, fs.nominal, hist,
             hist_count, covered, state, parts, gh, removed, hist_at)
     return SearchState(histogram_search, data, hist, hist_count, gh, state, parts)
