@@ -58,6 +58,7 @@ _CHUNK_ELEMENTS = 1 << 23  # values sorted at a time (bounds the scratch memory)
 _RADIX_BITS = 11
 _RADIX_MASK = (1 << _RADIX_BITS) - 1
 _NAN_KEY = 0xFFFFFFFF
+_FEW = 16  # distinct values of a nominal column binned without sorting it
 _SIGN = 0x80000000
 
 
@@ -163,42 +164,150 @@ def _check_arguments(method, bin_ratio, min_bins, max_bins):
 def _bin_chunk(X, start, modes, options, bin_index, num_bins):
     """Bin the columns ``start .. start + len(modes) - 1`` of ``X``.
 
+    Only the columns that need their values in order are sorted: equal-frequency ones and
+    nominal ones with more than ``_FEW`` distinct values. An equal-width column needs its
+    range only, a nominal one with few values a small table of them
+    (:func:`_summarize_columns`); both give the bins the sorted walk gives.
+
     Fills ``bin_index`` (C, n) and ``num_bins`` (C,); returns this chunk's (bin_min, bin_max)
     float32 (sum(num_bins),)."""
     C, n = bin_index.shape
     values = np.empty((C, n), dtype=np.float32)
-    order = np.empty((C, n), dtype=np.int32)
     _gather_columns(X, start, values)
-    n_present, n_distinct = _sort_columns(values, order)
-    _check_finite(values, n_present, modes)
+    table = np.empty((C, _FEW), dtype=np.float32)
+    n_present = np.zeros(C, dtype=np.int64)
+    n_distinct = np.zeros(C, dtype=np.int64)
+    lo, hi = np.zeros(C, dtype=np.float32), np.zeros(C, dtype=np.float32)
+    unsorted = _summarize_columns(values, modes, table, n_present, n_distinct, lo, hi)
+    order = np.empty((C, n) if not unsorted.all() else (C, 0), dtype=np.int32)
+    if not unsorted.all():
+        _sort_columns(values, order, ~unsorted, n_present, n_distinct)
+        for c in np.flatnonzero(~unsorted & (n_present > 0)):
+            lo[c], hi[c] = values[c, 0], values[c, n_present[c] - 1]
+    _check_finite(lo, hi, n_present, modes)
     target = bin_count(n, *options)
     per_bin = np.ceil(n_present / max(target, 1)).astype(np.int64)
-    bins = np.where(modes == _EQUAL_FREQUENCY,
-                    _equal_frequency_counts(values, n_present, per_bin), target)
+    bins = np.full(C, target, dtype=np.int64)
+    if (modes == _EQUAL_FREQUENCY).any():
+        bins = np.where(modes == _EQUAL_FREQUENCY,
+                        _equal_frequency_counts(values, n_present, per_bin), target)
     bins = np.where((modes == _NOMINAL) | (n_distinct <= 1), n_distinct, bins)
     num_bins[:] = bins
     offsets = np.zeros(C + 1, dtype=np.int64)
     np.cumsum(bins, out=offsets[1:])
     bin_min = np.full(offsets[-1], np.nan, dtype=np.float32)
     bin_max = np.full(offsets[-1], np.nan, dtype=np.float32)
-    _assign_bins(values, order, n_present, per_bin, num_bins, offsets, modes, bin_index,
-                 bin_min, bin_max)
+    _assign_bins(values, order, unsorted, table, (lo, hi), n_present, per_bin, num_bins,
+                 offsets, modes, bin_index, bin_min, bin_max)
     return bin_min, bin_max
 
 
-def _check_finite(sorted_values, n_present, modes):
-    for c in np.flatnonzero((modes == _EQUAL_WIDTH) & (n_present > 0)):
-        lo, hi = sorted_values[c, 0], sorted_values[c, n_present[c] - 1]
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise ValueError("equal-width binning needs finite feature values (NaN marks a "
-                             f"missing value); a feature has values in [{lo}, {hi}]")
+def _check_finite(lo, hi, n_present, modes):
+    """Raise unless every equal-width column's range ``lo`` .. ``hi`` (float32 (C,)) is
+    finite."""
+    bad = (modes == _EQUAL_WIDTH) & (n_present > 0) & ~(np.isfinite(lo) & np.isfinite(hi))
+    if bad.any():
+        c = np.flatnonzero(bad)[0]
+        raise ValueError("equal-width binning needs finite feature values (NaN marks a "
+                         f"missing value); a feature has values in [{lo[c]}, {hi[c]}]")
+
+
+@njit(parallel=True)
+def _summarize_columns(values, modes, table, n_present, n_distinct, lo, hi):
+    """Summarise every column of ``values`` (C, n) that need not be sorted.
+
+    Writes -0.0 as +0.0 (as the sort does) and, per column, the values present
+    (``n_present``), the range ``lo`` .. ``hi`` and ``n_distinct``: for an equal-width
+    column 0, 1 or 2 (two or more), for a nominal one its count of distinct values, which
+    ``table`` (C, _FEW) float32 holds in ascending order. Returns bool (C,): the columns
+    summarised; the others (equal-frequency, nominal with more than ``_FEW`` values) are
+    left to :func:`_sort_columns`."""
+    C = values.shape[0]
+    unsorted = np.zeros(C, dtype=np.bool_)
+    for c in nb.prange(C):
+        if modes[c] == _EQUAL_FREQUENCY:
+            continue
+        present, low, high = _range(values[c])
+        count = min(present, 1) + (1 if high > low else 0)
+        if modes[c] == _NOMINAL:
+            count = _distinct_values(values[c], low, high, count, table[c])
+            if count > _FEW:
+                continue
+        unsorted[c] = True
+        n_present[c], n_distinct[c], lo[c], hi[c] = present, count, low, high
+    return unsorted
+
+
+@nb.njit(inline="always")
+def _range(row):
+    """(values present, smallest, largest) of ``row`` (n,) float32, NaN missing; writes
+    -0.0 as +0.0. One pass without unpredictable branches."""
+    present = 0
+    low, high = np.float32(np.inf), np.float32(-np.inf)
+    for i in range(row.shape[0]):
+        v = row[i]
+        if v == 0:
+            row[i] = v = np.float32(0.0)
+        here = v == v
+        present += here
+        low = min(low, v) if here else low
+        high = max(high, v) if here else high
+    return present, low, high
+
+
+@nb.njit(inline="always")
+def _distinct_values(row, low, high, count, table):
+    """The distinct values of a nominal ``row`` with range ``low .. high`` into ``table`` in
+    ascending order; returns their count (``count``: 0, 1 or 2 or more), ``_FEW + 1`` when
+    there are more than ``_FEW``. A row of at most two values (most nominal features)
+    needs one branch-free pass."""
+    table[0], table[1] = low, high
+    if count < 2:
+        return count
+    extreme = 0
+    for i in range(row.shape[0]):
+        v = row[i]
+        extreme += (v == low) | (v == high) | (v != v)
+    if extreme == row.shape[0]:
+        return 2
+    count = 0
+    for i in range(row.shape[0]):
+        if row[i] == row[i] and count <= _FEW:
+            count = _add_distinct(table, count, row[i])
+    if count <= _FEW:
+        _sort_small(table, count)
+    return count
+
+
+@nb.njit(inline="always")
+def _add_distinct(table, count, v):
+    """Add ``v`` to the first ``count`` entries of ``table`` unless it is there; returns the
+    new count, ``_FEW + 1`` when the table would overflow."""
+    for k in range(count):
+        if table[k] == v:
+            return count
+    if count == _FEW:
+        return _FEW + 1
+    table[count] = v
+    return count + 1
+
+
+@nb.njit(inline="always")
+def _sort_small(table, count):
+    """Insertion sort of ``table[:count]`` (distinct, non-NaN values)."""
+    for k in range(1, count):
+        v, j = table[k], k - 1
+        while j >= 0 and table[j] > v:
+            table[j + 1] = table[j]
+            j -= 1
+        table[j + 1] = v
 
 
 @njit(parallel=True)
 def _gather_columns(X, start, values):
     """values[c, i] = X[i, start + c] (a transposed copy of a block of columns)."""
     C, n = values.shape
-    block = 1024
+    block = 64
     for first in nb.prange((n + block - 1) // block):
         stop = min(n, (first + 1) * block)
         for c in range(C):
@@ -207,25 +316,25 @@ def _gather_columns(X, start, values):
 
 
 @njit(parallel=True)
-def _sort_columns(values, order):
-    """Sort every row of ``values`` (C, n) in place, NaN last; ``order`` (C, n) int32 gets
-    the permutation. Returns (n_present int64 (C,), n_distinct int64 (C,))."""
+def _sort_columns(values, order, selected, n_present, n_distinct):
+    """Sort the rows ``c`` of ``values`` (C, n) with ``selected[c]`` in place, NaN last;
+    ``order`` (C, n) int32 gets their permutation, ``n_present`` and ``n_distinct`` (int64
+    (C,)) their counts of values present and of distinct ones."""
     C, n = values.shape
-    n_present = np.zeros(C, dtype=np.int64)
-    n_distinct = np.zeros(C, dtype=np.int64)
     for c in nb.prange(C):
+        if not selected[c]:
+            continue
         keys = values[c].view(np.uint32)
         _to_keys(keys)
         _radix_argsort(keys, order[c])
         _from_keys(keys)
         row = values[c]
-        p = 0
+        p, distinct = 0, 0
         while p < n and row[p] == row[p]:
             if p == 0 or row[p] != row[p - 1]:
-                n_distinct[c] += 1
+                distinct += 1
             p += 1
-        n_present[c] = p
-    return n_present, n_distinct
+        n_present[c], n_distinct[c] = p, distinct
 
 
 @nb.njit(inline="always")
@@ -312,36 +421,84 @@ def _next_bin(b, start, p, per_bin):
 
 
 @njit(parallel=True)
-def _assign_bins(values, order, n_present, per_bin, num_bins, offsets, modes, bin_index,
-                 bin_min, bin_max):
-    """Walk each sorted row once: set ``bin_index`` (C, n) of every example and the
-    smallest/largest value of every bin (``bin_min``/``bin_max`` rows ``offsets[c] ..``)."""
-    C, n = values.shape
+def _assign_bins(values, order, unsorted, table, ranges, n_present, per_bin, num_bins,
+                 offsets, modes, bin_index, bin_min, bin_max):
+    """Set ``bin_index`` (C, n) of every example and the smallest/largest value of every
+    bin (``bin_min``/``bin_max`` rows ``offsets[c] ..``): a sorted row walked once in
+    order, an ``unsorted`` one (:func:`_summarize_columns`) in place. ``ranges``: the
+    columns' (lo, hi) float32 (C,)."""
+    C = values.shape[0]
     for c in nb.prange(C):
-        row, perm, out = values[c], order[c], bin_index[c]
-        present = n_present[c]
-        for p in range(present, n):
-            out[perm[p]] = -1
-        if present == 0:
+        row, out, first = values[c], bin_index[c], offsets[c]
+        width = (ranges[1][c] - ranges[0][c]) / np.float32(max(num_bins[c], 1))
+        if not unsorted[c]:
+            _assign_sorted(row, order[c], n_present[c], per_bin[c], num_bins[c], modes[c],
+                           width, out, bin_min[first:], bin_max[first:])
+        elif modes[c] == _NOMINAL:
+            _assign_nominal(row, table[c], num_bins[c], out, bin_min[first:], bin_max[first:])
+        else:
+            _assign_equal_width(row, ranges[0][c], width, num_bins[c], out, bin_min[first:],
+                                bin_max[first:])
+
+
+@nb.njit(inline="always")
+def _assign_sorted(row, perm, present, per_bin, num_bins, mode, width, out, bin_min, bin_max):
+    """:func:`_assign_bins` for a sorted ``row`` (n,) with permutation ``perm``."""
+    for p in range(present, row.shape[0]):
+        out[perm[p]] = -1
+    if present == 0:
+        return
+    lo = row[0]
+    distinct = -1
+    b, start = 0, 0
+    for p in range(present):
+        v = row[p]
+        if p == 0 or v != row[p - 1]:
+            distinct += 1
+            if mode == _NOMINAL:
+                b = distinct
+            elif mode == _EQUAL_FREQUENCY:
+                b, start = _next_bin(b, start, p, per_bin)
+            else:
+                b = _equal_width_bin(v, lo, width, num_bins)
+            if bin_min[b] != bin_min[b]:
+                bin_min[b] = v
+        bin_max[b] = v
+        out[perm[p]] = b
+
+
+@nb.njit(inline="always")
+def _assign_nominal(row, table, num_bins, out, bin_min, bin_max):
+    """:func:`_assign_bins` for a nominal ``row`` whose ``num_bins`` distinct values are
+    ``table`` in ascending order: a value's bin is the count of smaller ones."""
+    for i in range(row.shape[0]):
+        v = row[i]
+        b = 0
+        for k in range(1, num_bins):
+            b += table[k] <= v
+        out[i] = b if v == v else -1
+    for b in range(num_bins):
+        bin_min[b] = bin_max[b] = table[b]
+
+
+@nb.njit(inline="always")
+def _assign_equal_width(row, lo, width, num_bins, out, bin_min, bin_max):
+    """:func:`_assign_bins` for an equal-width ``row`` in its original order (the bins'
+    ranges by ``min``/``max``, not by branches that random values mispredict)."""
+    for b in range(num_bins):
+        bin_min[b], bin_max[b] = np.inf, -np.inf
+    for i in range(row.shape[0]):
+        v = row[i]
+        if v != v:
+            out[i] = -1
             continue
-        lo, hi = row[0], row[present - 1]
-        width = (hi - lo) / np.float32(max(num_bins[c], 1))
-        distinct = -1
-        b, start = 0, 0
-        for p in range(present):
-            v = row[p]
-            if p == 0 or v != row[p - 1]:
-                distinct += 1
-                if modes[c] == _NOMINAL:
-                    b = distinct
-                elif modes[c] == _EQUAL_FREQUENCY:
-                    b, start = _next_bin(b, start, p, per_bin[c])
-                else:
-                    b = _equal_width_bin(v, lo, width, num_bins[c])
-                if bin_min[offsets[c] + b] != bin_min[offsets[c] + b]:
-                    bin_min[offsets[c] + b] = v
-            bin_max[offsets[c] + b] = v
-            out[perm[p]] = b
+        b = _equal_width_bin(v, lo, width, num_bins)
+        out[i] = b
+        bin_min[b] = min(bin_min[b], v)
+        bin_max[b] = max(bin_max[b], v)
+    for b in range(num_bins):
+        if bin_min[b] > bin_max[b]:  # no value
+            bin_min[b] = bin_max[b] = np.nan
 
 
 @nb.njit(inline="always")
