@@ -59,15 +59,24 @@ def _add_bin(run_g, run_h, hist, r):
 @nb.njit
 def _feature_totals(first, stop, hist, hist_count, tot_g, tot_h):
     """Sums over the bins ``first .. stop - 1`` into ``tot_g`` int64 (K,), ``tot_h`` int64
-    (W,); returns their count."""
+    (W,); returns (their count, the bins with examples)."""
     tot_g[:] = 0
     tot_h[:] = 0
-    count = 0
+    count = filled = 0
     for r in range(first, stop):
         if hist_count[r] > 0:
             _add_bin(tot_g, tot_h, hist, r)
             count += hist_count[r]
-    return count
+            filled += 1
+    return count, filled
+
+
+@nb.njit(inline="always")
+def _next_filled(r, hist_count):
+    """The first row from ``r`` on with examples (there must be one)."""
+    while hist_count[r] == 0:
+        r += 1
+    return r
 
 
 @nb.njit(_nrt=False)  # no reference counting of the views in the scan loop
@@ -84,9 +93,14 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
     K = out_g.shape[1]
     W = hist.shape[1] - K
     tot_g, tot_h, run_g, run_h = sums[0, :K], sums[1, :W], sums[2, :K], sums[3, :W]
-    tot_count = _feature_totals(first, stop, hist, hist_count, tot_g, tot_h)
+    tot_count, filled = _feature_totals(first, stop, hist, hist_count, tot_g, tot_h)
     out_op[j] = -1
     is_nominal = nominal[f]
+    # a nominal feature of two values: ``== larger`` covers what ``!= smaller`` does and
+    # ``!= larger`` what ``== smaller`` does, with equal sums, later in the canonical order,
+    # so they never win and the larger value is not scored (sparse_search._second_of_two)
+    last = stop if not (is_nominal and filled == 2) else \
+        _next_filled(first, hist_count) + 1
     ops = (OP_EQ, OP_NEQ) if is_nominal else (OP_LEQ, OP_GR)
     run_g[:] = 0
     run_h[:] = 0
@@ -98,7 +112,7 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
     # are its values in ascending order and each is scored alone (``==`` then ``!=``); an
     # ordered feature's boundaries ascend, ``<=`` first. Both orders are canonical, so the
     # first of equal qualities is kept
-    for r in range(first, stop):
+    for r in range(first, last):
         if hist_count[r] == 0:
             continue
         if is_nominal:
