@@ -84,12 +84,19 @@ def _assert_same_fits(X, Y, monkeypatch, **params):
     {"feature_binning": "equal-width"},
     {"feature_binning": "equal-width{bin_ratio=0.1}", "head_type": "partial-dynamic",
      "feature_format": "sparse"},
+    {"loss": "logistic-non-decomposable"},
+    {"loss": "logistic-non-decomposable", "label_binning": "none", "head_type": "single"},
+    {"loss": "logistic-non-decomposable", "head_type": "partial-dynamic",
+     "feature_format": "sparse"},
+    {"loss": "logistic-non-decomposable", "label_binning": "none",
+     "feature_binning": "equal-width"},
 ])
 def test_batches_learn_the_models_of_the_loop(data, params, monkeypatch):
     """More rules than a batch holds (``RULE_BATCH``), each configuration the batches
     serve: heads of every kind, their outputs fixed or not, limits on the conditions, a
     coverage that stops rules, dense, sparse and histogram search (whose interleaved
-    statistics follow each update), and the loop's post-optimization after the batches."""
+    statistics follow each update), the loop's post-optimization after the batches, and
+    non-decomposable statistics (their head kinds, with and without label bins)."""
     X, Y = data
     clf = _assert_same_fits(X, Y, monkeypatch, max_rules=boosting.RULE_BATCH + 30, **params)
     assert len(clf.model_) == boosting.RULE_BATCH + 30

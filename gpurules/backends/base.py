@@ -91,8 +91,8 @@ class RulePlan(NamedTuple):
 
     A plain fit draws no instance or output sample (every example once, every output a
     candidate), grows its rules greedily without a time limit, global pruning, holdout set
-    or IREP, and uses the decomposable logistic loss, whose fixed-point scale never changes
-    (``LossSpec.statistic_bound`` is 1); ``learners.boosting`` makes the plan.
+    or IREP, and uses a logistic loss, decomposable or not, whose fixed-point scale never
+    changes (``statistic_bound`` is 1); ``learners.boosting`` makes the plan.
 
     Attributes:
         num_features: int, the features a step draws from; num_drawn: int, features per

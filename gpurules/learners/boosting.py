@@ -35,6 +35,7 @@ from gpurules.objectives.heads import HEAD_SINGLE
 from gpurules.objectives.losses import LOGISTIC
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs,
                                               multi_output_params)
+from gpurules.objectives.non_decomposable import LOGISTIC as ND_LOGISTIC
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec
 from gpurules.objectives.quality import boosting_params, boosting_quality
 from gpurules.progress import MAX_RULES, TIME_LIMIT, FitProgress
@@ -254,8 +255,8 @@ class BoostingLearner:
         cfg, backend = self.config, self.backend
         plain = cfg.beam is None and not cfg.time_limit and cfg.pruning is None and \
             self._train is None and cfg.instance_sampling.kind == "none" and \
-            cfg.output_sampling.kind == "none" and not cfg.non_decomposable and \
-            cfg.loss.code == LOGISTIC
+            cfg.output_sampling.kind == "none" and \
+            cfg.loss.code == (ND_LOGISTIC if cfg.non_decomposable else LOGISTIC)
         if not plain or not hasattr(backend, "learn_rules"):
             return None
         m = cfg.feature_sampling.num_samples(num_features)

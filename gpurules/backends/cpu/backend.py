@@ -237,11 +237,11 @@ class CpuBackend:
 
     def learns_rules(self, plan):
         """Whether :meth:`learn_rules` serves a fit of ``plan`` (``base.RulePlan``, which
-        the learner makes for plain fits only): decomposable statistics, and searches and
-        updates that run on one thread even over every example (the fused loop calls their
+        the learner makes for plain fits only): searches and updates that run on one
+        thread even over every example (the fused loop calls their
         serial forms; fits that large spend next to nothing in Python per rule)."""
         module, _ = self._representation()
-        if module not in fused_rules.RULES or self.non_decomposable:
+        if (module, self.non_decomposable) not in fused_rules.RULES:
             return False
         n, K = self.g.shape
         S = plan.num_drawn or plan.num_features
@@ -263,17 +263,20 @@ class CpuBackend:
         module, data = self._representation()
         S = plan.num_drawn or plan.num_features
         scratch, outs = self._result_buffers(S, plan.head_mode)
-        delta_g, delta_h, _ = self._update_buffers()
-        stats = (self.loss, self.Y, self.P, self.base_weight, self.scale, delta_g, delta_h)
+        delta_g, delta_h, largest = self._update_buffers()
+        stats = (self.loss, self.Y, self.P, self.base_weight, self.scale, delta_g, delta_h,
+                 largest)
         rules = self._rule_buffers(count)
         plan = plan._replace(head_mode=family_head_mode(plan.head_mode))
-        taken, status, self.indicator = fused_rules.RULES[module](
+        taken, status, self.indicator, big = fused_rules.RULES[module, self.non_decomposable](
             rng, count, plan, data, self._searches.rule_marks(), self._searches.gh,
             self.mask, self._ones,
             self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
             self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules)
         self._full_coverage = status == BATCH_NO_RULE
         self._search_weights = self._ones
+        if self.non_decomposable:
+            self.max_statistic = max(self.max_statistic, big)
         return fused_rules.unpack(rules, taken), status
 
     def _rule_buffers(self, count):

@@ -28,13 +28,17 @@ from gpurules.backends.cpu import (exact_search, histogram_search, histograms, r
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
-from gpurules.objectives.compiled import head_scores, multi_output_head
+from gpurules.objectives.compiled import head_scores, label_score, multi_output_head
 from gpurules.objectives.heads import HEAD_SINGLE
-from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs
+from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
+                                              all_outputs)
+from gpurules.objectives.non_decomposable import packed_index
 from gpurules.objectives.quality import head_code
 
 # the refinement steps and statistics update the loop calls, bound by ``variant`` below
 _REFINE = _UPDATE = None
+_update_decomposable_serial = statistics.update_covered.form(False)
+_update_non_decomposable_serial = statistics.update_covered_nd.form(False)
 
 
 @njit(inline="always")
@@ -63,6 +67,10 @@ def _head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, l1, l2, mul
         return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
     if head_code(head_mode) == HEAD_MULTI_OUTPUT:
         return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
+    if head_code(head_mode) == HEAD_ND_SINGLE:  # (non-decomposable: h is packed)
+        score = label_score(g_sum[label] * inv_scale,
+                            h_sum[packed_index(label, label)] * inv_scale, l1, l2)
+        return np.full(1, label, np.int32), np.full(1, score)
     return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
 
 
@@ -73,6 +81,25 @@ def _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2):
         labels = np.full(1, label, np.int32)
     scores = np.empty(labels.shape[0])
     return labels, head_scores(g_sum, h_sum, labels, inv_scale, l1, l2, scores)
+
+
+@njit(inline="always")
+def _update_decomposable(stats, g, h, mask, indicator, labels, scores):
+    """``statistics.update_covered`` with ``stats`` (:func:`_rules_py`); returns 0.0."""
+    loss, Y, P, base_weight, scale, delta_g, delta_h, _ = stats
+    _update_decomposable_serial(loss, Y, P, base_weight, scale, g, h, mask, indicator, labels,
+                                scores, delta_g, delta_h)
+    return 0.0
+
+
+@njit(inline="always")
+def _update_non_decomposable(stats, g, h, mask, indicator, labels, scores):
+    """``statistics.update_covered_nd`` with ``stats`` (:func:`_rules_py`); returns the
+    largest |statistic| per unit weight it computed."""
+    loss, Y, P, base_weight, scale, delta_g, delta_h, largest = stats
+    _update_non_decomposable_serial(loss, Y, P, base_weight, scale, g, h, mask, indicator,
+                                    labels, scores, delta_g, delta_h, largest)
+    return largest.max()
 
 
 @njit(inline="always")
@@ -103,8 +130,9 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         mask: int32 (n,) coverage; ones: int32 (n,) unit weights; g, h: the statistics.
         all_totals: (g int64 (K,), h int64 (W,)): the sums over every example, updated.
         all_labels: int32 (K,); inv_scale: float.
-        stats: (loss, Y, P, base_weight, scale, delta_g, delta_h) of the update
-            (``statistics.update_covered``).
+        stats: (loss, Y, P, base_weight, scale, delta_g, delta_h, largest) of the update
+            (``statistics.update_covered``, or ``update_covered_nd`` for non-decomposable
+            statistics, which alone uses ``largest`` float64 (C,)).
         scratch, out, result: ``refine``'s buffers (``result`` of ``plan.block`` rows).
         rules: (feature int64 (C,), op int8 (C,), threshold float32 (C,), conditions_end
             int64 (count,), labels int32 (count K,), scores float64 (count K,), head_end
@@ -115,13 +143,15 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
             excludes a covered example), so a rule starts only while n entries are free.
 
     Returns:
-        (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator).
+        (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator,
+        the largest |statistic| per unit weight the updates computed: 0.0 for decomposable
+        ones).
     """
     (num_features, num_drawn, redraws_per_rule, block, max_conditions, max_head_refinements,
      partial, head_mode, params0, min_coverage, shrinkage, l1, l2) = plan
     kept_len, epochs, covered_state = marks
     g_all, h_all = all_totals
-    loss, Y, P, base_weight, scale, delta_g, delta_h = stats
+    delta_g, delta_h = stats[5], stats[6]
     c_f, c_op, c_thr, c_end, h_lab, h_sc, h_end, largest_out, covered_out = rules
     res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
     n = mask.shape[0]
@@ -130,9 +160,10 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
     n_cond = 0
     n_head = 0
     indicator = 0
+    big = 0.0
     for b in range(count):
         if c_f.shape[0] - n_cond < n:
-            return b, BATCH_LEARNED, indicator
+            return b, BATCH_LEARNED, indicator, big
         mask[:] = 0  # a new rule covers every example (CpuBackend.reset_coverage)
         indicator = 0
         kept_len[:] = -1
@@ -175,15 +206,14 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
             if finished:
                 break
         if n_cond == first:
-            return b, BATCH_NO_RULE, indicator
+            return b, BATCH_NO_RULE, indicator, big
         head_labels, scores = _head(head_mode, labels, params, label, tot_g, tot_h,
                                     inv_scale, l1, l2, scratch[1])
         scores = scores * shrinkage
         largest = _largest_abs(scores)
         if largest == 0:  # the statistics would not change (NaN goes on)
-            return b, BATCH_ZERO_HEAD, indicator
-        _UPDATE(loss, Y, P, base_weight, scale, g, h, mask, indicator, head_labels, scores,
-                delta_g, delta_h)
+            return b, BATCH_ZERO_HEAD, indicator, big
+        big = max(big, _UPDATE(stats, g, h, mask, indicator, head_labels, scores))
         if gh is not None:  # (CpuBackend._interleave; the next rule resets the list)
             histograms.interleave_covered(g, h, mask, indicator, gh)
         for c in range(delta_g.shape[0]):
@@ -197,7 +227,7 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         n_head += head_labels.shape[0]
         c_end[b], h_end[b] = n_cond, n_head
         largest_out[b], covered_out[b] = largest, tot_count
-    return count, BATCH_LEARNED, indicator
+    return count, BATCH_LEARNED, indicator, big
 
 
 def unpack(rules, count):
@@ -215,8 +245,9 @@ def unpack(rules, count):
     return out
 
 
-def _compile(module):
-    """The rule loop over ``module``'s search (its serial form) and apply step.
+def _compile(module, non_decomposable):
+    """The rule loop over ``module``'s search (its serial form) and apply step, with the
+    statistics update of decomposable or ``non_decomposable`` statistics.
 
     The loop takes ``refine._refine_py`` bound to them as ``refine.REFINE`` binds them, but
     as a jitable function compiled into the loop: called as a dispatcher, its compiled
@@ -227,10 +258,12 @@ def _compile(module):
     steps = register_jitable(variant(refine._refine_py, f"{name}_in_rules",
                                      _SEARCH=module.search.form(False),
                                      _APPLY=module.apply_step))
-    return njit(variant(_rules_py, name, _REFINE=steps,
-                        _UPDATE=statistics.update_covered.form(False)))
+    update = _update_non_decomposable if non_decomposable else _update_decomposable
+    return njit(variant(_rules_py, name + ("_non_decomposable" if non_decomposable else ""),
+                        _REFINE=steps, _UPDATE=update))
 
 
-# search module -> its rule loop
-RULES = {module: _compile(module) for module in (exact_search, sparse_search,
-                                                 sparse_search.compacting, histogram_search)}
+# (search module, non-decomposable statistics) -> its rule loop (compiled when first called)
+RULES = {(module, nd): _compile(module, nd)
+         for module in (exact_search, sparse_search, sparse_search.compacting, histogram_search)
+         for nd in (False, True)}
