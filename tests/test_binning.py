@@ -216,6 +216,24 @@ def test_any_layout_and_dtype_and_chunking(monkeypatch):
             np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
 
 
+def test_the_parallel_kernels_bin_as_the_serial_ones(monkeypatch):
+    """From ``PARALLEL_VALUES`` values on, the kernels run in their parallel forms (on every
+    thread): the same bins, for each kind of column (with empty bins to drop)."""
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.integers(0, 3, 500), rng.integers(0, 40, 500),
+                         rng.exponential(size=500) ** 3, rng.normal(size=500)]).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = NAN
+    nominal = np.array([1, 1, 0, 0], bool)
+    want = [drop_empty_bins(bin_features(X, nominal, method)) for method in binning.METHODS]
+    monkeypatch.setattr(binning, "PARALLEL_VALUES", 0)
+    monkeypatch.setattr(binning.nb, "get_num_threads", lambda: 2)
+    got = [drop_empty_bins(bin_features(X, nominal, method)) for method in binning.METHODS]
+    assert binning._assign_bins.compiled_forms().get(True) is not None
+    for g, w in zip(got, want):
+        for name in ("bin_index", "num_bins", "bin_offset", "bin_min", "bin_max"):
+            np.testing.assert_array_equal(getattr(g, name), getattr(w, name))
+
+
 def test_sort_matches_numpy_with_signed_zeros_infinities_and_nans():
     rng = np.random.default_rng(4)
     x = np.concatenate([rng.normal(size=3000) * 1e30, rng.integers(-3, 3, 3000), [np.inf,
@@ -224,7 +242,7 @@ def test_sort_matches_numpy_with_signed_zeros_infinities_and_nans():
     order = np.empty(values.shape, np.int32)
     original = values[0].copy()
     n_present, n_distinct = np.zeros(1, np.int64), np.zeros(1, np.int64)
-    binning._sort_columns(values, order, np.ones(1, bool), n_present, n_distinct)
+    binning._sort_columns.run(1, values, order, np.ones(1, bool), n_present, n_distinct)
     finite = original[~np.isnan(original)]
     assert n_present[0] == finite.size and n_distinct[0] == np.unique(finite).size
     np.testing.assert_array_equal(values[0, :n_present[0]], np.sort(finite))
