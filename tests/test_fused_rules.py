@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import make_multilabel_classification
+from sklearn.datasets import make_multilabel_classification, make_regression
 
-from gpurules import BoomerClassifier
+from gpurules import BoomerClassifier, BoomerRegressor
 from gpurules.backends.base import BATCH_LEARNED, Refinement
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
@@ -90,6 +90,8 @@ def _assert_same_fits(X, Y, monkeypatch, **params):
      "feature_format": "sparse"},
     {"loss": "logistic-non-decomposable", "label_binning": "none",
      "feature_binning": "equal-width"},
+    {"loss": "squared-error-decomposable"},
+    {"loss": "squared-hinge-decomposable", "head_type": "single", "feature_format": "sparse"},
 ])
 def test_batches_learn_the_models_of_the_loop(data, params, monkeypatch):
     """More rules than a batch holds (``RULE_BATCH``), each configuration the batches
@@ -136,9 +138,9 @@ def test_batches_of_one_rule_where_a_batch_takes_long(data, monkeypatch):
     counts = []
     learn_rules = CpuBackend.learn_rules
 
-    def counted(backend, plan, rng, count):
+    def counted(backend, plan, rng, count, score_room):
         counts.append(count)
-        return learn_rules(backend, plan, rng, count)
+        return learn_rules(backend, plan, rng, count, score_room)
 
     monkeypatch.setattr(CpuBackend, "learn_rules", counted)
     _assert_same_fits(X, Y, monkeypatch, max_rules=30)
@@ -150,7 +152,7 @@ def test_a_batch_without_rules_or_reason_is_an_error(data, monkeypatch):
     learner raises instead."""
     X, Y = data
     monkeypatch.setattr(CpuBackend, "learn_rules",
-                        lambda backend, plan, rng, count: ([], BATCH_LEARNED))
+                        lambda backend, plan, rng, count, room: ([], BATCH_LEARNED))
     with pytest.raises(RuntimeError, match="no rule and no reason"):
         BoomerClassifier(max_rules=5, parallel_rule_refinement="false").fit(X, Y)
 
@@ -202,15 +204,38 @@ def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, capl
     {"time_limit": 60},
     {"global_pruning": "pre-pruning"},
     {"rule_induction": "top-down-beam-search"},
-    {"loss": "logistic-non-decomposable"},
-    {"loss": "squared-error-decomposable"},
+    {"loss": "squared-error-non-decomposable"},
 ])
 def test_fits_the_batches_do_not_serve_take_the_loop(data, params, monkeypatch):
-    """Per-rule sampling, a time limit, pruning, the beam and other losses keep the
-    learner's loop."""
+    """Per-rule sampling, a time limit, pruning, the beam and non-decomposable statistics
+    whose scale follows the statistics seen keep the learner's loop."""
     X, Y = data
     _, _, used = _fit(X, Y, True, monkeypatch, max_rules=5, **params)
     assert not used
+
+
+@pytest.mark.parametrize("loss", ["squared-error-decomposable", "squared-hinge-decomposable"])
+def test_a_batch_ends_where_the_scale_changes(data, loss, monkeypatch):
+    """The squared losses' statistics outgrow their fixed-point scale as the scores grow:
+    a batch ends with the rule that uses up ``BoostingLearner._score_room``, the learner
+    re-encodes the statistics, and the model is the loop's."""
+    X, Y = data
+    scales, short = [], []
+    set_scale, learn_rules = CpuBackend.set_scale, CpuBackend.learn_rules
+
+    def spy_scale(backend, scale):
+        scales.append(scale)
+        return set_scale(backend, scale)
+
+    def spy_rules(backend, plan, rng, count, score_room):
+        rules, status = learn_rules(backend, plan, rng, count, score_room)
+        short.append(len(rules) < count and score_room < np.inf)
+        return rules, status
+
+    monkeypatch.setattr(CpuBackend, "set_scale", spy_scale)
+    monkeypatch.setattr(CpuBackend, "learn_rules", spy_rules)
+    _assert_same_fits(X, Y, monkeypatch, max_rules=150, loss=loss, shrinkage=0.8)
+    assert any(short) and len(set(scales)) > 2
 
 
 def _learner(X, Y, backend, **params):
@@ -263,3 +288,25 @@ def test_sparse_input_in_batches(data, monkeypatch):
     got, _, used = _fit(Xs, Y, True, monkeypatch, max_rules=30)
     want, _, _ = _fit(Xs, Y, False, monkeypatch, max_rules=30)
     assert used and str(got.model_) == str(want.model_)
+
+
+@pytest.mark.parametrize("head_type", ["complete", "single"])
+def test_regression_in_batches(head_type, monkeypatch):
+    """``BoomerRegressor`` (the squared error on real-valued targets, whose scale follows
+    the targets and the scores) learns the loop's model in batches."""
+    X, Y = make_regression(n_samples=150, n_features=6, n_targets=3, noise=5.0,
+                           random_state=4)
+    models, used = [], []
+    learns_rules = CpuBackend.learns_rules
+    for fused in (True, False):
+        with monkeypatch.context() as m:
+            m.setattr(CpuBackend, "learns_rules",
+                      lambda backend, plan: used.append(fused and learns_rules(backend, plan))
+                      or used[-1])
+            reg = BoomerRegressor(random_state=2, max_rules=120, head_type=head_type,
+                                  parallel_rule_refinement="false",
+                                  parallel_statistic_update="false").fit(X, Y)
+        models.append((str(reg.model_), reg.predict(X)))
+    assert any(used)
+    assert models[0][0] == models[1][0]
+    np.testing.assert_array_equal(models[0][1], models[1][1])

@@ -9,8 +9,7 @@ from sklearn.datasets import make_multilabel_classification
 from gpurules import BoomerClassifier
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.learners.holdout import Holdout, example_wise_strata, output_wise_strata
-from gpurules.learners.sampling import (InstanceSampling, OutputSampling, bounded_fraction,
-                                        stratum_sample_counts)
+from gpurules.learners.sampling import InstanceSampling, OutputSampling, bounded_fraction
 from tests.test_boomer import assert_same_model
 
 
@@ -41,9 +40,36 @@ def test_bounded_fraction(n, fraction, minimum, maximum, expected):
 def test_stratum_counts_hand_worked():
     """Strata 3, 5, 10; 0.66: 12 drawn, 6 left out wanted. 1.98 -> 2 (12 > 6 wanted),
     3.3 -> 4 (10 > 5), 6.6 -> 7 (6 > 4): mlrl-boomer's counts, 13 in all."""
-    assert stratum_sample_counts(np.random.default_rng(0), [3, 5, 10], 0.66, 12) == [2, 4, 7]
+    strata = [np.arange(3), np.arange(3, 8), np.arange(8, 18)]
+
+    def counts(max_samples):
+        sampling = InstanceSampling("stratified-output-wise", 0.66, 1, max_samples)
+        weights = sampling.sample(np.random.default_rng(0), 18, strata)
+        return [int(weights[s].sum()) for s in strata]
+
+    assert counts(0) == [2, 4, 7]
     # fewer to draw than to leave out: round down; max_samples=2 only steers the rounding
-    assert stratum_sample_counts(np.random.default_rng(0), [3, 5, 10], 0.66, 2) == [1, 3, 6]
+    assert counts(2) == [1, 3, 6]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_stratified_draws_are_numpys(data, seed):
+    """The compiled BOOMER draw (``sampling._stratified_sample``) takes numpy's draws: every
+    stratum's count (coin flips included), then ``rng.permutation`` of each stratum, the
+    first ``count`` of it drawn; the weights and the generator's state after it are those
+    of the same steps in Python."""
+    _, Y = data
+    sampling = InstanceSampling("stratified-output-wise", 0.5, 1, 40 + seed)
+    strata = sampling.strata(Y)
+    got_rng, want_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(3):
+        got = sampling.sample(got_rng, Y.shape[0], strata)
+        want = np.zeros(Y.shape[0], np.int32)
+        counts = reference_counts(want_rng, [len(s) for s in strata], 0.5, 40 + seed)
+        for stratum, take in zip(strata, counts):
+            want[stratum[want_rng.permutation(len(stratum))[:take]]] = 1
+        np.testing.assert_array_equal(got, want)
+    assert got_rng.random() == want_rng.random()
 
 
 def reference_counts(rng, sizes, sample_size, total):

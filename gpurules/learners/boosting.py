@@ -12,6 +12,7 @@ A rule is grown by the refinement loop that BOOMER and SeCo share
 import dataclasses
 import functools
 import logging
+import math
 import time
 from dataclasses import dataclass
 
@@ -256,7 +257,7 @@ class BoostingLearner:
         plain = cfg.beam is None and not cfg.time_limit and cfg.pruning is None and \
             self._train is None and cfg.instance_sampling.kind == "none" and \
             cfg.output_sampling.kind == "none" and \
-            cfg.loss.code == (ND_LOGISTIC if cfg.non_decomposable else LOGISTIC)
+            (not cfg.non_decomposable or cfg.loss.code == ND_LOGISTIC)
         if not plain or not hasattr(backend, "learn_rules"):
             return None
         m = cfg.feature_sampling.num_samples(num_features)
@@ -276,7 +277,8 @@ class BoostingLearner:
         ``RULE_BATCH``), so that progress lines and an interrupt wait no longer on large
         data (the rules do not depend on where the batches end)."""
         start = time.perf_counter()
-        rules, status = self.backend.learn_rules(plan, self.rng, min(count, self._batch))
+        rules, status = self.backend.learn_rules(plan, self.rng, min(count, self._batch),
+                                                 self._score_room())
         elapsed = time.perf_counter() - start
         if elapsed < BATCH_SECONDS / 2:
             self._batch = min(2 * self._batch, RULE_BATCH)
@@ -287,7 +289,7 @@ class BoostingLearner:
             builder.add_rule(conditions, labels, scores)
             self.progress.rule(len(builder), len(conditions), covered, len(labels))
         self._num_induced += len(rules)
-        self._rescale()  # (the plan's loss keeps its scale: a check)
+        self._rescale()  # (a batch ends where the scale would change: _score_room)
         if not rules and status == BATCH_LEARNED:  # (else the fit would never end)
             raise RuntimeError("the backend's learn_rules returned no rule and no reason")
         if status == BATCH_NO_RULE:
@@ -360,6 +362,30 @@ class BoostingLearner:
         if key != self._scale_of[0]:
             self._scale_of = (key, fixed_point.choose_scale(*key))
         return self._scale_of[1]
+
+    def _score_room(self):
+        """How much the score bound may still grow before the fixed-point scale
+        (:meth:`_scale`) would change: ``inf`` where the loss bounds its statistics a
+        priori (the logistic losses), else found by bisection (the scale never grows with
+        the bound). A batch of rules (``backend.learn_rules``) ends with the rule that
+        uses up the room, so that the statistics are re-encoded after it, as the loop over
+        single rules re-encodes them."""
+        loss, total = self.config.loss, self._total_weight
+        if self.config.non_decomposable or loss.code == LOGISTIC:  # (plans: logistic only)
+            return math.inf
+        scale = fixed_point.choose_scale(total, loss.statistic_bound(self._score_bound))
+        lo, hi = self._score_bound, self._score_bound + 1.0
+        while hi < 1e300 and fixed_point.choose_scale(total, loss.statistic_bound(hi)) == scale:
+            lo, hi = hi, 2 * hi
+        for _ in range(64):  # the largest bound of the same scale lies in [lo, hi)
+            mid = lo + (hi - lo) / 2
+            if mid in (lo, hi):
+                break
+            if fixed_point.choose_scale(total, loss.statistic_bound(mid)) == scale:
+                lo = mid
+            else:
+                hi = mid
+        return lo - self._score_bound
 
     def _rescale(self):
         """Re-encode the statistics if they outgrew the fixed-point scale."""

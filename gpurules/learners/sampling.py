@@ -6,7 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from numba.extending import register_jitable
+
 from gpurules.backends.base import floyd_indices
+from gpurules.jit.cache import njit
 from gpurules.learners.holdout import example_wise_strata, output_wise_strata
 from gpurules.objectives.complete_head import bounded_fraction
 
@@ -75,7 +78,7 @@ class InstanceSampling:
     it, down while fewer, by a coin flip on a tie (mlrl-boomer's ``tiebreak``,
     :func:`round_stratum`). BOOMER: the examples wanted in the sample are the bounded
     total above (so ``min_samples``/``max_samples`` only steer the rounding), every
-    stratum's count is rounded first (:func:`stratum_sample_counts`), then each stratum
+    stratum's count is rounded first (:func:`_stratified_sample`), then each stratum
     draws ``rng.permutation``. SeCo: ``round(float32(sample_size) * float32(n))`` are
     wanted, and each stratum's count is rounded (:func:`seco_stratum_counts`) just before
     :func:`floyd_sample` draws it (nothing drawn for a count of 0).
@@ -131,10 +134,11 @@ class InstanceSampling:
             raise ValueError(f"instance_sampling={self.kind!r} needs the strata of the labels")
         sizes = [s.shape[0] for s in strata]
         if self.draws == BOOMER_DRAWS:
-            counts = stratum_sample_counts(rng, sizes, self.sample_size,
-                                           self.num_samples(num_examples))
-            for stratum, take in zip(strata, counts):
-                weights[stratum[rng.permutation(stratum.shape[0])[:take]]] = 1
+            offsets = np.zeros(len(strata) + 1, np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            _stratified_sample(rng, np.concatenate(strata), offsets,
+                               np.float32(self.sample_size), self.num_samples(num_examples),
+                               weights)
             return weights
         wanted = int(round(np.float32(self.sample_size) * np.float32(num_examples)))
         for stratum, take in zip(strata, seco_stratum_counts(
@@ -144,6 +148,7 @@ class InstanceSampling:
         return weights
 
 
+@register_jitable
 def round_stratum(rng, sample_size, size, wanted_in, wanted_out):
     """How many of a stratum's ``size`` examples to draw: ``float32(sample_size) *
     float32(size)`` rounded up if ``wanted_in > wanted_out`` (examples still wanted in and
@@ -153,22 +158,31 @@ def round_stratum(rng, sample_size, size, wanted_in, wanted_out):
     return int(math.ceil(decimal) if round_up else math.floor(decimal))
 
 
-def stratum_sample_counts(rng, sizes, sample_size, num_samples):
-    """How many examples to draw from each stratum (list of ints, one per entry of
-    ``sizes``) for a sample of ``num_samples`` of ``sum(sizes)`` examples: mlrl-boomer's
-    rounding of ``float32(sample_size) * size`` (see :class:`InstanceSampling`). Desired
-    counts that would fall below zero count as zero (mlrl-boomer's unsigned counters wrap
-    around instead and then round up)."""
-    num_out = sum(sizes) - num_samples
+@njit
+def _stratified_sample(rng, members, offsets, sample_size, num_samples, weights):
+    """Set ``weights[i] = 1`` (int32 (n,)) for the examples drawn from each stratum
+    ``members[offsets[s]:offsets[s + 1]]`` (int64): first every stratum's count
+    (:func:`round_stratum`, mlrl-boomer's rounding of ``float32(sample_size) * size``;
+    counts that would fall below zero count as zero, where mlrl-boomer's unsigned counters
+    wrap around and then round up), then each stratum's draw, the first
+    ``count`` of a permutation of it (``rng.permutation``: Numba calls numpy's bit
+    generator, so the draws are numpy's). One compiled call instead of a Python loop over
+    the strata (one per output at most: enron's 53 took ~0.2 ms a rule)."""
+    S = offsets.shape[0] - 1
+    num_out = offsets[S] - num_samples
+    counts = np.empty(S, np.int64)
     drawn = left_out = 0
-    counts = []
-    for size in sizes:
-        take = round_stratum(rng, sample_size, size, max(num_samples - drawn, 0),
-                             max(num_out - left_out, 0))
-        drawn += take
-        left_out += size - take
-        counts.append(take)
-    return counts
+    for s in range(S):
+        size = offsets[s + 1] - offsets[s]
+        counts[s] = round_stratum(rng, sample_size, size, max(num_samples - drawn, 0),
+                                  max(num_out - left_out, 0))
+        drawn += counts[s]
+        left_out += size - counts[s]
+    for s in range(S):
+        first = offsets[s]
+        order = rng.permutation(offsets[s + 1] - first)
+        for p in range(counts[s]):
+            weights[members[first + order[p]]] = 1
 
 
 def seco_stratum_counts(rng, sizes, sample_size, wanted_in, wanted_out):

@@ -248,10 +248,12 @@ class CpuBackend:
         return threads_for(n * S, self.n_threads_search, n * S) == 1 and \
             threads_for(n * K, self.n_threads_update, n * K) == 1
 
-    def learn_rules(self, plan, rng, count):
+    def learn_rules(self, plan, rng, count, score_room=np.inf):
         """Learn up to ``count`` rules of a plain fit in one compiled call
         (``fused_rules``; only where :meth:`learns_rules`), each applied to the statistics
-        as the learner's loop would (its head shrunk by ``plan.shrinkage``).
+        as the learner's loop would (its head shrunk by ``plan.shrinkage``), and none after
+        the rule whose largest |score| uses up ``score_room`` (float): the learner
+        re-encodes the statistics there (``BoostingLearner._score_room``).
 
         Returns:
             (rules, status): rules a list of (conditions [(feature, op, threshold)],
@@ -272,7 +274,8 @@ class CpuBackend:
             rng, count, plan, data, self._searches.rule_marks(), self._searches.gh,
             self.mask, self._ones,
             self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
-            self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules)
+            self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules,
+            float(score_room))
         self._full_coverage = status == BATCH_NO_RULE
         self._search_weights = self._ones
         if self.non_decomposable:

@@ -115,7 +115,7 @@ def _largest_abs(scores):
 
 
 def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
-              inv_scale, stats, scratch, out, result, rules):
+              inv_scale, stats, scratch, out, result, rules, score_room):
     """Learn up to ``count`` rules (module docstring).
 
     Args:
@@ -141,6 +141,9 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
             end), its head before ``head_end[b]``; ``largest``: its largest |score|,
             ``covered``: its covered examples. A rule has fewer than n conditions (each
             excludes a covered example), so a rule starts only while n entries are free.
+        score_room: float, the sum of the rules' largest |score| that ends the batch with
+            the rule that reaches it (the statistics' scale changes there: the learner
+            re-encodes them); ``inf`` for the logistic losses.
 
     Returns:
         (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator,
@@ -227,6 +230,9 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         n_head += head_labels.shape[0]
         c_end[b], h_end[b] = n_cond, n_head
         largest_out[b], covered_out[b] = largest, tot_count
+        score_room -= largest
+        if not score_room >= 0:  # (also NaN)
+            return b + 1, BATCH_LEARNED, indicator, big
     return count, BATCH_LEARNED, indicator, big
 
 
