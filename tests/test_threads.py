@@ -1,9 +1,14 @@
 """How many threads a CPU phase runs on (``jit.threads``)."""
 
 import numba
+import numpy as np
 import pytest
 
+from gpurules.backends.cpu import CpuBackend
+from gpurules.data.presorted import presort_dense
 from gpurules.jit import threads
+from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES
 
 
 @pytest.fixture
@@ -56,3 +61,22 @@ def test_spinning_workers_decide_per_fit(openmp):
     # one-off phases (prediction) and single-thread callers
     assert threads.threads_for(threads.MIN_PARALLEL_WORK - 1, 4) == 1
     assert threads.threads_for(10 ** 9, 1, fit_work=10 ** 9) == 1
+
+
+def test_a_search_counts_the_width_of_the_statistics(openmp):
+    """A non-decomposable example's statistics (K gradients and K (K + 1) / 2 Hessian
+    entries) cost ``(K + W) / 2K`` decomposable rows to read: with 20 labels, 1,000
+    examples and 10 features its searches go to two threads where decomposable ones of the
+    same size stay on one; the updates count labels, as before."""
+    n, K, S = 1_000, 20, 10
+    assert n * S < threads.MIN_PARALLEL_FIT <= n * S * (K + K * (K + 1) // 2) / (2 * K)
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    Y = np.zeros((n, K), np.uint8)
+    chosen = {}
+    for name, loss in (("decomposable", DECOMPOSABLE_LOSSES["logistic-decomposable"]),
+                       ("non-decomposable",
+                        NON_DECOMPOSABLE_LOSSES["logistic-non-decomposable"])):
+        backend = CpuBackend(2, 2)
+        backend.start_fit(presort_dense(X, np.zeros(3, bool)), Y, loss, np.ones(n), 2.0 ** 30)
+        chosen[name] = (backend._search_threads(n, S), backend._update_threads(range(K)))
+    assert chosen == {"decomposable": (1, 1), "non-decomposable": (2, 1)}
