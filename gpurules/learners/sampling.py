@@ -109,10 +109,10 @@ class InstanceSampling:
         """The strata of labels ``Y`` (uint8 (n, K)) a stratified kind draws from, once per
         fit: a list of int64 index arrays partitioning range(n); None for other kinds."""
         if self.kind == "stratified-output-wise":
-            return output_wise_strata(Y)
+            return Strata(output_wise_strata(Y))
         if self.kind == "stratified-example-wise":
-            return example_wise_strata(Y) if self.draws == BOOMER_DRAWS else \
-                example_wise_strata_by_vector(Y)
+            return Strata(example_wise_strata(Y) if self.draws == BOOMER_DRAWS else
+                          example_wise_strata_by_vector(Y))
         return None
 
     def sample(self, rng, num_examples, strata=None):
@@ -132,14 +132,13 @@ class InstanceSampling:
             return weights
         if strata is None:
             raise ValueError(f"instance_sampling={self.kind!r} needs the strata of the labels")
-        sizes = [s.shape[0] for s in strata]
+        strata = strata if isinstance(strata, Strata) else Strata(strata)
         if self.draws == BOOMER_DRAWS:
-            offsets = np.zeros(len(strata) + 1, np.int64)
-            np.cumsum(sizes, out=offsets[1:])
-            _stratified_sample(rng, np.concatenate(strata), offsets,
+            _stratified_sample(rng, strata.members, strata.offsets,
                                np.float32(self.sample_size), self.num_samples(num_examples),
                                weights)
             return weights
+        sizes = np.diff(strata.offsets).tolist()
         wanted = int(round(np.float32(self.sample_size) * np.float32(num_examples)))
         for stratum, take in zip(strata, seco_stratum_counts(
                 rng, sizes, self.sample_size, wanted, num_examples - wanted)):
@@ -158,6 +157,20 @@ def round_stratum(rng, sample_size, size, wanted_in, wanted_out):
     return int(math.ceil(decimal) if round_up else math.floor(decimal))
 
 
+class Strata(list):
+    """The strata a stratified sample draws from: a list of int64 index arrays (ascending)
+    partitioning the examples, and the same once concatenated for the compiled draw,
+    ``members`` int64 (n,) with stratum ``s`` at ``offsets[s]:offsets[s + 1]`` (int64
+    (S + 1,)): made once per fit (enron has hundreds of example-wise strata)."""
+
+    def __init__(self, groups):
+        super().__init__(groups)
+        self.offsets = np.zeros(len(self) + 1, np.int64)
+        np.cumsum([group.shape[0] for group in self], out=self.offsets[1:])
+        self.members = np.concatenate(self).astype(np.int64) if self else \
+            np.empty(0, np.int64)
+
+
 @njit
 def _stratified_sample(rng, members, offsets, sample_size, num_samples, weights):
     """Set ``weights[i] = 1`` (int32 (n,)) for the examples drawn from each stratum
@@ -165,9 +178,10 @@ def _stratified_sample(rng, members, offsets, sample_size, num_samples, weights)
     (:func:`round_stratum`, mlrl-boomer's rounding of ``float32(sample_size) * size``;
     counts that would fall below zero count as zero, where mlrl-boomer's unsigned counters
     wrap around and then round up), then each stratum's draw, the first
-    ``count`` of a permutation of it (``rng.permutation``: Numba calls numpy's bit
-    generator, so the draws are numpy's). One compiled call instead of a Python loop over
-    the strata (one per output at most: enron's 53 took ~0.2 ms a rule)."""
+    ``count`` of a permutation of it (``rng.permutation``'s draws: ``arange`` shuffled, in
+    one buffer, and nothing for a stratum of one; Numba calls numpy's bit generator, so the
+    draws are numpy's). One compiled call instead of a Python loop over the strata (one
+    per output, or per distinct label vector: enron has hundreds)."""
     S = offsets.shape[0] - 1
     num_out = offsets[S] - num_samples
     counts = np.empty(S, np.int64)
@@ -178,11 +192,18 @@ def _stratified_sample(rng, members, offsets, sample_size, num_samples, weights)
                                   max(num_out - left_out, 0))
         drawn += counts[s]
         left_out += size - counts[s]
+    order = np.empty(offsets[S], np.int64)  # rng.permutation(size) = shuffled arange(size)
     for s in range(S):
-        first = offsets[s]
-        order = rng.permutation(offsets[s + 1] - first)
+        first, size = offsets[s], offsets[s + 1] - offsets[s]
+        if size == 1:  # (a shuffle of one draws nothing)
+            weights[members[first]] = counts[s]
+            continue
+        view = order[:size]
+        for p in range(size):
+            view[p] = p
+        rng.shuffle(view)
         for p in range(counts[s]):
-            weights[members[first + order[p]]] = 1
+            weights[members[first + view[p]]] = 1
 
 
 def seco_stratum_counts(rng, sizes, sample_size, wanted_in, wanted_out):
