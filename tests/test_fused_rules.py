@@ -92,13 +92,18 @@ def _assert_same_fits(X, Y, monkeypatch, **params):
      "feature_binning": "equal-width"},
     {"loss": "squared-error-decomposable"},
     {"loss": "squared-hinge-decomposable", "head_type": "single", "feature_format": "sparse"},
+    {"output_sampling": "round-robin"},
+    {"output_sampling": "round-robin", "head_type": "partial-dynamic",
+     "feature_binning": "equal-width"},
 ])
 def test_batches_learn_the_models_of_the_loop(data, params, monkeypatch):
     """More rules than a batch holds (``RULE_BATCH``), each configuration the batches
     serve: heads of every kind, their outputs fixed or not, limits on the conditions, a
     coverage that stops rules, dense, sparse and histogram search (whose interleaved
-    statistics follow each update), the loop's post-optimization after the batches, and
-    non-decomposable statistics (their head kinds, with and without label bins)."""
+    statistics follow each update), the loop's post-optimization after the batches,
+    non-decomposable statistics (their head kinds, with and without label bins), the
+    squared losses (whose scale changes: see below) and round-robin outputs (each rule's
+    output follows from its number, which carries over from batch to batch)."""
     X, Y = data
     clf = _assert_same_fits(X, Y, monkeypatch, max_rules=boosting.RULE_BATCH + 30, **params)
     assert len(clf.model_) == boosting.RULE_BATCH + 30
@@ -138,9 +143,9 @@ def test_batches_of_one_rule_where_a_batch_takes_long(data, monkeypatch):
     counts = []
     learn_rules = CpuBackend.learn_rules
 
-    def counted(backend, plan, rng, count, score_room):
+    def counted(backend, plan, rng, count, score_room, first_rule):
         counts.append(count)
-        return learn_rules(backend, plan, rng, count, score_room)
+        return learn_rules(backend, plan, rng, count, score_room, first_rule)
 
     monkeypatch.setattr(CpuBackend, "learn_rules", counted)
     _assert_same_fits(X, Y, monkeypatch, max_rules=30)
@@ -152,7 +157,7 @@ def test_a_batch_without_rules_or_reason_is_an_error(data, monkeypatch):
     learner raises instead."""
     X, Y = data
     monkeypatch.setattr(CpuBackend, "learn_rules",
-                        lambda backend, plan, rng, count, room: ([], BATCH_LEARNED))
+                        lambda backend, plan, rng, count, room, first: ([], BATCH_LEARNED))
     with pytest.raises(RuntimeError, match="no rule and no reason"):
         BoomerClassifier(max_rules=5, parallel_rule_refinement="false").fit(X, Y)
 
@@ -200,7 +205,7 @@ def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, capl
 
 @pytest.mark.parametrize("params", [
     {"instance_sampling": "with-replacement"},
-    {"output_sampling": "round-robin"},
+    {"output_sampling": "without-replacement"},
     {"time_limit": 60},
     {"global_pruning": "pre-pruning"},
     {"rule_induction": "top-down-beam-search"},
@@ -227,8 +232,8 @@ def test_a_batch_ends_where_the_scale_changes(data, loss, monkeypatch):
         scales.append(scale)
         return set_scale(backend, scale)
 
-    def spy_rules(backend, plan, rng, count, score_room):
-        rules, status = learn_rules(backend, plan, rng, count, score_room)
+    def spy_rules(backend, plan, rng, count, score_room, first_rule):
+        rules, status = learn_rules(backend, plan, rng, count, score_room, first_rule)
         short.append(len(rules) < count and score_room < np.inf)
         return rules, status
 

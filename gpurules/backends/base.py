@@ -89,8 +89,9 @@ class RulePlan(NamedTuple):
     """What every rule of a plain boosting fit shares, for a backend that learns several
     rules in one call (``learn_rules``, optional: ``backends/cpu/fused_rules.py``).
 
-    A plain fit draws no instance or output sample (every example once, every output a
-    candidate), grows its rules greedily without a time limit, global pruning, holdout set
+    A plain fit draws no instance sample (every example once) and no output sample but
+    round-robin's (rule ``i``, the default rule not counted, may predict output ``i % K``
+    only), grows its rules greedily without a time limit, global pruning, holdout set
     or IREP, and uses a logistic loss, decomposable or not, whose fixed-point scale never
     changes (``statistic_bound`` is 1); ``learners.boosting`` makes the plan.
 
@@ -104,6 +105,7 @@ class RulePlan(NamedTuple):
             conditions).
         head_mode: int, the search's head mode; params: float64 (P,), its parameters.
         min_coverage: int; shrinkage, l1, l2: float.
+        round_robin: bool, outputs sampled round-robin (else every output a candidate).
     """
 
     num_features: int
@@ -119,6 +121,7 @@ class RulePlan(NamedTuple):
     shrinkage: float
     l1: float
     l2: float
+    round_robin: bool
 
 
 class Backend(Protocol):

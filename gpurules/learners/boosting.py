@@ -256,7 +256,7 @@ class BoostingLearner:
         cfg, backend = self.config, self.backend
         plain = cfg.beam is None and not cfg.time_limit and cfg.pruning is None and \
             self._train is None and cfg.instance_sampling.kind == "none" and \
-            cfg.output_sampling.kind == "none" and \
+            cfg.output_sampling.kind in ("none", "round-robin") and \
             (not cfg.non_decomposable or cfg.loss.code == ND_LOGISTIC)
         if not plain or not hasattr(backend, "learn_rules"):
             return None
@@ -265,7 +265,7 @@ class BoostingLearner:
         plan = RulePlan(num_features, drawn, first_condition_redraws(num_features, drawn),
                         BLOCK, cfg.max_conditions, cfg.max_head_refinements, cfg.partial_head,
                         cfg.head_mode, cfg.search_params, cfg.min_coverage, cfg.shrinkage,
-                        cfg.l1, cfg.l2)
+                        cfg.l1, cfg.l2, cfg.output_sampling.kind == "round-robin")
         return plan if backend.learns_rules(plan) else None
 
     def _learn_rules(self, plan, builder, count, n):
@@ -278,7 +278,7 @@ class BoostingLearner:
         data (the rules do not depend on where the batches end)."""
         start = time.perf_counter()
         rules, status = self.backend.learn_rules(plan, self.rng, min(count, self._batch),
-                                                 self._score_room())
+                                                 self._score_room(), self._num_induced)
         elapsed = time.perf_counter() - start
         if elapsed < BATCH_SECONDS / 2:
             self._batch = min(2 * self._batch, RULE_BATCH)

@@ -247,12 +247,14 @@ class CpuBackend:
         S = plan.num_drawn or plan.num_features
         return self._search_threads(n, S) == 1 and self._update_threads(range(K)) == 1
 
-    def learn_rules(self, plan, rng, count, score_room=np.inf):
+    def learn_rules(self, plan, rng, count, score_room=np.inf, first_rule=0):
         """Learn up to ``count`` rules of a plain fit in one compiled call
         (``fused_rules``; only where :meth:`learns_rules`), each applied to the statistics
         as the learner's loop would (its head shrunk by ``plan.shrinkage``), and none after
         the rule whose largest |score| uses up ``score_room`` (float): the learner
-        re-encodes the statistics there (``BoostingLearner._score_room``).
+        re-encodes the statistics there (``BoostingLearner._score_room``). ``first_rule``:
+        the number of the batch's first rule (the default rule not counted), for
+        round-robin outputs.
 
         Returns:
             (rules, status): rules a list of (conditions [(feature, op, threshold)],
@@ -274,7 +276,7 @@ class CpuBackend:
             self.mask, self._ones,
             self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
             self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules,
-            float(score_room))
+            float(score_room), int(first_rule))
         self._full_coverage = status == BATCH_NO_RULE
         self._search_weights = self._ones
         if self.non_decomposable:

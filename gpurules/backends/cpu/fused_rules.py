@@ -115,7 +115,7 @@ def _largest_abs(scores):
 
 
 def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
-              inv_scale, stats, scratch, out, result, rules, score_room):
+              inv_scale, stats, scratch, out, result, rules, score_room, first_rule):
     """Learn up to ``count`` rules (module docstring).
 
     Args:
@@ -144,6 +144,8 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         score_room: float, the sum of the rules' largest |score| that ends the batch with
             the rule that reaches it (the statistics' scale changes there: the learner
             re-encodes them); ``inf`` for the logistic losses.
+        first_rule: int, the number of the batch's first rule (the default rule not
+            counted): with ``plan.round_robin``, rule ``i`` may predict output ``i % K``.
 
     Returns:
         (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator,
@@ -151,7 +153,7 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         ones).
     """
     (num_features, num_drawn, redraws_per_rule, block, max_conditions, max_head_refinements,
-     partial, head_mode, params0, min_coverage, shrinkage, l1, l2) = plan
+     partial, head_mode, params0, min_coverage, shrinkage, l1, l2, round_robin) = plan
     kept_len, epochs, covered_state = marks
     g_all, h_all = all_totals
     delta_g, delta_h = stats[5], stats[6]
@@ -176,6 +178,8 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         copy_row(tot_h, h_all)
         tot_count = n
         labels, params = all_labels, params0
+        if round_robin:
+            labels = all_labels[(first_rule + b) % all_labels.shape[0]:][:1]
         min_quality = -np.inf
         redraws = redraws_per_rule
         first = n_cond
