@@ -193,8 +193,8 @@ def _bin_chunk(X, start, modes, options, bin_index, num_bins, threads):
     order = np.empty((C, n) if not unsorted.all() else (C, 0), dtype=np.int32)
     if not unsorted.all():
         _sort_columns.run(threads, values, order, ~unsorted, n_present, n_distinct)
-        for c in np.flatnonzero(~unsorted & (n_present > 0)):
-            lo[c], hi[c] = values[c, 0], values[c, n_present[c] - 1]
+        done = np.flatnonzero(~unsorted & (n_present > 0))
+        lo[done], hi[done] = values[done, 0], values[done, n_present[done] - 1]
     _check_finite(lo, hi, n_present, modes)
     target = bin_count(n, *options)
     per_bin = np.ceil(n_present / max(target, 1)).astype(np.int64)

@@ -373,15 +373,19 @@ class BoostingLearner:
         loss, total = self.config.loss, self._total_weight
         if self.config.non_decomposable or loss.code == LOGISTIC:  # (plans: logistic only)
             return math.inf
-        scale = fixed_point.choose_scale(total, loss.statistic_bound(self._score_bound))
+
+        def scale_at(score_bound):
+            return fixed_point.choose_scale(total, loss.statistic_bound(score_bound))
+
+        scale = scale_at(self._score_bound)
         lo, hi = self._score_bound, self._score_bound + 1.0
-        while hi < 1e300 and fixed_point.choose_scale(total, loss.statistic_bound(hi)) == scale:
+        while hi < 1e300 and scale_at(hi) == scale:
             lo, hi = hi, 2 * hi
         for _ in range(64):  # the largest bound of the same scale lies in [lo, hi)
             mid = lo + (hi - lo) / 2
             if mid in (lo, hi):
                 break
-            if fixed_point.choose_scale(total, loss.statistic_bound(mid)) == scale:
+            if scale_at(mid) == scale:
                 lo = mid
             else:
                 hi = mid
