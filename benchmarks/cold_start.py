@@ -50,6 +50,7 @@ CASES = {
     "boomer-nd-complete": ("boomer", "scene", {"loss": "logistic-non-decomposable",
                                                "head_type": "complete"}, False),
     "boomer-regressor": ("regressor", "make_regression", {}, False),
+    "boomer-beam": ("boomer", "emotions", {"rule_induction": "top-down-beam-search"}, False),
     "seco-default": ("seco", "emotions", {}, False),
     "turs-iris": ("turs", "iris", {}, False),
 }

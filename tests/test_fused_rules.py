@@ -109,6 +109,40 @@ def test_batches_learn_the_models_of_the_loop(data, params, monkeypatch):
     assert len(clf.model_) == boosting.RULE_BATCH + 30
 
 
+@pytest.mark.parametrize("params", [
+    {"rule_induction": "top-down-beam-search", "head_type": "single"},
+    {"rule_induction": "top-down-beam-search{beam_width=3,resample_features=true,"
+                       "max_conditions=3,max_head_refinements=2}",
+     "head_type": "partial-dynamic"},
+    {"rule_induction": "top-down-beam-search{beam_width=5,min_coverage=30}",
+     "head_type": "complete", "feature_format": "sparse"},
+    {"rule_induction": "top-down-beam-search", "loss": "logistic-non-decomposable",
+     "feature_binning": "equal-width", "output_sampling": "round-robin"},
+])
+def test_beam_search_in_batches(data, params, monkeypatch):
+    """Rules grown by beam search in the batches (``fused_beam``) against the loop's
+    (``learners.beam_search``): widths, features drawn per entry or per depth, heads whose
+    outputs are fixed per entry after a number of conditions, limits on the conditions
+    and the coverage (entries that may not be refined further stay in the beam), dense,
+    sparse and histogram search, non-decomposable statistics."""
+    X, Y = data
+    _assert_same_fits(X, Y, monkeypatch, max_rules=boosting.RULE_BATCH + 10, **params)
+
+
+def test_beam_search_redraws_the_first_condition_as_the_loop(monkeypatch):
+    """Mostly constant features: the first beam draws other features until an informative
+    one comes, later depths do not, and a fit where none comes stops with the loop's
+    warning."""
+    rng = np.random.default_rng(0)
+    X = np.zeros((80, 40), np.float32)
+    Y = (rng.random((80, 3)) < 0.3).astype(np.uint8)
+    for k, j in enumerate((5, 17)):
+        X[:, j] = rng.integers(0, 4, 80)
+        Y[:, k] |= X[:, j] > 1
+    _assert_same_fits(X, Y, monkeypatch, max_rules=40, head_type="single",
+                      rule_induction="top-down-beam-search")
+
+
 def test_the_compacting_sparse_search_in_batches(data, monkeypatch):
     """The sparse search that compacts its entries within a rule (forced by a zero
     ``PREFETCH_BYTES``): each batched rule starts from the whole entries."""
@@ -208,12 +242,11 @@ def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, capl
     {"output_sampling": "without-replacement"},
     {"time_limit": 60},
     {"global_pruning": "pre-pruning"},
-    {"rule_induction": "top-down-beam-search"},
     {"loss": "squared-error-non-decomposable"},
 ])
 def test_fits_the_batches_do_not_serve_take_the_loop(data, params, monkeypatch):
-    """Per-rule sampling, a time limit, pruning, the beam and non-decomposable statistics
-    whose scale follows the statistics seen keep the learner's loop."""
+    """Per-rule sampling, a time limit, pruning and non-decomposable statistics whose
+    scale follows the statistics seen keep the learner's loop."""
     X, Y = data
     _, _, used = _fit(X, Y, True, monkeypatch, max_rules=5, **params)
     assert not used

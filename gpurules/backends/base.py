@@ -91,9 +91,9 @@ class RulePlan(NamedTuple):
 
     A plain fit draws no instance sample (every example once) and no output sample but
     round-robin's (rule ``i``, the default rule not counted, may predict output ``i % K``
-    only), grows its rules greedily without a time limit, global pruning, holdout set
-    or IREP, and uses a logistic loss, decomposable or not, whose fixed-point scale never
-    changes (``statistic_bound`` is 1); ``learners.boosting`` makes the plan.
+    only) and grows its rules greedily or by beam search without a time limit, global
+    pruning, holdout set or IREP, with a decomposable loss or the non-decomposable logistic
+    loss; ``learners.boosting`` makes the plan.
 
     Attributes:
         num_features: int, the features a step draws from; num_drawn: int, features per
@@ -106,6 +106,8 @@ class RulePlan(NamedTuple):
         head_mode: int, the search's head mode; params: float64 (P,), its parameters.
         min_coverage: int; shrinkage, l1, l2: float.
         round_robin: bool, outputs sampled round-robin (else every output a candidate).
+        beam_width: int, the rules a beam search keeps per depth (0: greedy).
+        resample_features: bool, each beam entry's search draws its own features.
     """
 
     num_features: int
@@ -122,6 +124,8 @@ class RulePlan(NamedTuple):
     l1: float
     l2: float
     round_robin: bool
+    beam_width: int = 0
+    resample_features: bool = False
 
 
 class Backend(Protocol):

@@ -254,7 +254,7 @@ class BoostingLearner:
         without its Python per rule), else None: the fit is not plain (``RulePlan``'s
         docstring) or the backend does not serve it."""
         cfg, backend = self.config, self.backend
-        plain = cfg.beam is None and not cfg.time_limit and cfg.pruning is None and \
+        plain = not cfg.time_limit and cfg.pruning is None and \
             self._train is None and cfg.instance_sampling.kind == "none" and \
             cfg.output_sampling.kind in ("none", "round-robin") and \
             (not cfg.non_decomposable or cfg.loss.code == ND_LOGISTIC)
@@ -265,7 +265,8 @@ class BoostingLearner:
         plan = RulePlan(num_features, drawn, first_condition_redraws(num_features, drawn),
                         BLOCK, cfg.max_conditions, cfg.max_head_refinements, cfg.partial_head,
                         cfg.head_mode, cfg.search_params, cfg.min_coverage, cfg.shrinkage,
-                        cfg.l1, cfg.l2, cfg.output_sampling.kind == "round-robin")
+                        cfg.l1, cfg.l2, cfg.output_sampling.kind == "round-robin",
+                        cfg.beam_width, cfg.resample_features)
         return plan if backend.learns_rules(plan) else None
 
     def _learn_rules(self, plan, builder, count, n):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from gpurules.backends.base import BATCH_NO_RULE, Refinement, select_refinement
-from gpurules.backends.cpu import fused_rules, histograms, refine, statistics
+from gpurules.backends.cpu import fused_beam, fused_rules, histograms, refine, statistics
 from gpurules.backends.cpu.representations import search_state
 from gpurules.data.binning import rows_of
 from gpurules.jit.threads import threads_for
@@ -53,7 +53,7 @@ class CpuBackend:
         self.h = np.zeros((n, W), dtype=np.int64)
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
-        self._buffers = self._records = self._deltas = self._rules = None
+        self._buffers = self._records = self._deltas = self._rules = self._beam = None
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W, self.n_threads_search)
@@ -241,7 +241,7 @@ class CpuBackend:
         thread even over every example (the fused loop calls their
         serial forms; fits that large spend next to nothing in Python per rule)."""
         module, _ = self._representation()
-        if (module, self.non_decomposable) not in fused_rules.RULES:
+        if (module, self.non_decomposable, plan.beam_width > 0) not in fused_rules.RULES:
             return False
         n, K = self.g.shape
         S = plan.num_drawn or plan.num_features
@@ -271,12 +271,14 @@ class CpuBackend:
                  largest)
         rules = self._rule_buffers(count)
         plan = plan._replace(head_mode=family_head_mode(plan.head_mode))
-        taken, status, self.indicator, big = fused_rules.RULES[module, self.non_decomposable](
+        beam = plan.beam_width > 0
+        taken, status, self.indicator, big = fused_rules.RULES[module, self.non_decomposable,
+                                                               beam](
             rng, count, plan, data, self._searches.rule_marks(), self._searches.gh,
             self.mask, self._ones,
             self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
             self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules,
-            float(score_room), int(first_rule))
+            float(score_room), int(first_rule), self._beam_buffers(plan) if beam else None)
         self._full_coverage = status == BATCH_NO_RULE
         self._search_weights = self._ones
         if self.non_decomposable:
@@ -294,6 +296,15 @@ class CpuBackend:
                            np.empty(count * K, np.int32), np.empty(count * K),
                            np.empty(count, np.int64), np.empty(count), np.empty(count, np.int64))
         return self._rules
+
+    def _beam_buffers(self, plan):
+        """``fused_beam.buffers`` of ``plan``'s beam search (reused)."""
+        n, K = self.g.shape
+        key = (plan.beam_width, plan.params.shape[0])
+        if self._beam is None or self._beam[0] != key:
+            self._beam = (key, fused_beam.buffers(plan.beam_width, n, K, self.h.shape[1],
+                                                  plan.params.shape[0]))
+        return self._beam[1]
 
     def _step_records(self, R):
         """The fused loop's per-step records for up to ``R`` steps (``refine.py``'s

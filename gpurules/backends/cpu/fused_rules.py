@@ -23,8 +23,9 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.backends.base import BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD
-from gpurules.backends.cpu import (exact_search, histogram_search, histograms, refine,
-                                   sparse_search, statistics)
+from gpurules.backends.cpu import (exact_search, fused_beam, histogram_search, histograms,
+                                   refine, sparse_search, statistics)
+from gpurules.backends.cpu.representations import forget_marks
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
@@ -35,8 +36,9 @@ from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
 from gpurules.objectives.non_decomposable import packed_index
 from gpurules.objectives.quality import head_code
 
-# the refinement steps and statistics update the loop calls, bound by ``variant`` below
-_REFINE = _UPDATE = None
+# the rule's growth, its refinement steps and the statistics update the loops call, bound
+# by ``variant`` below
+_GROW = _REFINE = _UPDATE = None
 _update_decomposable_serial = statistics.update_covered.form(False)
 _update_non_decomposable_serial = statistics.update_covered_nd.form(False)
 
@@ -115,8 +117,9 @@ def _largest_abs(scores):
 
 
 def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
-              inv_scale, stats, scratch, out, result, rules, score_room, first_rule):
-    """Learn up to ``count`` rules (module docstring).
+              inv_scale, stats, scratch, out, result, rules, score_room, first_rule, beam):
+    """Learn up to ``count`` rules (module docstring), each grown by ``_GROW``: greedily
+    (:func:`_grow_py`) or by beam search (``fused_beam.grow``).
 
     Args:
         rng: the fit's numpy Generator (advanced by the draws).
@@ -146,19 +149,18 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
             re-encodes them); ``inf`` for the logistic losses.
         first_rule: int, the number of the batch's first rule (the default rule not
             counted): with ``plan.round_robin``, rule ``i`` may predict output ``i % K``.
+        beam: the beam search's buffers (``fused_beam.buffers``), or None (greedy).
 
     Returns:
         (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator,
         the largest |statistic| per unit weight the updates computed: 0.0 for decomposable
         ones).
     """
-    (num_features, num_drawn, redraws_per_rule, block, max_conditions, max_head_refinements,
-     partial, head_mode, params0, min_coverage, shrinkage, l1, l2, round_robin) = plan
-    kept_len, epochs, covered_state = marks
+    head_mode, shrinkage, l1, l2 = plan.head_mode, plan.shrinkage, plan.l1, plan.l2
     g_all, h_all = all_totals
     delta_g, delta_h = stats[5], stats[6]
     c_f, c_op, c_thr, c_end, h_lab, h_sc, h_end, largest_out, covered_out = rules
-    res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
+    conditions = (c_f, c_op, c_thr)
     n = mask.shape[0]
     tot_g = np.empty_like(g_all)
     tot_h = np.empty_like(h_all)
@@ -170,48 +172,16 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         if c_f.shape[0] - n_cond < n:
             return b, BATCH_LEARNED, indicator, big
         mask[:] = 0  # a new rule covers every example (CpuBackend.reset_coverage)
-        indicator = 0
-        kept_len[:] = -1
-        epochs[-1] += 1
-        covered_state[1] = -1
+        forget_marks(marks)
         copy_row(tot_g, g_all)
         copy_row(tot_h, h_all)
-        tot_count = n
-        labels, params = all_labels, params0
-        if round_robin:
+        labels = all_labels
+        if plan.round_robin:
             labels = all_labels[(first_rule + b) % all_labels.shape[0]:][:1]
-        min_quality = -np.inf
-        redraws = redraws_per_rule
         first = n_cond
-        label = -1
-        while True:
-            done = n_cond - first
-            steps, fix_after = _block_size(block, done, max_conditions, max_head_refinements,
-                                           partial)
-            if steps == 0:
-                break
-            uniforms = rng.random((steps, num_drawn))
-            taken, indicator, labels, finished = _REFINE(
-                data, uniforms, num_features, mask, indicator, ones, g, h,
-                (tot_g, tot_h, tot_count), labels, head_mode, params, inv_scale,
-                min_coverage, min_quality, fix_after, scratch, out, result)
-            if taken == 0:
-                if done == 0 and redraws > 0:
-                    redraws -= 1  # no first condition: draw other features
-                    continue
-                break
-            for r in range(taken):
-                c_f[n_cond], c_op[n_cond], c_thr[n_cond] = res_f[r], res_op[r], res_thr[r]
-                n_cond += 1
-            last = taken - 1  # the rule's sums, quality to beat and label so far
-            copy_row(tot_g, res_g[last])
-            copy_row(tot_h, res_h[last])
-            tot_count, min_quality, label = res_cnt[last], res_q[last], res_label[last]
-            if partial and 0 < max_head_refinements <= n_cond - first and \
-                    params[3] != SELECT_ALL:  # the block fixed the outputs (after_block)
-                params = all_outputs(params)
-            if finished:
-                break
+        n_cond, indicator, labels, params, label, tot_count = _GROW(
+            rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv_scale,
+            scratch, out, result, conditions, n_cond, beam)
         if n_cond == first:
             return b, BATCH_NO_RULE, indicator, big
         head_labels, scores = _head(head_mode, labels, params, label, tot_g, tot_h,
@@ -240,6 +210,67 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
     return count, BATCH_LEARNED, indicator, big
 
 
+def _grow_py(rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv_scale,
+             scratch, out, result, conditions, n_cond, beam):
+    """Grow one rule greedily, block by block (``rule_induction.induce_rule`` with
+    ``BoostingRule``'s hooks), on a coverage of every example (``mask`` all 0).
+
+    Args:
+        rng, plan, data, mask, ones, g, h, inv_scale, scratch, out, result: as
+            :func:`_rules_py` (``marks``, ``out`` and ``beam`` are the beam search's:
+            ``fused_beam``).
+        tot_g int64 (K,), tot_h int64 (W,): the sums over every example, replaced by the
+            rule's.
+        labels: int32 (m,), the outputs the head may predict.
+        conditions: (feature int64 (C,), op int8 (C,), threshold float32 (C,)), filled
+            from ``n_cond`` on.
+
+    Returns:
+        (where the rule's conditions end (``n_cond`` when none was found), the indicator
+        of its coverage, its head's labels, params, its last refinement's label, its
+        covered count).
+    """
+    c_f, c_op, c_thr = conditions
+    res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
+    max_head_refinements, partial = plan.max_head_refinements, plan.partial
+    params = plan.params
+    indicator = 0
+    tot_count = mask.shape[0]
+    min_quality = -np.inf
+    redraws = plan.redraws
+    first = n_cond
+    label = -1
+    while True:
+        done = n_cond - first
+        steps, fix_after = _block_size(plan.block, done, plan.max_conditions,
+                                       max_head_refinements, partial)
+        if steps == 0:
+            break
+        uniforms = rng.random((steps, plan.num_drawn))
+        taken, indicator, labels, finished = _REFINE(
+            data, uniforms, plan.num_features, mask, indicator, ones, g, h,
+            (tot_g, tot_h, tot_count), labels, plan.head_mode, params, inv_scale,
+            plan.min_coverage, min_quality, fix_after, scratch, out, result)
+        if taken == 0:
+            if done == 0 and redraws > 0:
+                redraws -= 1  # no first condition: draw other features
+                continue
+            break
+        for r in range(taken):
+            c_f[n_cond], c_op[n_cond], c_thr[n_cond] = res_f[r], res_op[r], res_thr[r]
+            n_cond += 1
+        last = taken - 1  # the rule's sums, quality to beat and label so far
+        copy_row(tot_g, res_g[last])
+        copy_row(tot_h, res_h[last])
+        tot_count, min_quality, label = res_cnt[last], res_q[last], res_label[last]
+        if partial and 0 < max_head_refinements <= n_cond - first and \
+                params[3] != SELECT_ALL:  # the block fixed the outputs (after_block)
+            params = all_outputs(params)
+        if finished:
+            break
+    return n_cond, indicator, labels, params, label, tot_count
+
+
 def unpack(rules, count):
     """The first ``count`` rules of :func:`_rules_py`'s ``rules`` buffers as a list of
     (conditions [(feature, op, threshold float32)], labels int32, scores float64, covered,
@@ -255,25 +286,31 @@ def unpack(rules, count):
     return out
 
 
-def _compile(module, non_decomposable):
+def _compile(module, non_decomposable, beam):
     """The rule loop over ``module``'s search (its serial form) and apply step, with the
-    statistics update of decomposable or ``non_decomposable`` statistics.
+    statistics update of decomposable or ``non_decomposable`` statistics, growing rules
+    greedily or by ``beam`` search (``fused_beam``).
 
-    The loop takes ``refine._refine_py`` bound to them as ``refine.REFINE`` binds them, but
-    as a jitable function compiled into the loop: called as a dispatcher, its compiled
-    code was optimised by LLVM again inside the loop's (emotions' first fit compiled
-    14.5 instead of 12.7 CPU-s). The statistics update is a dispatcher (its code is
-    small)."""
+    The greedy growth takes ``refine._refine_py`` bound to them as ``refine.REFINE`` binds
+    them, but as a jitable function compiled into the loop: called as a dispatcher, its
+    compiled code was optimised by LLVM again inside the loop's (emotions' first fit
+    compiled 14.5 instead of 12.7 CPU-s). The statistics update is a dispatcher (its code
+    is small)."""
     name = module.__name__.rsplit(".", 1)[-1]
-    steps = register_jitable(variant(refine._refine_py, f"{name}_in_rules",
-                                     _SEARCH=module.search.form(False),
-                                     _APPLY=module.apply_step))
+    search = module.search.form(False)
+    if beam:
+        grow = fused_beam.bind(name, search, module.apply_step)
+    else:
+        steps = register_jitable(variant(refine._refine_py, f"{name}_in_rules",
+                                         _SEARCH=search, _APPLY=module.apply_step))
+        grow = register_jitable(variant(_grow_py, f"{name}_greedy", _REFINE=steps))
     update = _update_non_decomposable if non_decomposable else _update_decomposable
-    return njit(variant(_rules_py, name + ("_non_decomposable" if non_decomposable else ""),
-                        _REFINE=steps, _UPDATE=update))
+    suffix = ("_non_decomposable" if non_decomposable else "") + ("_beam" if beam else "")
+    return njit(variant(_rules_py, name + suffix, _GROW=grow, _UPDATE=update))
 
 
-# (search module, non-decomposable statistics) -> its rule loop (compiled when first called)
-RULES = {(module, nd): _compile(module, nd)
+# (search module, non-decomposable statistics, beam search) -> its rule loop (compiled when
+# first called)
+RULES = {(module, nd, beam): _compile(module, nd, beam)
          for module in (exact_search, sparse_search, sparse_search.compacting, histogram_search)
-         for nd in (False, True)}
+         for nd in (False, True) for beam in (False, True)}

@@ -16,6 +16,7 @@ from gpurules.backends.cpu.coverage import new_list_state
 from gpurules.data.binning import BinnedFeatures
 from gpurules.data.presorted import PresortedFeatures
 from gpurules.data.sparse import SparseSortedFeatures
+from gpurules.jit.cache import njit
 from gpurules.jit.prefetch import beyond_cache
 
 
@@ -66,8 +67,7 @@ class SearchState:
 
     def rule_marks(self):
         """(kept_len, epochs, covered_state): the arrays :meth:`new_rule` resets, a spare
-        int64 (4,) in place of one the search has not (``fused_rules`` resets all three
-        per rule)."""
+        int64 (4,) in place of one the search has not (for :func:`forget_marks`)."""
         spare = np.zeros(4, np.int64)
         return tuple(spare if a is None else a
                      for a in (self.kept_len, self.epochs, self.covered_state))
@@ -77,6 +77,16 @@ class SearchState:
         if self.parts is not None:
             self.parts[0] = threads
         return self.module, self.data
+
+
+@njit(inline="always")
+def forget_marks(marks):
+    """:meth:`SearchState.new_rule` in compiled code, on ``SearchState.rule_marks()``: the
+    fused loops call it where a rule starts or the coverage is replaced."""
+    kept_len, epochs, covered_state = marks
+    kept_len[:] = -1
+    epochs[-1] += 1
+    covered_state[1] = -1
 
 
 def _presorted(fs, n, width, threads):
