@@ -39,7 +39,7 @@ from gpurules.jit.variants import variant
 
 # bound by :func:`bind` (``jit.variants.variant``): the search kernel and apply step, and
 # the helpers that call them
-_SEARCH = _APPLY = _SEARCH_AT = _MAKE_ENTRY = _FIRST_BEAM = _NEXT_BEAM = None
+_SEARCH = _APPLY = _MAKE_ENTRY = _ENTRIES = None
 
 _NODES = 256  # the condition tree's first size (doubled as needed)
 
@@ -68,15 +68,16 @@ def buffers(width, n, K, W, P):
 
 def bind(name, search, apply_step):
     """:func:`_grow_py` over ``search`` (a search kernel's serial form) and ``apply_step``,
-    a jitable function for ``fused_rules``'s rule loop; ``name``: the representation's."""
+    a jitable function for ``fused_rules``'s rule loop; ``name``: the representation's.
+
+    The search is called from :func:`_grow_py` itself: every layer of jitable functions
+    above it is optimised by LLVM with the search's code inside (a first version with two
+    more layers compiled 5 CPU-s longer)."""
     def bound(func, **constants):
         return register_jitable(variant(func, name, **constants))
 
-    search_at = bound(_search, _SEARCH=search)
-    make_entry = bound(_make_entry, _APPLY=apply_step)
-    return bound(_grow_py,
-                 _FIRST_BEAM=bound(_first_beam, _SEARCH_AT=search_at, _MAKE_ENTRY=make_entry),
-                 _NEXT_BEAM=bound(_next_beam, _SEARCH_AT=search_at, _MAKE_ENTRY=make_entry))
+    entries = bound(_entries, _MAKE_ENTRY=bound(_make_entry, _APPLY=apply_step))
+    return bound(_grow_py, _SEARCH=search, _ENTRIES=entries)
 
 
 @njit(inline="always")
@@ -132,22 +133,13 @@ def _node(nodes, count, feature, op, threshold, parent):
         size = 2 * count
         grown = (np.empty(size, np.int64), np.empty(size, np.int8),
                  np.empty(size, np.float32), np.empty(size, np.int64))
-        grown[0][:count], grown[1][:count] = n_f, n_op
-        grown[2][:count], grown[3][:count] = n_thr, n_parent
+        copy_row(grown[0][:count], n_f)
+        copy_row(grown[1][:count], n_op)
+        copy_row(grown[2][:count], n_thr)
+        copy_row(grown[3][:count], n_parent)
         n_f, n_op, n_thr, n_parent = grown
     n_f[count], n_op[count], n_thr[count], n_parent[count] = feature, op, threshold, parent
     return (n_f, n_op, n_thr, n_parent), count
-
-
-def _search(features, data, marks, slots, slot, indicator, ones, g, h, tot_g, tot_h,
-            tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
-            scratch, out):
-    """One search of ``features`` over the coverage of ``slot``: what the search kept of
-    another coverage is forgotten first (``CpuBackend.restore_coverage``)."""
-    forget_marks(marks)
-    _SEARCH(features, *data, slots[slot], indicator, ones, g, h, tot_g, tot_h, tot_count,
-            labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out)
-
 
 
 @njit(inline="always")
@@ -167,7 +159,7 @@ def _make_entry(dst, e, slot, slots, data, marks, parent_slot, parent_indicator,
     (d_slot, d_ind, d_q, d_refinable, d_g, d_h, d_count, d_label, d_labels, d_nlab,
      d_params, d_node) = dst
     f, op, thr, q, count, label, g_row, h_row = ref
-    slots[slot][:] = slots[parent_slot]
+    copy_row(slots[slot], slots[parent_slot])
     forget_marks(marks)  # (the search's kept entries are another coverage's)
     d_ind[e] = _APPLY(f, op, thr, data, slots[slot], parent_indicator)
     d_slot[e], d_q[e], d_count[e], d_label[e], d_node[e] = slot, q, count, label, node
@@ -177,8 +169,8 @@ def _make_entry(dst, e, slot, slots, data, marks, parent_slot, parent_indicator,
         labels, params = refine.fix_head(plan.head_mode, labels, params, label, g_row, h_row,
                                          inv_scale, multi_output)
     d_nlab[e] = labels.shape[0]
-    d_labels[e, :labels.shape[0]] = labels
-    d_params[e, :] = params
+    copy_row(d_labels[e][:labels.shape[0]], labels)
+    copy_row(d_params[e], params)
     d_refinable[e] = count > plan.min_coverage
 
 
@@ -204,16 +196,6 @@ def _free_row(used):
 
 
 @register_jitable
-def _add_candidate(cand, live, nl, used, q, kind, order, entry):
-    """Add a candidate with sort key (``q``, ``kind``, ``order``) of entry ``entry``;
-    returns its row (the caller fills a refinement's fields)."""
-    r = _free_row(used)
-    cand[0][r], cand[1][r], cand[2][r], cand[3][r] = q, kind, order, entry
-    live[nl] = r
-    return r
-
-
-@register_jitable
 def _truncate(cand, live, nl, used, width):
     """Sort the ``nl`` live candidates, keep the best ``width`` (freeing the others'
     rows); returns how many are live."""
@@ -224,24 +206,82 @@ def _truncate(cand, live, nl, used, width):
 
 
 def _grow_py(rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv_scale,
-             scratch, out, result, conditions, n_cond, beam):
-    """Grow one rule by beam search (``beam_search.induce_rule_beam``): the signature and
-    result of ``fused_rules._grow_py`` (``result`` unused; ``beam``: :func:`buffers`). The
-    rule's coverage is left in ``mask``."""
-    slots, cur, nxt = beam[0], beam[1], beam[2]
+             scratch, out, conditions, n_cond, beam):
+    """Grow one rule by beam search (``beam_search.induce_rule_beam``).
+
+    Args:
+        rng, plan, data, marks, mask, ones, g, h, inv_scale, scratch, out: as
+            ``fused_rules._rules_py`` (``mask`` all 0 on entry: every example covered).
+        tot_g int64 (K,), tot_h int64 (W,): the sums over every example, replaced by the
+            rule's.
+        labels: int32 (m,), the outputs the head may predict.
+        conditions: (feature int64 (C,), op int8 (C,), threshold float32 (C,)), the rule's
+            written from ``n_cond`` on.
+        beam: :func:`buffers`.
+
+    Returns:
+        (where the rule's conditions end: ``n_cond`` when none was found, the indicator of
+        its coverage, which is left in ``mask``, its head's labels and params, its last
+        refinement's label, its covered count).
+    """
+    slots, cur, nxt, cand, live, used = beam
+    width, head_mode, min_coverage = plan.beam_width, plan.head_mode, plan.min_coverage
     root = slots.shape[0] - 1
     slots[root][:] = 0
     nodes = (np.empty(_NODES, np.int64), np.empty(_NODES, np.int8),
              np.empty(_NODES, np.float32), np.empty(_NODES, np.int64))
-    n_cur, nodes, n_nodes = _FIRST_BEAM(rng, plan, data, marks, slots, ones, g, h, tot_g,
-                                        tot_h, labels, inv_scale, scratch, out, cur, nodes)
-    if n_cur == 0:
+    all_features = np.arange(plan.num_features)
+    redraws = plan.redraws
+    while True:  # the first beam (beam_search._first_beam)
+        features = _draw(rng, plan, all_features)
+        forget_marks(marks)
+        _SEARCH(features, *data, slots[root], 0, ones, g, h, tot_g, tot_h, mask.shape[0],
+                labels, head_mode, plan.params, inv_scale, min_coverage, -np.inf, scratch,
+                *out)
+        best = _best_slots(out[0], out[1], width)
+        if best.shape[0] > 0 or redraws <= 0:
+            break
+        redraws -= 1
+    if best.shape[0] == 0:
         return n_cond, 0, labels, plan.params, -1, mask.shape[0]
-    depth = 1
-    while plan.max_conditions == 0 or depth < plan.max_conditions:
-        n_cur, refined, nodes, n_nodes = _NEXT_BEAM(
-            rng, plan, data, marks, slots, ones, g, h, inv_scale, scratch, out, cur, nxt,
-            beam[3], beam[4], beam[5], n_cur, depth, nodes, n_nodes)
+    used[:] = False
+    nl = _found(cand, live, used, 0, 0, best, features, out, 0)
+    nodes, n_nodes = _ENTRIES(cur, cur, 0, cand, live, nl, slots, data, marks, nodes, 0, 0,
+                              labels, plan.params, plan, inv_scale, scratch[1])
+    n_cur, depth = nl, 1
+    while plan.max_conditions == 0 or depth < plan.max_conditions:  # beam_search._next_beam
+        bound = cur[2][n_cur - 1]  # a refinement must beat the worst entry of the beam
+        used[:] = False
+        nl = order = 0
+        refined = drawn = False
+        for e in range(n_cur):
+            found = 0
+            if cur[3][e]:
+                if not drawn or plan.resample_features:
+                    features = _draw(rng, plan, all_features)
+                    drawn = True
+                forget_marks(marks)
+                _SEARCH(features, *data, slots[cur[0][e]], cur[1][e], ones, g, h, cur[4][e],
+                        cur[5][e], cur[6][e], cur[8][e][:cur[9][e]].copy(), head_mode,
+                        cur[10][e].copy(), inv_scale, min_coverage, bound, scratch, *out)
+                best = _best_slots(out[0], out[1], width)
+                found = best.shape[0]
+            if found > 0:
+                refined = True
+                nl = _found(cand, live, used, nl, order, best, features, out, e)
+                order += found
+            elif nl < width or not cur[2][e] < bound:
+                cur[3][e] = False  # kept as it is, no longer refined
+                nl = _kept(cand, live, used, nl, order, e, cur[2][e])
+                order += 1
+            if nl >= width:
+                nl = _truncate(cand, live, nl, used, width)
+                bound = max(bound, cand[0][live[nl - 1]])
+        nl = _truncate(cand, live, nl, used, width)
+        nodes, n_nodes = _ENTRIES(nxt, cur, n_cur, cand, live, nl, slots, data, marks, nodes,
+                                  n_nodes, depth, labels, plan.params, plan, inv_scale,
+                                  scratch[1])
+        n_cur = nl
         cur, nxt = nxt, cur
         if not refined:
             break
@@ -249,108 +289,74 @@ def _grow_py(rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv
     return _finish(cur, slots, nodes, mask, tot_g, tot_h, conditions, n_cond)
 
 
-def _first_beam(rng, plan, data, marks, slots, ones, g, h, tot_g, tot_h, labels, inv_scale,
-                scratch, out, dst, nodes):
-    """The empty rule's best refinements as the beam ``dst``, best first, the features
-    redrawn while the drawn ones offer none (``beam_search._first_beam``): (entries,
-    nodes, number of nodes)."""
+@register_jitable
+def _found(cand, live, used, nl, order, best, features, out, entry):
+    """Add the refinements of beam entry ``entry`` after ``nl`` live candidates, numbered
+    from ``order``: the search slots ``best`` (int64) of ``features``' search, whose
+    results are in ``out``. Returns the number of live candidates."""
     out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
+    for t in range(best.shape[0]):
+        j = best[t]
+        r = _free_row(used)
+        live[nl] = r
+        nl += 1
+        cand[0][r], cand[1][r], cand[2][r], cand[3][r] = out_q[j], 1, order + t, entry
+        cand[4][r], cand[5][r], cand[6][r] = features[j], out_op[j], out_thr[j]
+        cand[7][r], cand[8][r] = out_cnt[j], out_label[j]
+        copy_row(cand[9][r], out_g[j])
+        copy_row(cand[10][r], out_h[j])
+    return nl
+
+
+@register_jitable
+def _kept(cand, live, used, nl, order, entry, quality):
+    """Add beam entry ``entry`` (of ``quality``) as a candidate kept as it is, after ``nl``
+    live ones, numbered ``order``. Returns the number of live candidates."""
+    r = _free_row(used)
+    live[nl] = r
+    cand[0][r], cand[1][r], cand[2][r], cand[3][r] = quality, 0, order, entry
+    return nl + 1
+
+
+def _entries(dst, cur, n_cur, cand, live, nl, slots, data, marks, nodes, n_nodes, depth,
+             labels, params, plan, inv_scale, multi_output):
+    """The beam ``dst`` of the ``nl`` best candidates (``live``, sorted): an entry of
+    ``cur`` kept as it is, or a refinement of one (with ``depth`` + 1 conditions, its
+    coverage in a slot no entry of ``cur`` holds); ``n_cur`` 0: the first beam, whose
+    candidates refine the empty rule (``labels``, ``params``). Returns (nodes, number of
+    nodes)."""
+    held = np.zeros(slots.shape[0], np.bool_)
+    for e in range(n_cur):
+        held[cur[0][e]] = True
     root = slots.shape[0] - 1
-    all_features = np.arange(plan.num_features)
-    redraws = plan.redraws
-    while True:
-        features = _draw(rng, plan, all_features)
-        _SEARCH_AT(features, data, marks, slots, root, 0, ones, g, h, tot_g, tot_h,
-                slots.shape[1], labels, plan.head_mode, plan.params, inv_scale,
-                plan.min_coverage, -np.inf, scratch, out)
-        best = _best_slots(out_q, out_op, plan.beam_width)
-        if best.shape[0] > 0 or redraws <= 0:
-            break
-        redraws -= 1
-    for e in range(best.shape[0]):
-        j = best[e]
-        nodes, node = _node(nodes, e, features[j], out_op[j], out_thr[j], -1)
-        ref = (features[j], out_op[j], out_thr[j], out_q[j], out_cnt[j], out_label[j],
-               out_g[j], out_h[j])
-        _MAKE_ENTRY(dst, e, e, slots, data, marks, root, 0, ref, labels, plan.params, 1, node,
-                    plan, inv_scale, scratch[1])
-    return best.shape[0], nodes, best.shape[0]
-
-
-def _next_beam(rng, plan, data, marks, slots, ones, g, h, inv_scale, scratch, out, cur, nxt,
-               cand, live, used, n_cur, depth, nodes, n_nodes):
-    """The beam after ``cur`` (``n_cur`` entries of ``depth`` conditions, best first) in
-    ``nxt`` (``beam_search._next_beam``): (its entries, whether an entry found a
-    refinement, nodes, number of nodes)."""
-    width = plan.beam_width
-    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
-    c_q, c_f, c_op, c_thr, c_cnt, c_label, c_g, c_h = (cand[0], cand[4], cand[5], cand[6],
-                                                       cand[7], cand[8], cand[9], cand[10])
-    slot, ind, quality, refinable, e_g, e_h, e_cnt = cur[:7]
-    e_labels, e_nlab, e_params = cur[8], cur[9], cur[10]
-    all_features = np.arange(plan.num_features)
-    features = all_features
-    drawn = False
-    bound = quality[n_cur - 1]  # a refinement must beat the worst entry of the beam
-    used[:] = False
-    nl = order = 0
-    refined = False
-    for e in range(n_cur):
-        found = 0
-        if refinable[e]:
-            if not drawn or plan.resample_features:
-                features = _draw(rng, plan, all_features)
-                drawn = True
-            _SEARCH_AT(features, data, marks, slots, slot[e], ind[e], ones, g, h, e_g[e],
-                    e_h[e], e_cnt[e], e_labels[e, :e_nlab[e]].copy(), plan.head_mode,
-                    e_params[e].copy(), inv_scale, plan.min_coverage, bound, scratch, out)
-            best = _best_slots(out_q, out_op, width)
-            found = best.shape[0]
-            for t in range(found):
-                j = best[t]
-                r = _add_candidate(cand, live, nl, used, out_q[j], 1, order, e)
-                nl += 1
-                order += 1
-                c_f[r], c_op[r], c_thr[r] = features[j], out_op[j], out_thr[j]
-                c_cnt[r], c_label[r] = out_cnt[j], out_label[j]
-                copy_row(c_g[r], out_g[j])
-                copy_row(c_h[r], out_h[j])
-        if found > 0:
-            refined = True
-        elif nl < width or not quality[e] < bound:
-            refinable[e] = False
-            _add_candidate(cand, live, nl, used, quality[e], 0, order, e)
-            nl += 1
-            order += 1
-        if nl >= width:
-            nl = _truncate(cand, live, nl, used, width)
-            bound = max(bound, c_q[live[nl - 1]])
-    nl = _truncate(cand, live, nl, used, width)
-    held = np.zeros(slots.shape[0], np.bool_)  # the slots of this depth's entries
-    for e in range(n_cur):
-        held[slot[e]] = True
     for t in range(nl):
         r = live[t]
         e = cand[3][r]
         if cand[1][r] == 0:
-            _keep_entry(nxt, t, cur, e)
+            _keep_entry(dst, t, cur, e)
             continue
         free = 0
         while held[free]:
             free += 1
         held[free] = True
-        nodes, node = _node(nodes, n_nodes, c_f[r], c_op[r], c_thr[r], cur[11][e])
+        parent_slot, parent_indicator, parent_node = root, 0, -1
+        entry_labels, entry_params = labels, params
+        if n_cur > 0:
+            parent_slot, parent_indicator, parent_node = cur[0][e], cur[1][e], cur[11][e]
+            entry_labels, entry_params = cur[8][e][:cur[9][e]].copy(), cur[10][e].copy()
+        nodes, node = _node(nodes, n_nodes, cand[4][r], cand[5][r], cand[6][r], parent_node)
         n_nodes += 1
-        ref = (c_f[r], c_op[r], c_thr[r], c_q[r], c_cnt[r], c_label[r], c_g[r], c_h[r])
-        _MAKE_ENTRY(nxt, t, free, slots, data, marks, slot[e], ind[e], ref,
-                    e_labels[e, :e_nlab[e]].copy(), e_params[e].copy(), depth + 1, node,
-                    plan, inv_scale, scratch[1])
-    return nl, refined, nodes, n_nodes
+        ref = (cand[4][r], cand[5][r], cand[6][r], cand[0][r], cand[7][r], cand[8][r],
+               cand[9][r], cand[10][r])
+        _MAKE_ENTRY(dst, t, free, slots, data, marks, parent_slot, parent_indicator, ref,
+                    entry_labels, entry_params, depth + 1, node, plan, inv_scale,
+                    multi_output)
+    return nodes, n_nodes
 
 
 @register_jitable
 def _finish(beam, slots, nodes, mask, tot_g, tot_h, conditions, n_cond):
-    """The best entry of the last ``beam`` as ``fused_rules._grow_py``'s result: its
+    """The best entry of the last ``beam`` as :func:`_grow_py`'s result: its
     conditions written from ``n_cond`` on (root first), its coverage into ``mask``, its
     sums into ``tot_g``, ``tot_h``."""
     slot, ind, e_g, e_h, e_cnt, e_label = beam[0], beam[1], beam[4], beam[5], beam[6], beam[7]
@@ -366,7 +372,7 @@ def _finish(beam, slots, nodes, mask, tot_g, tot_h, conditions, n_cond):
     for c in range(n_cond + depth - 1, n_cond - 1, -1):
         c_f[c], c_op[c], c_thr[c] = n_f[node], n_op[node], n_thr[node]
         node = n_parent[node]
-    mask[:] = slots[slot[0]]
+    copy_row(mask, slots[slot[0]])
     copy_row(tot_g, e_g[0])
     copy_row(tot_h, e_h[0])
     return (n_cond + depth, ind[0], e_labels[0, :e_nlab[0]].copy(), e_params[0].copy(),

@@ -36,8 +36,9 @@ from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
 from gpurules.objectives.non_decomposable import packed_index
 from gpurules.objectives.quality import head_code
 
-# the rule's growth, its refinement steps and the statistics update the loops call, bound
-# by ``variant`` below
+# bound by ``variant`` below: whether rules are grown by beam search (``_GROW``) or
+# greedily (``_REFINE``'s steps), and the statistics update
+_BEAM = False
 _GROW = _REFINE = _UPDATE = None
 _update_decomposable_serial = statistics.update_covered.form(False)
 _update_non_decomposable_serial = statistics.update_covered_nd.form(False)
@@ -118,8 +119,8 @@ def _largest_abs(scores):
 
 def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
               inv_scale, stats, scratch, out, result, rules, score_room, first_rule, beam):
-    """Learn up to ``count`` rules (module docstring), each grown by ``_GROW``: greedily
-    (:func:`_grow_py`) or by beam search (``fused_beam.grow``).
+    """Learn up to ``count`` rules (module docstring), each grown greedily (block by block,
+    ``rule_induction.induce_rule``) or by beam search (``_GROW``: ``fused_beam``).
 
     Args:
         rng: the fit's numpy Generator (advanced by the draws).
@@ -160,7 +161,8 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
     g_all, h_all = all_totals
     delta_g, delta_h = stats[5], stats[6]
     c_f, c_op, c_thr, c_end, h_lab, h_sc, h_end, largest_out, covered_out = rules
-    conditions = (c_f, c_op, c_thr)
+    res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
+    max_head_refinements, partial = plan.max_head_refinements, plan.partial
     n = mask.shape[0]
     tot_g = np.empty_like(g_all)
     tot_h = np.empty_like(h_all)
@@ -179,9 +181,42 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         if plan.round_robin:
             labels = all_labels[(first_rule + b) % all_labels.shape[0]:][:1]
         first = n_cond
-        n_cond, indicator, labels, params, label, tot_count = _GROW(
-            rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv_scale,
-            scratch, out, result, conditions, n_cond, beam)
+        if not _BEAM:  # greedy (a constant: Numba compiles one branch)
+            params, tot_count, min_quality, label = plan.params, n, -np.inf, -1
+            indicator = 0
+            redraws = plan.redraws
+            while True:
+                done = n_cond - first
+                steps, fix_after = _block_size(plan.block, done, plan.max_conditions,
+                                               max_head_refinements, partial)
+                if steps == 0:
+                    break
+                uniforms = rng.random((steps, plan.num_drawn))
+                taken, indicator, labels, finished = _REFINE(
+                    data, uniforms, plan.num_features, mask, indicator, ones, g, h,
+                    (tot_g, tot_h, tot_count), labels, head_mode, params, inv_scale,
+                    plan.min_coverage, min_quality, fix_after, scratch, out, result)
+                if taken == 0:
+                    if done == 0 and redraws > 0:
+                        redraws -= 1  # no first condition: draw other features
+                        continue
+                    break
+                for r in range(taken):
+                    c_f[n_cond], c_op[n_cond], c_thr[n_cond] = res_f[r], res_op[r], res_thr[r]
+                    n_cond += 1
+                last = taken - 1  # the rule's sums, quality to beat and label so far
+                copy_row(tot_g, res_g[last])
+                copy_row(tot_h, res_h[last])
+                tot_count, min_quality, label = res_cnt[last], res_q[last], res_label[last]
+                if partial and 0 < max_head_refinements <= n_cond - first and \
+                        params[3] != SELECT_ALL:  # the block fixed the outputs (after_block)
+                    params = all_outputs(params)
+                if finished:
+                    break
+        else:  # beam search, the rule's coverage left in ``mask``
+            n_cond, indicator, labels, params, label, tot_count = _GROW(
+                rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv_scale,
+                scratch, out, (c_f, c_op, c_thr), n_cond, beam)
         if n_cond == first:
             return b, BATCH_NO_RULE, indicator, big
         head_labels, scores = _head(head_mode, labels, params, label, tot_g, tot_h,
@@ -208,67 +243,6 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         if not score_room >= 0:  # (also NaN)
             return b + 1, BATCH_LEARNED, indicator, big
     return count, BATCH_LEARNED, indicator, big
-
-
-def _grow_py(rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv_scale,
-             scratch, out, result, conditions, n_cond, beam):
-    """Grow one rule greedily, block by block (``rule_induction.induce_rule`` with
-    ``BoostingRule``'s hooks), on a coverage of every example (``mask`` all 0).
-
-    Args:
-        rng, plan, data, mask, ones, g, h, inv_scale, scratch, out, result: as
-            :func:`_rules_py` (``marks``, ``out`` and ``beam`` are the beam search's:
-            ``fused_beam``).
-        tot_g int64 (K,), tot_h int64 (W,): the sums over every example, replaced by the
-            rule's.
-        labels: int32 (m,), the outputs the head may predict.
-        conditions: (feature int64 (C,), op int8 (C,), threshold float32 (C,)), filled
-            from ``n_cond`` on.
-
-    Returns:
-        (where the rule's conditions end (``n_cond`` when none was found), the indicator
-        of its coverage, its head's labels, params, its last refinement's label, its
-        covered count).
-    """
-    c_f, c_op, c_thr = conditions
-    res_f, res_op, res_thr, res_q, res_cnt, res_label, res_g, res_h = result
-    max_head_refinements, partial = plan.max_head_refinements, plan.partial
-    params = plan.params
-    indicator = 0
-    tot_count = mask.shape[0]
-    min_quality = -np.inf
-    redraws = plan.redraws
-    first = n_cond
-    label = -1
-    while True:
-        done = n_cond - first
-        steps, fix_after = _block_size(plan.block, done, plan.max_conditions,
-                                       max_head_refinements, partial)
-        if steps == 0:
-            break
-        uniforms = rng.random((steps, plan.num_drawn))
-        taken, indicator, labels, finished = _REFINE(
-            data, uniforms, plan.num_features, mask, indicator, ones, g, h,
-            (tot_g, tot_h, tot_count), labels, plan.head_mode, params, inv_scale,
-            plan.min_coverage, min_quality, fix_after, scratch, out, result)
-        if taken == 0:
-            if done == 0 and redraws > 0:
-                redraws -= 1  # no first condition: draw other features
-                continue
-            break
-        for r in range(taken):
-            c_f[n_cond], c_op[n_cond], c_thr[n_cond] = res_f[r], res_op[r], res_thr[r]
-            n_cond += 1
-        last = taken - 1  # the rule's sums, quality to beat and label so far
-        copy_row(tot_g, res_g[last])
-        copy_row(tot_h, res_h[last])
-        tot_count, min_quality, label = res_cnt[last], res_q[last], res_label[last]
-        if partial and 0 < max_head_refinements <= n_cond - first and \
-                params[3] != SELECT_ALL:  # the block fixed the outputs (after_block)
-            params = all_outputs(params)
-        if finished:
-            break
-    return n_cond, indicator, labels, params, label, tot_count
 
 
 def unpack(rules, count):
@@ -298,15 +272,16 @@ def _compile(module, non_decomposable, beam):
     is small)."""
     name = module.__name__.rsplit(".", 1)[-1]
     search = module.search.form(False)
+    steps = grow = None
     if beam:
         grow = fused_beam.bind(name, search, module.apply_step)
     else:
         steps = register_jitable(variant(refine._refine_py, f"{name}_in_rules",
                                          _SEARCH=search, _APPLY=module.apply_step))
-        grow = register_jitable(variant(_grow_py, f"{name}_greedy", _REFINE=steps))
     update = _update_non_decomposable if non_decomposable else _update_decomposable
     suffix = ("_non_decomposable" if non_decomposable else "") + ("_beam" if beam else "")
-    return njit(variant(_rules_py, name + suffix, _GROW=grow, _UPDATE=update))
+    return njit(variant(_rules_py, name + suffix, _BEAM=beam, _REFINE=steps, _GROW=grow,
+                        _UPDATE=update))
 
 
 # (search module, non-decomposable statistics, beam search) -> its rule loop (compiled when
