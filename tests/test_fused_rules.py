@@ -143,6 +143,25 @@ def test_beam_search_redraws_the_first_condition_as_the_loop(monkeypatch):
                       rule_induction="top-down-beam-search")
 
 
+@pytest.mark.parametrize("params", [
+    {"instance_sampling": "with-replacement"},
+    {"instance_sampling": "stratified-output-wise", "head_type": "partial-dynamic"},
+    {"instance_sampling": "stratified-example-wise{sample_size=0.5}",
+     "feature_binning": "equal-width", "loss": "logistic-non-decomposable"},
+    {"instance_sampling": "stratified-output-wise", "feature_format": "sparse",
+     "rule_induction": "top-down-beam-search{recalculate_predictions=false}"},
+    {"instance_sampling": "with-replacement{sample_size=0.3}", "loss":
+     "squared-error-decomposable", "rule_induction": "top-down-greedy{min_coverage=10}"},
+])
+def test_instance_samples_in_batches(data, params, monkeypatch):
+    """Each rule's instance sample drawn inside the batches (``instance_draws``): with
+    replacement and stratified, heads recomputed from all covered examples (or, with
+    ``recalculate_predictions=false``, the sample's), greedy and beam search, dense, sparse
+    and histogram search, non-decomposable statistics, a squared loss."""
+    X, Y = data
+    _assert_same_fits(X, Y, monkeypatch, max_rules=boosting.RULE_BATCH + 10, **params)
+
+
 def test_the_compacting_sparse_search_in_batches(data, monkeypatch):
     """The sparse search that compacts its entries within a rule (forced by a zero
     ``PREFETCH_BYTES``): each batched rule starts from the whole entries."""
@@ -238,15 +257,17 @@ def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, capl
 
 
 @pytest.mark.parametrize("params", [
-    {"instance_sampling": "with-replacement"},
+    {"instance_sampling": "without-replacement"},
+    {"instance_sampling": "with-replacement", "rule_pruning": "irep"},
     {"output_sampling": "without-replacement"},
     {"time_limit": 60},
     {"global_pruning": "pre-pruning"},
     {"loss": "squared-error-non-decomposable"},
 ])
 def test_fits_the_batches_do_not_serve_take_the_loop(data, params, monkeypatch):
-    """Per-rule sampling, a time limit, pruning and non-decomposable statistics whose
-    scale follows the statistics seen keep the learner's loop."""
+    """Instance samples drawn by ``rng.choice``, IREP on the examples a sample leaves out,
+    output samples, a time limit, pruning and non-decomposable statistics whose scale
+    follows the statistics seen keep the learner's loop."""
     X, Y = data
     _, _, used = _fit(X, Y, True, monkeypatch, max_rules=5, **params)
     assert not used
@@ -282,7 +303,7 @@ def _learner(X, Y, backend, **params):
     backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
                       np.ones(X.shape[0]), 2.0 ** 30)
     learner = boosting.BoostingLearner(config, backend, np.random.default_rng(0))
-    learner._train = None  # (as fit sets it: no holdout set)
+    learner._train = learner._strata = None  # (as fit sets them: no holdout set, no strata)
     return learner
 
 
@@ -292,9 +313,9 @@ def test_searches_on_several_threads_take_the_loop(data, monkeypatch):
     X, Y = data
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
     monkeypatch.setattr(threads, "MIN_PARALLEL_FIT", 0)
-    assert _learner(X, Y, CpuBackend(2, 1))._rule_plan(X.shape[1]) is None
-    assert _learner(X, Y, CpuBackend(1, 2))._rule_plan(X.shape[1]) is None
-    assert _learner(X, Y, CpuBackend(1, 1))._rule_plan(X.shape[1]) is not None
+    assert _learner(X, Y, CpuBackend(2, 1))._rule_plan(*X.shape[::-1]) is None
+    assert _learner(X, Y, CpuBackend(1, 2))._rule_plan(*X.shape[::-1]) is None
+    assert _learner(X, Y, CpuBackend(1, 1))._rule_plan(*X.shape[::-1]) is not None
 
 
 def test_learn_rules_returns_the_rules_it_applied(data):
@@ -302,7 +323,7 @@ def test_learn_rules_returns_the_rules_it_applied(data):
     shrunk, and the statistics they leave equal to applying them one by one."""
     X, Y = data
     backend = CpuBackend(1, 1)
-    plan = _learner(X, Y, backend, head_type="single", shrinkage=0.5)._rule_plan(X.shape[1])
+    plan = _learner(X, Y, backend, head_type="single", shrinkage=0.5)._rule_plan(*X.shape[::-1])
     rules, status = backend.learn_rules(plan, np.random.default_rng(1), 5)
     assert status == BATCH_LEARNED and len(rules) == 5
     reference = _learner(X, Y, CpuBackend(1, 1)).backend

@@ -424,7 +424,9 @@ def test_rows_kept_from_earlier_steps_equal_a_fresh_build(seed, threads, paralle
 def test_every_beam_search_step_sees_fresh_histograms(params, monkeypatch):
     """The beam search restores a coverage before each entry's search
     (``CpuBackend.restore_coverage``): the rows kept for subtraction must not outlive it.
-    Every search of whole binned fits is checked against the reference's fresh build."""
+    Every search of whole binned fits is checked against the reference's fresh build (the
+    step-by-step beam of ``learners.beam_search``, which the batched rules of
+    ``tests/test_fused_rules.py`` are held to)."""
     from gpurules import BoomerClassifier
     from gpurules.backends.cpu import backend as cpu_backend
     from gpurules.data.binning import rows_of
@@ -449,6 +451,7 @@ def test_every_beam_search_step_sees_fresh_histograms(params, monkeypatch):
         checked.append(1)
 
     monkeypatch.setattr(cpu_backend.CpuBackend, "_search", search)
+    monkeypatch.setattr(cpu_backend.CpuBackend, "learns_rules", lambda backend, plan: False)
     BoomerClassifier(feature_binning="equal-width", max_rules=15, random_state=1,
                      **params).fit(X, Y)
     assert len(checked) > 20

@@ -89,7 +89,8 @@ class RulePlan(NamedTuple):
     """What every rule of a plain boosting fit shares, for a backend that learns several
     rules in one call (``learn_rules``, optional: ``backends/cpu/fused_rules.py``).
 
-    A plain fit draws no instance sample (every example once) and no output sample but
+    A plain fit draws its instance samples by ``backends.instance_draws.draw_weights`` (none,
+    with replacement or stratified: BOOMER's draws) and no output sample but
     round-robin's (rule ``i``, the default rule not counted, may predict output ``i % K``
     only) and grows its rules greedily or by beam search without a time limit, global
     pruning, holdout set or IREP, with a decomposable loss or the non-decomposable logistic
@@ -108,6 +109,12 @@ class RulePlan(NamedTuple):
         round_robin: bool, outputs sampled round-robin (else every output a candidate).
         beam_width: int, the rules a beam search keeps per depth (0: greedy).
         resample_features: bool, each beam entry's search draws its own features.
+        sampling: int, a rule's instance sample (``instance_draws.SAMPLE_*``) of
+            ``num_samples`` (int) examples, ``sample_size`` (float) the fraction of each
+            stratum, ``strata`` (members int64 (n,), offsets int64 (S + 1,)) of the
+            stratified kinds (``learners.sampling.Strata``), empty arrays otherwise.
+        recalculate: bool, a head is computed from all covered examples where the sample
+            left examples out (``recalculate_predictions``), else from the sample's.
     """
 
     num_features: int
@@ -126,6 +133,11 @@ class RulePlan(NamedTuple):
     round_robin: bool
     beam_width: int = 0
     resample_features: bool = False
+    sampling: int = 0
+    num_samples: int = 0
+    sample_size: float = 0.0
+    strata: tuple = (np.empty(0, np.int64), np.zeros(1, np.int64))
+    recalculate: bool = True
 
 
 class Backend(Protocol):

@@ -20,6 +20,7 @@ import numpy as np
 
 from gpurules.backends.base import (BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD, RulePlan,
                                     SearchSettings)
+from gpurules.backends.instance_draws import SAMPLE_NONE
 from gpurules.exceptions import FitStoppedEarlyWarning, warn
 from gpurules.learners.beam_search import BeamSettings, induce_rule_beam
 from gpurules.learners.holdout import Holdout
@@ -198,7 +199,7 @@ class BoostingLearner:
         reason = MAX_RULES if cfg.max_rules else \
             f"the safety ceiling of {limit} rules (max_rules=0 without a time_limit)"
         num_used = 0
-        plan = self._rule_plan(features.num_features)
+        plan = self._rule_plan(features.num_features, n)
         self._batch = 1  # rules in the next batch (_learn_rules)
         while True:
             if criterion is not None:
@@ -248,14 +249,17 @@ class BoostingLearner:
                  f"of {limit} rules; set max_rules or time_limit", FitStoppedEarlyWarning)
         return builder
 
-    def _rule_plan(self, num_features):
-        """The ``RulePlan`` of this fit's rules where the backend learns them in batches
-        (``backend.learn_rules``: the same rules as the loop over :meth:`_induce_rule`,
-        without its Python per rule), else None: the fit is not plain (``RulePlan``'s
-        docstring) or the backend does not serve it."""
+    def _rule_plan(self, num_features, n):
+        """The ``RulePlan`` of this fit's rules (of ``n`` examples) where the backend learns
+        them in batches (``backend.learn_rules``: the same rules as the loop over
+        :meth:`_induce_rule`, without its Python per rule), else None: the fit is not plain
+        (``RulePlan``'s docstring) or the backend does not serve it."""
         cfg, backend = self.config, self.backend
+        sampling = cfg.instance_sampling
+        kind = sampling.compiled_kind()
         plain = not cfg.time_limit and cfg.pruning is None and \
-            self._train is None and cfg.instance_sampling.kind == "none" and \
+            self._train is None and kind is not None and \
+            not (cfg.irep and kind != SAMPLE_NONE) and \
             cfg.output_sampling.kind in ("none", "round-robin") and \
             (not cfg.non_decomposable or cfg.loss.code == ND_LOGISTIC)
         if not plain or not hasattr(backend, "learn_rules"):
@@ -266,7 +270,11 @@ class BoostingLearner:
                         BLOCK, cfg.max_conditions, cfg.max_head_refinements, cfg.partial_head,
                         cfg.head_mode, cfg.search_params, cfg.min_coverage, cfg.shrinkage,
                         cfg.l1, cfg.l2, cfg.output_sampling.kind == "round-robin",
-                        cfg.beam_width, cfg.resample_features)
+                        cfg.beam_width, cfg.resample_features, kind,
+                        sampling.num_samples(n) if kind != SAMPLE_NONE else 0,
+                        float(sampling.sample_size), recalculate=cfg.recalculate_predictions)
+        if self._strata is not None:
+            plan = plan._replace(strata=(self._strata.members, self._strata.offsets))
         return plan if backend.learns_rules(plan) else None
 
     def _learn_rules(self, plan, builder, count, n):

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numba.extending import register_jitable
-
 from gpurules.backends.base import floyd_indices
-from gpurules.jit.cache import njit
+from gpurules.backends.instance_draws import (SAMPLE_NONE, SAMPLE_STRATIFIED,
+                                              SAMPLE_WITH_REPLACEMENT, round_stratum,
+                                              stratified_sample)
 from gpurules.learners.holdout import example_wise_strata, output_wise_strata
 from gpurules.objectives.complete_head import bounded_fraction
 
@@ -76,9 +76,9 @@ class InstanceSampling:
     draw ``sample_size * m`` examples (float32) without replacement from each stratum of
     m examples, rounded up while more examples are still wanted in the sample than out of
     it, down while fewer, by a coin flip on a tie (mlrl-boomer's ``tiebreak``,
-    :func:`round_stratum`). BOOMER: the examples wanted in the sample are the bounded
+    ``instance_draws.round_stratum``). BOOMER: the examples wanted in the sample are the bounded
     total above (so ``min_samples``/``max_samples`` only steer the rounding), every
-    stratum's count is rounded first (:func:`_stratified_sample`), then each stratum
+    stratum's count is rounded first (``backends.instance_draws.stratified_sample``), then each stratum
     draws ``rng.permutation``. SeCo: ``round(float32(sample_size) * float32(n))`` are
     wanted, and each stratum's count is rounded (:func:`seco_stratum_counts`) just before
     :func:`floyd_sample` draws it (nothing drawn for a count of 0).
@@ -104,6 +104,18 @@ class InstanceSampling:
         if self.max_samples > 0:
             m = min(m, self.max_samples)
         return min(max(m, self.min_samples, 1), num_examples)
+
+    def compiled_kind(self):
+        """This sampling as ``backends.instance_draws.draw_weights`` draws it inside the
+        CPU's batched rule loop (``SAMPLE_*``), or None where it does not: without
+        replacement (``rng.choice``) and SeCo's draws."""
+        if self.kind == "none":
+            return SAMPLE_NONE
+        if self.draws != BOOMER_DRAWS:
+            return None
+        return {"with-replacement": SAMPLE_WITH_REPLACEMENT,
+                "stratified-output-wise": SAMPLE_STRATIFIED,
+                "stratified-example-wise": SAMPLE_STRATIFIED}.get(self.kind)
 
     def strata(self, Y):
         """The strata of labels ``Y`` (uint8 (n, K)) a stratified kind draws from, once per
@@ -134,7 +146,7 @@ class InstanceSampling:
             raise ValueError(f"instance_sampling={self.kind!r} needs the strata of the labels")
         strata = strata if isinstance(strata, Strata) else Strata(strata)
         if self.draws == BOOMER_DRAWS:
-            _stratified_sample(rng, strata.members, strata.offsets,
+            stratified_sample(rng, strata.members, strata.offsets,
                                np.float32(self.sample_size), self.num_samples(num_examples),
                                weights)
             return weights
@@ -145,16 +157,6 @@ class InstanceSampling:
             if take > 0:
                 weights[stratum[floyd_sample(rng, stratum.shape[0], take)]] = 1
         return weights
-
-
-@register_jitable
-def round_stratum(rng, sample_size, size, wanted_in, wanted_out):
-    """How many of a stratum's ``size`` examples to draw: ``float32(sample_size) *
-    float32(size)`` rounded up if ``wanted_in > wanted_out`` (examples still wanted in and
-    out of the sample), down if less, by a coin flip (one ``rng.random()``) if equal."""
-    decimal = np.float32(sample_size) * np.float32(size)
-    round_up = wanted_in > wanted_out or (wanted_in == wanted_out and rng.random() < 0.5)
-    return int(math.ceil(decimal) if round_up else math.floor(decimal))
 
 
 class Strata(list):
@@ -171,45 +173,10 @@ class Strata(list):
             np.empty(0, np.int64)
 
 
-@njit
-def _stratified_sample(rng, members, offsets, sample_size, num_samples, weights):
-    """Set ``weights[i] = 1`` (int32 (n,)) for the examples drawn from each stratum
-    ``members[offsets[s]:offsets[s + 1]]`` (int64): first every stratum's count
-    (:func:`round_stratum`, mlrl-boomer's rounding of ``float32(sample_size) * size``;
-    counts that would fall below zero count as zero, where mlrl-boomer's unsigned counters
-    wrap around and then round up), then each stratum's draw, the first
-    ``count`` of a permutation of it (``rng.permutation``'s draws: ``arange`` shuffled, in
-    one buffer, and nothing for a stratum of one; Numba calls numpy's bit generator, so the
-    draws are numpy's). One compiled call instead of a Python loop over the strata (one
-    per output, or per distinct label vector: enron has hundreds)."""
-    S = offsets.shape[0] - 1
-    num_out = offsets[S] - num_samples
-    counts = np.empty(S, np.int64)
-    drawn = left_out = 0
-    for s in range(S):
-        size = offsets[s + 1] - offsets[s]
-        counts[s] = round_stratum(rng, sample_size, size, max(num_samples - drawn, 0),
-                                  max(num_out - left_out, 0))
-        drawn += counts[s]
-        left_out += size - counts[s]
-    order = np.empty(offsets[S], np.int64)  # rng.permutation(size) = shuffled arange(size)
-    for s in range(S):
-        first, size = offsets[s], offsets[s + 1] - offsets[s]
-        if size == 1:  # (a shuffle of one draws nothing)
-            weights[members[first]] = counts[s]
-            continue
-        view = order[:size]
-        for p in range(size):
-            view[p] = p
-        rng.shuffle(view)
-        for p in range(counts[s]):
-            weights[members[first + view[p]]] = 1
-
-
 def seco_stratum_counts(rng, sizes, sample_size, wanted_in, wanted_out):
     """SeCo's counts per stratum (a generator of ints, one per entry of ``sizes``, each
     rounded when asked for, so its coin flip comes after the draws of the strata before):
-    :func:`round_stratum` with signed counts of the examples still wanted in
+    ``instance_draws.round_stratum`` with signed counts of the examples still wanted in
     (``wanted_in`` at first) and out of the sample (``wanted_out``), each count at most its
     stratum's size."""
     for size in sizes:

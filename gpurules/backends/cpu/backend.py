@@ -5,6 +5,7 @@ import numpy as np
 from gpurules.backends.base import BATCH_NO_RULE, Refinement, select_refinement
 from gpurules.backends.cpu import fused_beam, fused_rules, histograms, refine, statistics
 from gpurules.backends.cpu.representations import search_state
+from gpurules.backends.instance_draws import SAMPLE_NONE
 from gpurules.data.binning import rows_of
 from gpurules.jit.threads import threads_for
 from gpurules.objectives.losses import target_matrix
@@ -54,6 +55,7 @@ class CpuBackend:
         self.mask = np.zeros(n, dtype=np.int32)
         self._ones = np.ones(n, dtype=np.int32)
         self._buffers = self._records = self._deltas = self._rules = self._beam = None
+        self._sample = None  # int32 (n,): a batched rule's instance sample
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W, self.n_threads_search)
@@ -241,7 +243,7 @@ class CpuBackend:
         thread even over every example (the fused loop calls their
         serial forms; fits that large spend next to nothing in Python per rule)."""
         module, _ = self._representation()
-        if (module, self.non_decomposable, plan.beam_width > 0) not in fused_rules.RULES:
+        if self._rules_key(module, plan) not in fused_rules.RULES:
             return False
         n, K = self.g.shape
         S = plan.num_drawn or plan.num_features
@@ -271,16 +273,19 @@ class CpuBackend:
                  largest)
         rules = self._rule_buffers(count)
         plan = plan._replace(head_mode=family_head_mode(plan.head_mode))
-        beam = plan.beam_width > 0
-        taken, status, self.indicator, big = fused_rules.RULES[module, self.non_decomposable,
-                                                               beam](
+        beam, sampled = plan.beam_width > 0, plan.sampling != SAMPLE_NONE
+        if sampled and (self._sample is None or self._sample.shape[0] != self.mask.shape[0]):
+            self._sample = np.empty(self.mask.shape[0], np.int32)
+        sample = self._sample if sampled else self._ones
+        taken, status, self.indicator, big = fused_rules.RULES[self._rules_key(module, plan)](
             rng, count, plan, data, self._searches.rule_marks(), self._searches.gh,
             self.mask, self._ones,
             self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
             self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules,
-            float(score_room), int(first_rule), self._beam_buffers(plan) if beam else None)
+            float(score_room), int(first_rule), self._beam_buffers(plan) if beam else None,
+            sample)
         self._full_coverage = status == BATCH_NO_RULE
-        self._search_weights = self._ones
+        self._search_weights = sample  # (what the histograms were last built with)
         if self.non_decomposable:
             self.max_statistic = max(self.max_statistic, big)
         return fused_rules.unpack(rules, taken), status
@@ -296,6 +301,11 @@ class CpuBackend:
                            np.empty(count * K, np.int32), np.empty(count * K),
                            np.empty(count, np.int64), np.empty(count), np.empty(count, np.int64))
         return self._rules
+
+    def _rules_key(self, module, plan):
+        """The key of ``plan``'s rule loop in ``fused_rules.RULES``."""
+        return (module, self.non_decomposable, plan.beam_width > 0,
+                plan.sampling != SAMPLE_NONE)
 
     def _beam_buffers(self, plan):
         """``fused_beam.buffers`` of ``plan``'s beam search (reused)."""

@@ -205,15 +205,16 @@ def _truncate(cand, live, nl, used, width):
     return min(nl, width)
 
 
-def _grow_py(rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv_scale,
-             scratch, out, conditions, n_cond, beam):
+def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_count, labels,
+             inv_scale, scratch, out, conditions, n_cond, beam):
     """Grow one rule by beam search (``beam_search.induce_rule_beam``).
 
     Args:
-        rng, plan, data, marks, mask, ones, g, h, inv_scale, scratch, out: as
+        rng, plan, data, marks, mask, g, h, inv_scale, scratch, out: as
             ``fused_rules._rules_py`` (``mask`` all 0 on entry: every example covered).
-        tot_g int64 (K,), tot_h int64 (W,): the sums over every example, replaced by the
-            rule's.
+        weights: int32 (n,), the rule's instance weights.
+        tot_g int64 (K,), tot_h int64 (W,), tot_count: the (weighted) sums over every
+            example and their count, replaced by the rule's.
         labels: int32 (m,), the outputs the head may predict.
         conditions: (feature int64 (C,), op int8 (C,), threshold float32 (C,)), the rule's
             written from ``n_cond`` on.
@@ -235,7 +236,7 @@ def _grow_py(rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv
     while True:  # the first beam (beam_search._first_beam)
         features = _draw(rng, plan, all_features)
         forget_marks(marks)
-        _SEARCH(features, *data, slots[root], 0, ones, g, h, tot_g, tot_h, mask.shape[0],
+        _SEARCH(features, *data, slots[root], 0, weights, g, h, tot_g, tot_h, tot_count,
                 labels, head_mode, plan.params, inv_scale, min_coverage, -np.inf, scratch,
                 *out)
         best = _best_slots(out[0], out[1], width)
@@ -243,7 +244,7 @@ def _grow_py(rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv
             break
         redraws -= 1
     if best.shape[0] == 0:
-        return n_cond, 0, labels, plan.params, -1, mask.shape[0]
+        return n_cond, 0, labels, plan.params, -1, tot_count
     used[:] = False
     nl = _found(cand, live, used, 0, 0, best, features, out, 0)
     nodes, n_nodes = _ENTRIES(cur, cur, 0, cand, live, nl, slots, data, marks, nodes, 0, 0,
@@ -261,7 +262,7 @@ def _grow_py(rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv
                     features = _draw(rng, plan, all_features)
                     drawn = True
                 forget_marks(marks)
-                _SEARCH(features, *data, slots[cur[0][e]], cur[1][e], ones, g, h, cur[4][e],
+                _SEARCH(features, *data, slots[cur[0][e]], cur[1][e], weights, g, h, cur[4][e],
                         cur[5][e], cur[6][e], cur[8][e][:cur[9][e]].copy(), head_mode,
                         cur[10][e].copy(), inv_scale, min_coverage, bound, scratch, *out)
                 best = _best_slots(out[0], out[1], width)

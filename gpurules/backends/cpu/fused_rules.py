@@ -26,6 +26,7 @@ from gpurules.backends.base import BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD
 from gpurules.backends.cpu import (exact_search, fused_beam, histogram_search, histograms,
                                    refine, sparse_search, statistics)
 from gpurules.backends.cpu.representations import forget_marks
+from gpurules.backends.instance_draws import draw_weights
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
@@ -37,8 +38,9 @@ from gpurules.objectives.non_decomposable import packed_index
 from gpurules.objectives.quality import head_code
 
 # bound by ``variant`` below: whether rules are grown by beam search (``_GROW``) or
-# greedily (``_REFINE``'s steps), and the statistics update
-_BEAM = False
+# greedily (``_REFINE``'s steps), whether they draw instance samples, and the statistics
+# update
+_BEAM = _SAMPLED = False
 _GROW = _REFINE = _UPDATE = None
 _update_decomposable_serial = statistics.update_covered.form(False)
 _update_non_decomposable_serial = statistics.update_covered_nd.form(False)
@@ -117,8 +119,22 @@ def _largest_abs(scores):
     return largest
 
 
+@register_jitable
+def _draw_sample(rng, plan, mask, weights, g, h, tot_g, tot_h):
+    """Draw a rule's instance sample into ``weights`` (``instance_draws.draw_weights``) and
+    its sums over the examples ``mask`` covers (all) into ``tot_g``, ``tot_h``; returns the
+    number of examples drawn (``statistics.covered_totals``' count)."""
+    draw_weights(rng, plan.sampling, plan.num_samples, plan.sample_size, plan.strata[0],
+                 plan.strata[1], weights)
+    sum_g, sum_h, count = statistics.covered_totals(mask, 0, weights, g, h)
+    copy_row(tot_g, sum_g)
+    copy_row(tot_h, sum_h)
+    return count
+
+
 def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
-              inv_scale, stats, scratch, out, result, rules, score_room, first_rule, beam):
+              inv_scale, stats, scratch, out, result, rules, score_room, first_rule, beam,
+              sample):
     """Learn up to ``count`` rules (module docstring), each grown greedily (block by block,
     ``rule_induction.induce_rule``) or by beam search (``_GROW``: ``fused_beam``).
 
@@ -151,6 +167,8 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         first_rule: int, the number of the batch's first rule (the default rule not
             counted): with ``plan.round_robin``, rule ``i`` may predict output ``i % K``.
         beam: the beam search's buffers (``fused_beam.buffers``), or None (greedy).
+        sample: int32 (n,), the buffer of a rule's instance sample (``plan.sampling``;
+            ``ones`` where the rules draw none).
 
     Returns:
         (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator,
@@ -175,14 +193,20 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
             return b, BATCH_LEARNED, indicator, big
         mask[:] = 0  # a new rule covers every example (CpuBackend.reset_coverage)
         forget_marks(marks)
-        copy_row(tot_g, g_all)
-        copy_row(tot_h, h_all)
+        weights, tot_count = ones, n
+        if _SAMPLED:  # (BoostingLearner._sample_weights, BoostingRule.start)
+            weights = sample
+            tot_count = _draw_sample(rng, plan, mask, weights, g, h, tot_g, tot_h)
+        else:
+            copy_row(tot_g, g_all)
+            copy_row(tot_h, h_all)
+        sampled = tot_count
         labels = all_labels
         if plan.round_robin:
             labels = all_labels[(first_rule + b) % all_labels.shape[0]:][:1]
         first = n_cond
         if not _BEAM:  # greedy (a constant: Numba compiles one branch)
-            params, tot_count, min_quality, label = plan.params, n, -np.inf, -1
+            params, min_quality, label = plan.params, -np.inf, -1
             indicator = 0
             redraws = plan.redraws
             while True:
@@ -193,7 +217,7 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
                     break
                 uniforms = rng.random((steps, plan.num_drawn))
                 taken, indicator, labels, finished = _REFINE(
-                    data, uniforms, plan.num_features, mask, indicator, ones, g, h,
+                    data, uniforms, plan.num_features, mask, indicator, weights, g, h,
                     (tot_g, tot_h, tot_count), labels, head_mode, params, inv_scale,
                     plan.min_coverage, min_quality, fix_after, scratch, out, result)
                 if taken == 0:
@@ -215,11 +239,14 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
                     break
         else:  # beam search, the rule's coverage left in ``mask``
             n_cond, indicator, labels, params, label, tot_count = _GROW(
-                rng, plan, data, marks, mask, ones, g, h, tot_g, tot_h, labels, inv_scale,
-                scratch, out, (c_f, c_op, c_thr), n_cond, beam)
+                rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_count, labels,
+                inv_scale, scratch, out, (c_f, c_op, c_thr), n_cond, beam)
         if n_cond == first:
             return b, BATCH_NO_RULE, indicator, big
-        head_labels, scores = _head(head_mode, labels, params, label, tot_g, tot_h,
+        head_g, head_h = tot_g, tot_h
+        if _SAMPLED and plan.recalculate and sampled < n:  # (BoostingRule.finish_rule)
+            head_g, head_h, _ = statistics.covered_totals(mask, indicator, ones, g, h)
+        head_labels, scores = _head(head_mode, labels, params, label, head_g, head_h,
                                     inv_scale, l1, l2, scratch[1])
         scores = scores * shrinkage
         largest = _largest_abs(scores)
@@ -260,10 +287,10 @@ def unpack(rules, count):
     return out
 
 
-def _compile(module, non_decomposable, beam):
+def _compile(module, non_decomposable, beam, sampled):
     """The rule loop over ``module``'s search (its serial form) and apply step, with the
     statistics update of decomposable or ``non_decomposable`` statistics, growing rules
-    greedily or by ``beam`` search (``fused_beam``).
+    greedily or by ``beam`` search (``fused_beam``), on ``sampled`` instances or all.
 
     The greedy growth takes ``refine._refine_py`` bound to them as ``refine.REFINE`` binds
     them, but as a jitable function compiled into the loop: called as a dispatcher, its
@@ -279,13 +306,14 @@ def _compile(module, non_decomposable, beam):
         steps = register_jitable(variant(refine._refine_py, f"{name}_in_rules",
                                          _SEARCH=search, _APPLY=module.apply_step))
     update = _update_non_decomposable if non_decomposable else _update_decomposable
-    suffix = ("_non_decomposable" if non_decomposable else "") + ("_beam" if beam else "")
-    return njit(variant(_rules_py, name + suffix, _BEAM=beam, _REFINE=steps, _GROW=grow,
-                        _UPDATE=update))
+    suffix = "".join(part for part, on in (("_non_decomposable", non_decomposable),
+                                           ("_beam", beam), ("_sampled", sampled)) if on)
+    return njit(variant(_rules_py, name + suffix, _BEAM=beam, _SAMPLED=sampled,
+                        _REFINE=steps, _GROW=grow, _UPDATE=update))
 
 
-# (search module, non-decomposable statistics, beam search) -> its rule loop (compiled when
-# first called)
-RULES = {(module, nd, beam): _compile(module, nd, beam)
+# (search module, non-decomposable statistics, beam search, instance samples) -> its rule
+# loop (compiled when first called)
+RULES = {(module, nd, beam, sampled): _compile(module, nd, beam, sampled)
          for module in (exact_search, sparse_search, sparse_search.compacting, histogram_search)
-         for nd in (False, True) for beam in (False, True)}
+         for nd in (False, True) for beam in (False, True) for sampled in (False, True)}

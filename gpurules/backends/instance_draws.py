@@ -1,0 +1,77 @@
+"""Instance samples drawn in compiled code (mlrl-boomer's algorithms, numpy's draws): the
+stratified draw that ``learners.sampling.InstanceSampling`` makes, and
+:func:`draw_weights`, the draw of a rule's sample inside the CPU's batched rule loop
+(``backends/cpu/fused_rules.py``), the same draws as ``InstanceSampling.sample``'s. Numba
+calls numpy's bit generator, so the streams are numpy's, draw for draw."""
+
+import math
+
+import numpy as np
+from numba.extending import register_jitable
+
+from gpurules.jit.cache import njit
+
+#: the instance sampling of a rule as :func:`draw_weights` draws it (``RulePlan.sampling``)
+SAMPLE_NONE, SAMPLE_WITH_REPLACEMENT, SAMPLE_STRATIFIED = 0, 1, 2
+
+
+@register_jitable
+def round_stratum(rng, sample_size, size, wanted_in, wanted_out):
+    """How many of a stratum's ``size`` examples to draw: ``float32(sample_size) *
+    float32(size)`` rounded up if ``wanted_in > wanted_out`` (examples still wanted in and
+    out of the sample), down if less, by a coin flip (one ``rng.random()``) if equal."""
+    decimal = np.float32(sample_size) * np.float32(size)
+    round_up = wanted_in > wanted_out or (wanted_in == wanted_out and rng.random() < 0.5)
+    return int(math.ceil(decimal) if round_up else math.floor(decimal))
+
+
+
+@njit
+def stratified_sample(rng, members, offsets, sample_size, num_samples, weights):
+    """Set ``weights[i] = 1`` (int32 (n,)) for the examples drawn from each stratum
+    ``members[offsets[s]:offsets[s + 1]]`` (int64): first every stratum's count
+    (:func:`round_stratum`, mlrl-boomer's rounding of ``float32(sample_size) * size``;
+    counts that would fall below zero count as zero, where mlrl-boomer's unsigned counters
+    wrap around and then round up), then each stratum's draw, the first
+    ``count`` of a permutation of it (``rng.permutation``'s draws: ``arange`` shuffled, in
+    one buffer, and nothing for a stratum of one; Numba calls numpy's bit generator, so the
+    draws are numpy's). One compiled call instead of a Python loop over the strata (one
+    per output, or per distinct label vector: enron has hundreds)."""
+    S = offsets.shape[0] - 1
+    num_out = offsets[S] - num_samples
+    counts = np.empty(S, np.int64)
+    drawn = left_out = 0
+    for s in range(S):
+        size = offsets[s + 1] - offsets[s]
+        counts[s] = round_stratum(rng, sample_size, size, max(num_samples - drawn, 0),
+                                  max(num_out - left_out, 0))
+        drawn += counts[s]
+        left_out += size - counts[s]
+    order = np.empty(offsets[S], np.int64)  # rng.permutation(size) = shuffled arange(size)
+    for s in range(S):
+        first, size = offsets[s], offsets[s + 1] - offsets[s]
+        if size == 1:  # (a shuffle of one draws nothing)
+            weights[members[first]] = counts[s]
+            continue
+        view = order[:size]
+        for p in range(size):
+            view[p] = p
+        rng.shuffle(view)
+        for p in range(counts[s]):
+            weights[members[first + view[p]]] = 1
+
+
+@register_jitable
+def draw_weights(rng, kind, num_samples, sample_size, members, offsets, weights):
+    """Fill ``weights`` (int32 (n,)) with a rule's instance sample as
+    ``InstanceSampling.sample`` (BOOMER's draws) draws it: ``SAMPLE_WITH_REPLACEMENT``,
+    ``num_samples`` draws of ``rng.integers(0, n)`` counted per example;
+    ``SAMPLE_STRATIFIED``: :func:`stratified_sample` of the strata ``members`` int64 with
+    ``offsets`` int64 (``sampling.Strata``), ``sample_size`` as float32."""
+    weights[:] = 0
+    if kind == SAMPLE_WITH_REPLACEMENT:
+        drawn = rng.integers(0, weights.shape[0], size=num_samples)
+        for i in range(drawn.shape[0]):
+            weights[drawn[i]] += 1
+    elif kind == SAMPLE_STRATIFIED:
+        stratified_sample(rng, members, offsets, np.float32(sample_size), num_samples, weights)
