@@ -120,16 +120,35 @@ def _largest_abs(scores):
 
 
 @register_jitable
-def _draw_sample(rng, plan, mask, weights, g, h, tot_g, tot_h):
+def _draw_sample(rng, plan, weights, g, h, g_all, h_all, tot_g, tot_h):
     """Draw a rule's instance sample into ``weights`` (``instance_draws.draw_weights``) and
-    its sums over the examples ``mask`` covers (all) into ``tot_g``, ``tot_h``; returns the
-    number of examples drawn (``statistics.covered_totals``' count)."""
+    its weighted sums over every example into ``tot_g``, ``tot_h``; returns the number of
+    examples drawn (as ``statistics.covered_totals`` counts them). The sums are those of
+    every example (``g_all``, ``h_all``) plus ``(w - 1)`` times the rows of weight ``w != 1``
+    where those are fewer than the drawn ones (a stratified sample of 66 % leaves out a
+    third), else the drawn rows' weighted sums: exact integers either way."""
     draw_weights(rng, plan.sampling, plan.num_samples, plan.sample_size, plan.strata[0],
                  plan.strata[1], weights)
-    sum_g, sum_h, count = statistics.covered_totals(mask, 0, weights, g, h)
-    copy_row(tot_g, sum_g)
-    copy_row(tot_h, sum_h)
-    return count
+    n = weights.shape[0]
+    left_out = others = 0
+    for i in range(n):
+        left_out += weights[i] == 0
+        others += weights[i] != 1
+    by_difference = others < n - left_out
+    if by_difference:
+        copy_row(tot_g, g_all)
+        copy_row(tot_h, h_all)
+    else:
+        tot_g[:] = 0
+        tot_h[:] = 0
+    for i in range(n):
+        w = weights[i] - 1 if by_difference else weights[i]
+        if w != 0:
+            for k in range(tot_g.shape[0]):
+                tot_g[k] += w * g[i, k]
+            for k in range(tot_h.shape[0]):
+                tot_h[k] += w * h[i, k]
+    return n - left_out
 
 
 def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
@@ -196,7 +215,7 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         weights, tot_count = ones, n
         if _SAMPLED:  # (BoostingLearner._sample_weights, BoostingRule.start)
             weights = sample
-            tot_count = _draw_sample(rng, plan, mask, weights, g, h, tot_g, tot_h)
+            tot_count = _draw_sample(rng, plan, weights, g, h, g_all, h_all, tot_g, tot_h)
         else:
             copy_row(tot_g, g_all)
             copy_row(tot_h, h_all)
