@@ -152,10 +152,11 @@ def test_beam_search_redraws_the_first_condition_as_the_loop(monkeypatch):
      "rule_induction": "top-down-beam-search{recalculate_predictions=false}"},
     {"instance_sampling": "with-replacement{sample_size=0.3}", "loss":
      "squared-error-decomposable", "rule_induction": "top-down-greedy{min_coverage=10}"},
+    {"instance_sampling": "without-replacement", "head_type": "single"},
 ])
 def test_instance_samples_in_batches(data, params, monkeypatch):
     """Each rule's instance sample drawn inside the batches (``instance_draws``): with
-    replacement and stratified, heads recomputed from all covered examples (or, with
+    and without replacement and stratified, heads recomputed from all covered examples (or, with
     ``recalculate_predictions=false``, the sample's), greedy and beam search, dense, sparse
     and histogram search, non-decomposable statistics, a squared loss."""
     X, Y = data
@@ -257,7 +258,6 @@ def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, capl
 
 
 @pytest.mark.parametrize("params", [
-    {"instance_sampling": "without-replacement"},
     {"instance_sampling": "with-replacement", "rule_pruning": "irep"},
     {"output_sampling": "without-replacement"},
     {"time_limit": 60},
@@ -265,8 +265,7 @@ def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, capl
     {"loss": "squared-error-non-decomposable"},
 ])
 def test_fits_the_batches_do_not_serve_take_the_loop(data, params, monkeypatch):
-    """Instance samples drawn by ``rng.choice``, IREP on the examples a sample leaves out,
-    output samples, a time limit, pruning and non-decomposable statistics whose scale
+    """IREP on the examples an instance sample leaves out, output samples drawn, a time limit, pruning and non-decomposable statistics whose scale
     follows the statistics seen keep the learner's loop."""
     X, Y = data
     _, _, used = _fit(X, Y, True, monkeypatch, max_rules=5, **params)

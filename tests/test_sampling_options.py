@@ -2,11 +2,13 @@
 ``output_sampling``): sample sizes, per-stratum counts, round-robin order, the outputs a
 head may predict, exact vs histogram search."""
 
+import numba
 import numpy as np
 import pytest
 from sklearn.datasets import make_multilabel_classification
 
 from gpurules import BoomerClassifier
+from gpurules.backends import instance_draws
 from gpurules.estimators.boomer_params import resolve_config
 from gpurules.learners.holdout import Holdout, example_wise_strata, output_wise_strata
 from gpurules.learners.sampling import InstanceSampling, OutputSampling, bounded_fraction
@@ -212,3 +214,22 @@ def test_stratified_sampling_with_holdout_draws_training_examples_only(data, kin
     flipped = Y.copy()
     flipped[holdout] = 1 - flipped[holdout]
     assert_same_model(fit(X, Y, **params).model_, fit(X, flipped, **params).model_)
+
+
+@pytest.mark.parametrize("n, m", [(1, 1), (5, 5), (160, 106), (1123, 742), (10_000, 6_600),
+                                  (10_001, 200), (10_001, 201), (20_000, 13_200)])
+def test_compiled_choice_without_replacement_takes_numpys_draws(n, m):
+    """``instance_draws.choice_without_replacement`` compiled draws the examples of
+    ``rng.choice(n, m, replace=False)`` with numpy's draws, on both sides of numpy's switch
+    from Floyd's algorithm to shuffling a tail (n > 10,000 and m > n // 50): the same
+    examples and the generator's state after them."""
+    draw = numba.njit(lambda rng, n, m, weights:
+                      instance_draws.choice_without_replacement(rng, n, m, weights))
+    for seed in range(3):
+        got_rng, want_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        got = np.zeros(n, np.int32)
+        draw(got_rng, n, m, got)
+        want = np.zeros(n, np.int32)
+        want[want_rng.choice(n, size=m, replace=False)] = 1
+        np.testing.assert_array_equal(got, want)
+        assert got_rng.random() == want_rng.random()

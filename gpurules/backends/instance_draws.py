@@ -12,7 +12,11 @@ from numba.extending import register_jitable
 from gpurules.jit.cache import njit
 
 #: the instance sampling of a rule as :func:`draw_weights` draws it (``RulePlan.sampling``)
-SAMPLE_NONE, SAMPLE_WITH_REPLACEMENT, SAMPLE_STRATIFIED = 0, 1, 2
+SAMPLE_NONE, SAMPLE_WITH_REPLACEMENT, SAMPLE_STRATIFIED, SAMPLE_WITHOUT_REPLACEMENT = 0, 1, 2, 3
+
+#: numpy's ``Generator.choice(n, m, replace=False)`` shuffles the tail of ``arange(n)``
+#: above this many examples (when ``m > n // 50``), else uses Floyd's algorithm
+_CHOICE_TAIL_SHUFFLE = 10_000
 
 
 @register_jitable
@@ -66,12 +70,53 @@ def draw_weights(rng, kind, num_samples, sample_size, members, offsets, weights)
     """Fill ``weights`` (int32 (n,)) with a rule's instance sample as
     ``InstanceSampling.sample`` (BOOMER's draws) draws it: ``SAMPLE_WITH_REPLACEMENT``,
     ``num_samples`` draws of ``rng.integers(0, n)`` counted per example;
+    ``SAMPLE_WITHOUT_REPLACEMENT``: :func:`choice_without_replacement`;
     ``SAMPLE_STRATIFIED``: :func:`stratified_sample` of the strata ``members`` int64 with
     ``offsets`` int64 (``sampling.Strata``), ``sample_size`` as float32."""
     weights[:] = 0
-    if kind == SAMPLE_WITH_REPLACEMENT:
+    if kind == SAMPLE_WITHOUT_REPLACEMENT:
+        choice_without_replacement(rng, weights.shape[0], num_samples, weights)
+    elif kind == SAMPLE_WITH_REPLACEMENT:
         drawn = rng.integers(0, weights.shape[0], size=num_samples)
         for i in range(drawn.shape[0]):
             weights[drawn[i]] += 1
     elif kind == SAMPLE_STRATIFIED:
         stratified_sample(rng, members, offsets, np.float32(sample_size), num_samples, weights)
+
+
+@register_jitable
+def choice_without_replacement(rng, n, m, weights):
+    """Set ``weights[i] = 1`` (int32 (n,)) for the ``m`` of ``n`` examples that numpy's
+    ``rng.choice(n, m, replace=False)`` draws, with its draws (numpy 2: a bounded integer
+    ``rng.integers(0, i + 1)`` per step): the last ``m`` of ``arange(n)`` shuffled from
+    the end for ``n > 10,000`` and ``m > n // 50``, else Floyd's algorithm over numpy's
+    open-addressing set of ``2^k >= 1.2 m`` slots, followed by numpy's shuffle of the
+    result (its draws taken, the order not needed)."""
+    if n > _CHOICE_TAIL_SHUFFLE and m > n // 50:
+        idx = np.arange(n)
+        for i in range(n - 1, max(n - m, 1) - 1, -1):
+            j = rng.integers(0, i + 1)
+            idx[i], idx[j] = idx[j], idx[i]
+        for i in range(n - m, n):
+            weights[idx[i]] = 1
+        return
+    mask = int(1.2 * m)
+    for shift in (1, 2, 4, 8, 16, 32):
+        mask |= mask >> shift
+    table = np.full(mask + 1, -1, np.int64)
+    for j in range(n - m, n):
+        value = rng.integers(0, j + 1)
+        loc = value & mask
+        while table[loc] != -1 and table[loc] != value:
+            loc = (loc + 1) & mask
+        if table[loc] == -1:
+            table[loc] = value
+        else:  # drawn before: j goes in instead
+            value = j
+            loc = j & mask
+            while table[loc] != -1:
+                loc = (loc + 1) & mask
+            table[loc] = value
+        weights[value] = 1
+    for i in range(m - 1, 0, -1):  # numpy's shuffle of the drawn examples
+        rng.integers(0, i + 1)

@@ -8,7 +8,8 @@ import numpy as np
 
 from gpurules.backends.base import floyd_indices
 from gpurules.backends.instance_draws import (SAMPLE_NONE, SAMPLE_STRATIFIED,
-                                              SAMPLE_WITH_REPLACEMENT, round_stratum,
+                                              SAMPLE_WITH_REPLACEMENT,
+                                              SAMPLE_WITHOUT_REPLACEMENT, round_stratum,
                                               stratified_sample)
 from gpurules.learners.holdout import example_wise_strata, output_wise_strata
 from gpurules.objectives.complete_head import bounded_fraction
@@ -107,13 +108,14 @@ class InstanceSampling:
 
     def compiled_kind(self):
         """This sampling as ``backends.instance_draws.draw_weights`` draws it inside the
-        CPU's batched rule loop (``SAMPLE_*``), or None where it does not: without
-        replacement (``rng.choice``) and SeCo's draws."""
+        CPU's batched rule loop (``SAMPLE_*``), or None where it does not (SeCo's
+        draws)."""
         if self.kind == "none":
             return SAMPLE_NONE
         if self.draws != BOOMER_DRAWS:
             return None
         return {"with-replacement": SAMPLE_WITH_REPLACEMENT,
+                "without-replacement": SAMPLE_WITHOUT_REPLACEMENT,
                 "stratified-output-wise": SAMPLE_STRATIFIED,
                 "stratified-example-wise": SAMPLE_STRATIFIED}.get(self.kind)
 
