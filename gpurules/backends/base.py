@@ -89,8 +89,8 @@ class RulePlan(NamedTuple):
     """What every rule of a plain boosting fit shares, for a backend that learns several
     rules in one call (``learn_rules``, optional: ``backends/cpu/fused_rules.py``).
 
-    A plain fit draws its instance samples by ``backends.instance_draws.draw_weights`` (none,
-    with replacement or stratified: BOOMER's draws) and no output sample but
+    A plain fit draws its instance samples (if any) by
+    ``backends.instance_draws.draw_weights`` (BOOMER's draws) and no output sample but
     round-robin's (rule ``i``, the default rule not counted, may predict output ``i % K``
     only) and grows its rules greedily or by beam search without a time limit, global
     pruning, holdout set or IREP, with a decomposable loss or the non-decomposable logistic
