@@ -265,8 +265,9 @@ def test_the_fit_says_why_it_stopped_as_the_loop(data, params, monkeypatch, capl
     {"loss": "squared-error-non-decomposable"},
 ])
 def test_fits_the_batches_do_not_serve_take_the_loop(data, params, monkeypatch):
-    """IREP on the examples an instance sample leaves out, output samples drawn, a time limit, pruning and non-decomposable statistics whose scale
-    follows the statistics seen keep the learner's loop."""
+    """IREP on the examples an instance sample leaves out, output samples drawn, a time
+    limit, pruning and non-decomposable statistics whose scale follows the statistics seen
+    keep the learner's loop."""
     X, Y = data
     _, _, used = _fit(X, Y, True, monkeypatch, max_rules=5, **params)
     assert not used

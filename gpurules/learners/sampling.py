@@ -77,12 +77,13 @@ class InstanceSampling:
     draw ``sample_size * m`` examples (float32) without replacement from each stratum of
     m examples, rounded up while more examples are still wanted in the sample than out of
     it, down while fewer, by a coin flip on a tie (mlrl-boomer's ``tiebreak``,
-    ``instance_draws.round_stratum``). BOOMER: the examples wanted in the sample are the bounded
-    total above (so ``min_samples``/``max_samples`` only steer the rounding), every
-    stratum's count is rounded first (``backends.instance_draws.stratified_sample``), then each stratum
-    draws ``rng.permutation``. SeCo: ``round(float32(sample_size) * float32(n))`` are
-    wanted, and each stratum's count is rounded (:func:`seco_stratum_counts`) just before
-    :func:`floyd_sample` draws it (nothing drawn for a count of 0).
+    ``instance_draws.round_stratum``). BOOMER: the examples wanted in the sample are the
+    bounded total above (so ``min_samples``/``max_samples`` only steer the rounding),
+    every stratum's count is rounded first (``backends.instance_draws.stratified_sample``),
+    then each stratum draws ``rng.permutation``. SeCo: ``round(float32(sample_size) *
+    float32(n))`` are wanted, and each stratum's count is rounded
+    (:func:`seco_stratum_counts`) just before :func:`floyd_sample` draws it (nothing drawn
+    for a count of 0).
     """
 
     kind: str = "none"
