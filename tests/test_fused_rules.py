@@ -172,6 +172,27 @@ def test_the_compacting_sparse_search_in_batches(data, monkeypatch):
                       head_type="partial-dynamic")
 
 
+def test_searches_of_every_feature_compact_their_entries(data, monkeypatch):
+    """Where every step searches every feature of sparse data, the batches search with the
+    sparse search that compacts its entries (``representations.every_feature_state``),
+    the loop with the one that reads them as they are: the same model."""
+    from gpurules.backends.cpu import backend as cpu_backend, sparse_search
+
+    chosen = []
+    every_feature_state = cpu_backend.every_feature_state
+
+    def spy(state, features, threads):
+        state = every_feature_state(state, features, threads)
+        chosen.append(state.module)
+        return state
+
+    monkeypatch.setattr(cpu_backend, "every_feature_state", spy)
+    X, Y = data
+    _assert_same_fits(X, Y, monkeypatch, max_rules=80, feature_format="sparse",
+                      feature_sampling="none")
+    assert chosen == [sparse_search.compacting]
+
+
 def test_a_batch_cut_short_by_its_buffers_goes_on_in_the_next(data, monkeypatch):
     """Condition buffers with room for one rule of n conditions only: every batch ends
     after a rule or two, the next one goes on, and the model is the reference's."""

@@ -4,7 +4,7 @@ import numpy as np
 
 from gpurules.backends.base import BATCH_NO_RULE, Refinement, select_refinement
 from gpurules.backends.cpu import fused_beam, fused_rules, histograms, refine, statistics
-from gpurules.backends.cpu.representations import search_state
+from gpurules.backends.cpu.representations import every_feature_state, search_state
 from gpurules.backends.instance_draws import SAMPLE_NONE
 from gpurules.data.binning import rows_of
 from gpurules.jit.threads import threads_for
@@ -56,6 +56,7 @@ class CpuBackend:
         self._ones = np.ones(n, dtype=np.int32)
         self._buffers = self._records = self._deltas = self._rules = self._beam = None
         self._sample = None  # int32 (n,): a batched rule's instance sample
+        self._every_feature = False  # whether learn_rules saw searches of every feature
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W, self.n_threads_search)
@@ -265,6 +266,10 @@ class CpuBackend:
             ran short: call again), ``BATCH_NO_RULE`` (no rule could be grown) or
             ``BATCH_ZERO_HEAD`` (the next rule's head is zero: it is not returned).
         """
+        if plan.num_drawn == 0 and not self._every_feature:  # (once: each rule starts anew)
+            self._every_feature = True
+            self._searches = every_feature_state(self._searches, self.features,
+                                                 self.n_threads_search)
         module, data = self._representation()
         S = plan.num_drawn or plan.num_features
         scratch, outs = self._result_buffers(S, plan.head_mode)

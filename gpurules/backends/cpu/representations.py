@@ -113,6 +113,11 @@ def _sparse(fs, n, width, threads):
             fs.sparse_value, None)
     if threads > 1 or not beyond_cache.py_func(n * width * 8):
         return SearchState(sparse_search, data)
+    return _compacting(fs)
+
+
+def _compacting(fs):
+    """The sparse search that compacts its working copy of ``fs``' entries within a rule."""
     epochs = np.full(fs.num_features + 1, -1, np.int64)
     epochs[-1] = 0
     kept = np.empty((fs.num_features, 2), np.int64)
@@ -141,6 +146,17 @@ def _binned(fs, n, width, threads):
 # search threads)
 BUILDERS = {PresortedFeatures: _presorted, SparseSortedFeatures: _sparse,
             BinnedFeatures: _binned}
+
+
+def every_feature_state(state, features, threads):
+    """``state``, or the one to search with instead where every search reads every feature
+    (``feature_sampling="none"``): on one thread the sparse search that compacts its
+    entries within a rule, which then pays even where the statistics fit the caches (every
+    step reads every feature's entries again; enron, 200 rules: 4.75-5.2 -> 4.3-4.6 CPU-s,
+    while with 11 sampled features it made the fit 0.123 -> 0.172 s)."""
+    if state.module is not sparse_search or threads > 1:
+        return state
+    return _compacting(features)
 
 
 def search_state(features, n, width, threads=1):
