@@ -29,7 +29,6 @@ def round_stratum(rng, sample_size, size, wanted_in, wanted_out):
     return int(math.ceil(decimal) if round_up else math.floor(decimal))
 
 
-
 @njit
 def stratified_sample(rng, members, offsets, sample_size, num_samples, weights):
     """Set ``weights[i] = 1`` (int32 (n,)) for the examples drawn from each stratum

@@ -279,7 +279,7 @@ class CpuBackend:
         rules = self._rule_buffers(count)
         plan = plan._replace(head_mode=family_head_mode(plan.head_mode))
         beam, sampled = plan.beam_width > 0, plan.sampling != SAMPLE_NONE
-        if sampled and (self._sample is None or self._sample.shape[0] != self.mask.shape[0]):
+        if sampled and self._sample is None:  # (made anew per fit: start_fit)
             self._sample = np.empty(self.mask.shape[0], np.int32)
         sample = self._sample if sampled else self._ones
         taken, status, self.indicator, big = fused_rules.RULES[self._rules_key(module, plan)](

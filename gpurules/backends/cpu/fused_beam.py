@@ -41,6 +41,18 @@ from gpurules.jit.variants import variant
 # the helpers that call them
 _SEARCH = _APPLY = _MAKE_ENTRY = _ENTRIES = None
 
+# the fields of a beam (:func:`buffers`), a tuple of arrays over its entries: the coverage
+# slot, its indicator, the last refinement's quality, whether the entry may be refined, its
+# sums g (K,) and h (W,) and count, its label, the head's labels (K,) of which the first
+# NUM_LABELS count, the head's params (P,), the node of the last condition
+(E_SLOT, E_INDICATOR, E_QUALITY, E_REFINABLE, E_G, E_H, E_COUNT, E_LABEL, E_LABELS,
+ E_NUM_LABELS, E_PARAMS, E_NODE) = range(12)
+# the fields of the candidates (:func:`buffers`), a tuple of arrays over candidate rows: the
+# sort key (quality, kind: 0 an entry kept as it is, 1 a refinement; order of discovery),
+# the entry, and a refinement's condition (feature, op, threshold), count, label, sums
+(C_QUALITY, C_KIND, C_ORDER, C_ENTRY, C_FEATURE, C_OP, C_THRESHOLD, C_COUNT, C_LABEL, C_G,
+ C_H) = range(11)
+
 _NODES = 256  # the condition tree's first size (doubled as needed)
 
 
@@ -49,15 +61,14 @@ def buffers(width, n, K, W, P):
     entries, ``n`` examples, K gradient and W Hessian columns, P head parameters:
     (slots int32 (2 width + 1, n), two beams, candidates, live candidate rows int64
     (2 width,), their rows in use bool (2 width,))."""
-    def beam():  # slot, indicator, quality, refinable, g, h, count, label, labels, number
-        # of labels, params, node
+    def beam():  # (E_SLOT, ..., E_NODE)
         return (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width),
                 np.empty(width, np.bool_), np.empty((width, K), np.int64),
                 np.empty((width, W), np.int64), np.empty(width, np.int64),
                 np.empty(width, np.int32), np.empty((width, K), np.int32),
                 np.empty(width, np.int64), np.empty((width, P)), np.empty(width, np.int64))
 
-    C = 2 * width  # quality, kind, order, entry, feature, op, threshold, count, label, g, h
+    C = 2 * width  # (C_QUALITY, ..., C_H)
     candidates = (np.empty(C), np.empty(C, np.int64), np.empty(C, np.int64),
                   np.empty(C, np.int64), np.empty(C, np.int64), np.empty(C, np.int8),
                   np.empty(C, np.float32), np.empty(C, np.int64), np.empty(C, np.int32),
@@ -93,7 +104,7 @@ def _before(key_q, key_kind, key_order, a, b):
 @register_jitable
 def _sort_live(cand, live):
     """Sort the candidate rows ``live`` (int64, in place) best first."""
-    key_q, key_kind, key_order = cand[0], cand[1], cand[2]
+    key_q, key_kind, key_order = cand[C_QUALITY], cand[C_KIND], cand[C_ORDER]
     for i in range(1, live.shape[0]):
         x = live[i]
         j = i - 1
@@ -177,12 +188,14 @@ def _make_entry(dst, e, slot, slots, data, marks, parent_slot, parent_indicator,
 @register_jitable
 def _keep_entry(dst, e, src, i):
     """Entry ``e`` of ``dst`` is entry ``i`` of ``src``, no longer refinable."""
-    dst[0][e], dst[1][e], dst[2][e], dst[3][e] = src[0][i], src[1][i], src[2][i], False
-    dst[6][e], dst[7][e], dst[9][e], dst[11][e] = src[6][i], src[7][i], src[9][i], src[11][i]
-    copy_row(dst[4][e], src[4][i])
-    copy_row(dst[5][e], src[5][i])
-    copy_row(dst[8][e], src[8][i])
-    copy_row(dst[10][e], src[10][i])
+    dst[E_SLOT][e], dst[E_INDICATOR][e] = src[E_SLOT][i], src[E_INDICATOR][i]
+    dst[E_QUALITY][e], dst[E_REFINABLE][e] = src[E_QUALITY][i], False
+    dst[E_COUNT][e], dst[E_LABEL][e] = src[E_COUNT][i], src[E_LABEL][i]
+    dst[E_NUM_LABELS][e], dst[E_NODE][e] = src[E_NUM_LABELS][i], src[E_NODE][i]
+    copy_row(dst[E_G][e], src[E_G][i])
+    copy_row(dst[E_H][e], src[E_H][i])
+    copy_row(dst[E_LABELS][e], src[E_LABELS][i])
+    copy_row(dst[E_PARAMS][e], src[E_PARAMS][i])
 
 
 @register_jitable
@@ -251,33 +264,35 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
                               labels, plan.params, plan, inv_scale, scratch[1])
     n_cur, depth = nl, 1
     while plan.max_conditions == 0 or depth < plan.max_conditions:  # beam_search._next_beam
-        bound = cur[2][n_cur - 1]  # a refinement must beat the worst entry of the beam
+        quality, refinable = cur[E_QUALITY], cur[E_REFINABLE]
+        bound = quality[n_cur - 1]  # a refinement must beat the worst entry of the beam
         used[:] = False
         nl = order = 0
         refined = drawn = False
         for e in range(n_cur):
             found = 0
-            if cur[3][e]:
+            if refinable[e]:
                 if not drawn or plan.resample_features:
                     features = _draw(rng, plan, all_features)
                     drawn = True
                 forget_marks(marks)
-                _SEARCH(features, *data, slots[cur[0][e]], cur[1][e], weights, g, h, cur[4][e],
-                        cur[5][e], cur[6][e], cur[8][e][:cur[9][e]].copy(), head_mode,
-                        cur[10][e].copy(), inv_scale, min_coverage, bound, scratch, *out)
+                _SEARCH(features, *data, slots[cur[E_SLOT][e]], cur[E_INDICATOR][e], weights,
+                        g, h, cur[E_G][e], cur[E_H][e], cur[E_COUNT][e], _labels(cur, e),
+                        head_mode, cur[E_PARAMS][e].copy(), inv_scale, min_coverage, bound,
+                        scratch, *out)
                 best = _best_slots(out[0], out[1], width)
                 found = best.shape[0]
             if found > 0:
                 refined = True
                 nl = _found(cand, live, used, nl, order, best, features, out, e)
                 order += found
-            elif nl < width or not cur[2][e] < bound:
-                cur[3][e] = False  # kept as it is, no longer refined
-                nl = _kept(cand, live, used, nl, order, e, cur[2][e])
+            elif nl < width or not quality[e] < bound:
+                refinable[e] = False  # kept as it is, no longer refined
+                nl = _kept(cand, live, used, nl, order, e, quality[e])
                 order += 1
             if nl >= width:
                 nl = _truncate(cand, live, nl, used, width)
-                bound = max(bound, cand[0][live[nl - 1]])
+                bound = max(bound, cand[C_QUALITY][live[nl - 1]])
         nl = _truncate(cand, live, nl, used, width)
         nodes, n_nodes = _ENTRIES(nxt, cur, n_cur, cand, live, nl, slots, data, marks, nodes,
                                   n_nodes, depth, labels, plan.params, plan, inv_scale,
@@ -301,11 +316,13 @@ def _found(cand, live, used, nl, order, best, features, out, entry):
         r = _free_row(used)
         live[nl] = r
         nl += 1
-        cand[0][r], cand[1][r], cand[2][r], cand[3][r] = out_q[j], 1, order + t, entry
-        cand[4][r], cand[5][r], cand[6][r] = features[j], out_op[j], out_thr[j]
-        cand[7][r], cand[8][r] = out_cnt[j], out_label[j]
-        copy_row(cand[9][r], out_g[j])
-        copy_row(cand[10][r], out_h[j])
+        cand[C_QUALITY][r], cand[C_KIND][r] = out_q[j], 1
+        cand[C_ORDER][r], cand[C_ENTRY][r] = order + t, entry
+        cand[C_FEATURE][r], cand[C_OP][r] = features[j], out_op[j]
+        cand[C_THRESHOLD][r], cand[C_COUNT][r] = out_thr[j], out_cnt[j]
+        cand[C_LABEL][r] = out_label[j]
+        copy_row(cand[C_G][r], out_g[j])
+        copy_row(cand[C_H][r], out_h[j])
     return nl
 
 
@@ -315,7 +332,8 @@ def _kept(cand, live, used, nl, order, entry, quality):
     live ones, numbered ``order``. Returns the number of live candidates."""
     r = _free_row(used)
     live[nl] = r
-    cand[0][r], cand[1][r], cand[2][r], cand[3][r] = quality, 0, order, entry
+    cand[C_QUALITY][r], cand[C_KIND][r] = quality, 0
+    cand[C_ORDER][r], cand[C_ENTRY][r] = order, entry
     return nl + 1
 
 
@@ -328,12 +346,12 @@ def _entries(dst, cur, n_cur, cand, live, nl, slots, data, marks, nodes, n_nodes
     nodes)."""
     held = np.zeros(slots.shape[0], np.bool_)
     for e in range(n_cur):
-        held[cur[0][e]] = True
+        held[cur[E_SLOT][e]] = True
     root = slots.shape[0] - 1
     for t in range(nl):
         r = live[t]
-        e = cand[3][r]
-        if cand[1][r] == 0:
+        e = cand[C_ENTRY][r]
+        if cand[C_KIND][r] == 0:
             _keep_entry(dst, t, cur, e)
             continue
         free = 0
@@ -343,12 +361,14 @@ def _entries(dst, cur, n_cur, cand, live, nl, slots, data, marks, nodes, n_nodes
         parent_slot, parent_indicator, parent_node = root, 0, -1
         entry_labels, entry_params = labels, params
         if n_cur > 0:
-            parent_slot, parent_indicator, parent_node = cur[0][e], cur[1][e], cur[11][e]
-            entry_labels, entry_params = cur[8][e][:cur[9][e]].copy(), cur[10][e].copy()
-        nodes, node = _node(nodes, n_nodes, cand[4][r], cand[5][r], cand[6][r], parent_node)
+            parent_slot, parent_indicator = cur[E_SLOT][e], cur[E_INDICATOR][e]
+            parent_node = cur[E_NODE][e]
+            entry_labels, entry_params = _labels(cur, e), cur[E_PARAMS][e].copy()
+        f, op, thr = cand[C_FEATURE][r], cand[C_OP][r], cand[C_THRESHOLD][r]
+        nodes, node = _node(nodes, n_nodes, f, op, thr, parent_node)
         n_nodes += 1
-        ref = (cand[4][r], cand[5][r], cand[6][r], cand[0][r], cand[7][r], cand[8][r],
-               cand[9][r], cand[10][r])
+        ref = (f, op, thr, cand[C_QUALITY][r], cand[C_COUNT][r], cand[C_LABEL][r], cand[C_G][r],
+               cand[C_H][r])
         _MAKE_ENTRY(dst, t, free, slots, data, marks, parent_slot, parent_indicator, ref,
                     entry_labels, entry_params, depth + 1, node, plan, inv_scale,
                     multi_output)
@@ -360,21 +380,25 @@ def _finish(beam, slots, nodes, mask, tot_g, tot_h, conditions, n_cond):
     """The best entry of the last ``beam`` as :func:`_grow_py`'s result: its
     conditions written from ``n_cond`` on (root first), its coverage into ``mask``, its
     sums into ``tot_g``, ``tot_h``."""
-    slot, ind, e_g, e_h, e_cnt, e_label = beam[0], beam[1], beam[4], beam[5], beam[6], beam[7]
-    e_labels, e_nlab, e_params, e_node = beam[8], beam[9], beam[10], beam[11]
     n_f, n_op, n_thr, n_parent = nodes
     depth = 0
-    node = e_node[0]
+    node = beam[E_NODE][0]
     while node >= 0:
         depth += 1
         node = n_parent[node]
     c_f, c_op, c_thr = conditions
-    node = e_node[0]
+    node = beam[E_NODE][0]
     for c in range(n_cond + depth - 1, n_cond - 1, -1):
         c_f[c], c_op[c], c_thr[c] = n_f[node], n_op[node], n_thr[node]
         node = n_parent[node]
-    copy_row(mask, slots[slot[0]])
-    copy_row(tot_g, e_g[0])
-    copy_row(tot_h, e_h[0])
-    return (n_cond + depth, ind[0], e_labels[0, :e_nlab[0]].copy(), e_params[0].copy(),
-            e_label[0], e_cnt[0])
+    copy_row(mask, slots[beam[E_SLOT][0]])
+    copy_row(tot_g, beam[E_G][0])
+    copy_row(tot_h, beam[E_H][0])
+    return (n_cond + depth, beam[E_INDICATOR][0], _labels(beam, 0), beam[E_PARAMS][0].copy(),
+            beam[E_LABEL][0], beam[E_COUNT][0])
+
+
+@register_jitable
+def _labels(beam, e):
+    """A copy of the head's labels of entry ``e`` (int32 (m,))."""
+    return beam[E_LABELS][e][:beam[E_NUM_LABELS][e]].copy()
