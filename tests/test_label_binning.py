@@ -88,6 +88,40 @@ def test_matches_brute_force_reference(l1, l2, ratio, min_bins, max_bins):
             assert gain == pytest.approx(gain_ref, rel=1e-9, abs=1e-12)
 
 
+def _pair_loop_aggregate(g, h, bin_of, num_bins):
+    """The plain pair loop in Python floats (float64): per (i, j < i) of different bins,
+    ``H~[b_i, b_j] += H[i, j]``, i then j ascending; diagonals from H's diagonal."""
+    m = g.shape[0]
+    g_bin, H_bin = [0.0] * num_bins, [[0.0] * num_bins for _ in range(num_bins)]
+    for i in range(m):
+        if bin_of[i] >= 0:
+            g_bin[bin_of[i]] += float(g[i])
+            H_bin[bin_of[i]][bin_of[i]] += float(h[i * (i + 1) // 2 + i])
+    for i in range(m):
+        for j in range(i):
+            bi, bj = bin_of[i], bin_of[j]
+            if bi >= 0 and bj >= 0 and bi != bj:
+                H_bin[max(bi, bj)][min(bi, bj)] += float(h[i * (i + 1) // 2 + j])
+    packed = [H_bin[i][j] for i in range(num_bins) for j in range(i + 1)]
+    return np.array(g_bin), np.array(packed)
+
+
+@pytest.mark.parametrize("m,ratio", [(2, 0.5), (9, 0.3), (53, 0.04), (53, 0.2), (40, 1.0)])
+def test_bins_are_summed_in_the_pair_loops_order(m, ratio):
+    """aggregate_bins keeps each bin pair's sum in a register, row by row: bit for bit the
+    plain pair loop's sums (whose order of additions it keeps), with outputs out of the bins
+    (zero criteria) and bins of one output."""
+    rng = np.random.default_rng(m)
+    for _ in range(5):
+        g = rng.normal(size=m)
+        g[rng.random(m) < 0.15] = 0.0
+        h = rng.normal(size=m * (m + 1) // 2) * 10.0 ** rng.integers(-3, 4, m * (m + 1) // 2)
+        *_, num_bins, bin_of, _, g_bin, h_bin = _binned(g, h, True, 0.0, 1.0, ratio, 1, 0)
+        g_ref, h_ref = _pair_loop_aggregate(g, h, bin_of, num_bins)
+        np.testing.assert_array_equal(g_bin, g_ref)
+        np.testing.assert_array_equal(h_bin, h_ref)
+
+
 def test_decomposable_statistics_bin_with_a_diagonal_hessian():
     rng = np.random.default_rng(3)
     g = rng.normal(size=12)
