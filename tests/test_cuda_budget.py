@@ -352,6 +352,42 @@ def seco_copies_the_coverage_once_per_rule():
 
 
 @check
+def a_beam_depth_copies_to_the_host_once():
+    """``find_best_refinements`` (a beam search's depth): three entries' searches, each on
+    its coverage restored from a device snapshot, take one device->host copy in all and
+    find what ``find_best_refinement`` finds on each coverage alone (count 2, each with a
+    bound of its own); a coverage restored covers what was recorded."""
+    from gpurules.backends.base import Refinement, SearchSettings
+    from gpurules.conditions import OP_GR, OP_LEQ
+    from gpurules.objectives.heads import HEAD_COMPLETE
+
+    backend, counters = _counted_backend()
+    features, labels = np.arange(3, dtype=np.int64), np.arange(2, dtype=np.int32)
+    requests, alone = [], []
+    for op, bound in ((None, -np.inf), (OP_LEQ, -np.inf), (OP_GR, 0.01)):
+        backend.reset_coverage()
+        if op is not None:
+            backend.apply_refinement(Refinement(0, op, np.float32(0.5), 0.0, N // 2, -1,
+                                                None, None))
+        mask, totals = backend.covered_mask(), backend.covered_totals(None)
+        search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, bound)
+        requests.append((backend.coverage_snapshot(), features, labels, totals, search))
+        alone.append((mask, backend.find_best_refinement(features, labels, None, totals,
+                                                         search, count=2)))
+    before = counters.snapshot()
+    batched = backend.find_best_refinements(requests, None, 2)
+    counts = counters.snapshot() - before
+    assert counts.d2h == 1, counts
+    for (mask, want), got in zip(alone, batched):
+        assert [(r.feature, r.op, r.threshold, r.quality, r.count) for r in got] == \
+            [(r.feature, r.op, r.threshold, r.quality, r.count) for r in want], (got, want)
+        assert all(np.array_equal(a.g_sum, b.g_sum) for a, b in zip(got, want))
+    backend.restore_coverage(requests[1][0])
+    np.testing.assert_array_equal(backend.covered_mask(), alone[1][0])
+    assert int(alone[1][0].sum()) == N // 2
+
+
+@check
 def covered_totals_one_launch_one_copy():
     counts = refinement_counts(steps=0)["covered_totals"]
     assert counts.launches == 1 and counts.d2h == 1 and counts.allocations == 0, counts

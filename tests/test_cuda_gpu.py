@@ -289,3 +289,31 @@ def test_boosting_fit_equals_cpu(launcher):
                      "rule_cond_start", "head_label", "head_score", "rule_head_start"):
             np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
                                           err_msg=name)
+
+
+@pytest.mark.parametrize("head_type", ["single", "partial-fixed"])
+def test_beam_search_fit_equals_cpu(head_type):
+    """A BOOMER fit grown by beam search (each entry's coverage from a device snapshot, a
+    depth's searches in one ``find_best_refinements`` call, features drawn per entry)
+    learns the CPU's rules on the same bins."""
+    from gpurules import BoomerClassifier
+    from gpurules.backends.cuda import CudaBackend
+    from gpurules.estimators.boomer_params import resolve_config
+    from gpurules.learners.boosting import BoostingLearner
+
+    rng = np.random.default_rng(8)
+    X, nominal, *_ = random_problem(rng, 1200, 10, 1, n_distinct=30, nominal=(2,))
+    Y = (rng.random((1200, 4)) < 0.3).astype(np.uint8)
+    config, _ = resolve_config(BoomerClassifier(
+        head_type=head_type, max_rules=10, random_state=1,
+        rule_induction="top-down-beam-search{beam_width=3,resample_features=true}"))
+    binned = bin_features(X, nominal, "equal-width", bin_ratio=0.5)
+    cpu_model, gpu_model = (
+        BoostingLearner(config, backend, np.random.default_rng(1)).fit(
+            binned, Y, np.ones(X.shape[0])).build()
+        for backend in (CpuBackend(), CudaBackend(0)))
+    assert len(cpu_model) == len(gpu_model) > 2
+    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
+                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
+        np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
+                                      err_msg=name)

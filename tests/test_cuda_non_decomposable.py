@@ -189,10 +189,14 @@ FIT_CASES = {
     "complete": dict(head_type="complete", label_binning="none"),
     "complete-gblb": dict(head_type="complete", label_binning="equal-width"),
     "partial-fixed": dict(head_type="partial-fixed", label_binning="none"),
-    # the beam search: several best refinements per search, coverage re-applied per rule
+    # the beam search: several best refinements per search, each entry's coverage from a
+    # device snapshot, a depth's searches in one call (find_best_refinements)
     "partial-fixed-beam": dict(
         head_type="partial-fixed", label_binning="none",
         rule_induction="top-down-beam-search{beam_width=2,max_conditions=2}"),
+    "complete-beam-resampled": dict(
+        head_type="complete", label_binning="equal-width",
+        rule_induction="top-down-beam-search{beam_width=3,resample_features=true}"),
 }
 # on a GPU only (simulated device functions run the host's arithmetic, so they add nothing
 # here): partial-dynamic heads with an exponent other than 2, whose selection compares with

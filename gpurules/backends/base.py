@@ -157,6 +157,11 @@ class Backend(Protocol):
             after ``fix_label_after`` steps and goes on over them in the same block (as it
             fixes a single-label head's label); else a block must end there, and the
             learner fixes them (``learners.boosting_rule``).
+
+    Optional methods, used where a backend has them: ``coverage_snapshot()`` /
+    ``restore_coverage(snapshot)`` (the beam search keeps its entries' coverages; CPU and
+    CUDA), ``find_best_refinements(requests, weights, count)`` (a beam depth's searches in
+    one call; CUDA), ``learn_rules`` with ``learns_rules`` (:class:`RulePlan`; CPU).
     """
 
     name: str

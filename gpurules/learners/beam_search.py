@@ -8,7 +8,10 @@ refinement, the beam keeps the ``width`` best rules of each depth:
 2. Depth after depth, every beam entry that may still be refined (it covers more than
    ``min_coverage`` examples and found refinements before) is searched on its own coverage;
    a refinement must beat the worst entry of the current beam, and once the new beam is
-   full, its worst entry (the bound tightens as entries are searched). An entry that
+   full, its worst entry (the bound tightens as entries are taken in order: every search
+   runs with the depth's bound, and of each entry's refinements those that beat the
+   bound of its turn are kept, which are the best a search with that bound finds, each
+   feature's best condition being the same whatever the bound). An entry that
    finds no refinement stays a candidate of the new beam, no longer refinable. The new
    beam is the ``width`` best candidates (ties: the existing, more general rule first,
    then the order of discovery).
@@ -32,7 +35,9 @@ mlrl-boomer"):
 
 Each entry's search first restores its coverage: from the coverage snapshot of its rule
 without the last condition plus that condition, on a backend with ``coverage_snapshot`` and
-``restore_coverage`` (the CPU's), else by applying all its conditions again (``cover``).
+``restore_coverage`` (the CPU's and CUDA's), else by applying all its conditions again
+(``cover``). A backend with ``find_best_refinements`` (CUDA's) runs the searches of a depth
+in one call: one device->host copy per depth instead of one per entry.
 """
 
 import itertools
@@ -117,6 +122,13 @@ def _cover(backend, entry):
     elif entry.own is not None:
         backend.restore_coverage(entry.own)
     else:
+        _own_snapshot(backend, entry)
+
+
+def _own_snapshot(backend, entry):
+    """Record ``entry.own`` (once; the backend then covers the entry's rule): its base
+    coverage restored and its last condition applied."""
+    if entry.own is None:
         backend.restore_coverage(entry.base)
         backend.apply_refinement(entry.growth.best)
         entry.own = backend.coverage_snapshot()
@@ -139,24 +151,16 @@ def _next_beam(hooks, entries, beam):
     """(the next beam, whether any entry found a refinement)."""
     width = beam.width
     bound = entries[-1].quality  # a refinement must beat the worst entry of the beam
-    shared = None
+    searched = _search_entries(hooks, entries, beam, bound)
     # (sort key (-quality, kind, order of discovery), a kept _Entry or a refinement's
     # (parent entry, Refinement): its entry is made only if it makes the new beam)
     candidates = []
     order = itertools.count()
     refined = False
-    for entry in entries:
-        found = []
-        if entry.refinable:
-            growth = entry.growth
-            if shared is None or beam.resample_features:
-                shared = hooks.draw_features(growth)
-            _cover(hooks.backend, entry)
-            search = growth.search
-            search = SearchSettings(search.head_mode, search.params, search.min_coverage,
-                                    bound)
-            found = growth.engine.find_best_refinement(
-                shared, growth.labels, growth.weights, growth.totals, search, count=width)
+    for entry, found in zip(entries, searched):
+        # each search had the depth's bound; the bound tightened since (module docstring):
+        # the best of what beats it are the best a search with it would have found
+        found = [ref for ref in found if ref.quality > bound]
         if found:
             refined = True
             candidates += [((-ref.quality, 1, next(order)), (entry, ref)) for ref in found]
@@ -171,6 +175,51 @@ def _next_beam(hooks, entries, beam):
     return [item if isinstance(item, _Entry) else
             _child(hooks, item[0].growth, item[1], beam, item[0].own)
             for _, item in candidates[:width]], refined
+
+
+def _search_entries(hooks, entries, beam, bound):
+    """The refinements of each entry of a depth (a list per entry, empty for an entry that
+    is not refinable), every search with the depth's ``bound``: on a backend with
+    ``find_best_refinements`` (CUDA's) in one call, each entry's coverage from its
+    snapshot; else one search after another. Features are drawn in the entries' order."""
+    requests, shared = [], None
+    for entry in entries:
+        if not entry.refinable:
+            requests.append(None)
+            continue
+        growth = entry.growth
+        if shared is None or beam.resample_features:
+            shared = hooks.draw_features(growth)
+        search = growth.search
+        search = SearchSettings(search.head_mode, search.params, search.min_coverage, bound)
+        requests.append((growth, shared, search))
+    backend, width = hooks.backend, beam.width
+    pairs = [(entry, request) for entry, request in zip(entries, requests) if request]
+    if hasattr(backend, "find_best_refinements") and _snapshots(backend) and \
+            all(growth.engine is backend for _, (growth, _, _) in pairs):
+        found = iter(_in_one_call(backend, pairs, width))
+        return [next(found) if request else [] for request in requests]
+    out = []
+    for entry, request in zip(entries, requests):
+        if request is None:
+            out.append([])
+            continue
+        growth, features, search = request
+        _cover(backend, entry)
+        out.append(growth.engine.find_best_refinement(
+            features, growth.labels, growth.weights, growth.totals, search, count=width))
+    return out
+
+
+def _in_one_call(backend, pairs, width):
+    """``backend.find_best_refinements`` of the (entry, (growth, features, search)) pairs,
+    each on the entry's own coverage snapshot (made here where it is missing)."""
+    for entry, _ in pairs:
+        _own_snapshot(backend, entry)
+    weights = pairs[0][1][0].weights if pairs else None  # one rule: the same weights
+    return backend.find_best_refinements(
+        [(entry.own, features, growth.labels, growth.totals, search)
+         for entry, (growth, features, search) in pairs], weights, width)
 
 
 def _child(hooks, parent, ref, beam, base):

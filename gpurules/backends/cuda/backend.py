@@ -303,6 +303,25 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             self._upload(lens, self._lens)
         self.indicator, self._step = int(indicator), 0
 
+    def coverage_snapshot(self):
+        """The current coverage, for :meth:`restore_coverage` (the beam search keeps one per
+        rule of its beam): device copies of the mask, the current covered list and the
+        ring of list lengths, with the indicator and step (an opaque record; two device
+        allocations from CuPy's pool, no host copy)."""
+        with self._on_device():
+            slot = self._step % 2
+            return (self.mask.copy(), self._covered[slot].copy(), self._lens.copy(),
+                    self.indicator, self._step)
+
+    def restore_coverage(self, snapshot):
+        """Cover what :meth:`coverage_snapshot` recorded (device copies on the stream)."""
+        mask, covered, lens, indicator, step = snapshot
+        with self._on_device():
+            self.mask[...] = mask
+            self._covered[step % 2][...] = covered
+            self._lens[...] = lens
+        self.indicator, self._step = indicator, step
+
     def _covered_list(self):
         """(covered, lens, slot): the current compacted list of the covered examples,
         ``covered[:lens[slot]]`` (Numba views; see ``coverage``)."""
@@ -345,21 +364,69 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         features = np.ascontiguousarray(features, np.int64)
         if features.size == 0:
             return None if count is None else []
+        with self._on_device():
+            out_dev, order = self._launch_refinement(features, labels, weights, totals, search)
+            back = self.cp.asnumpy(out_dev)
+        return self._refinements(features, order, back, count)
+
+    def find_best_refinements(self, requests, weights, count):
+        """The searches of one depth of a beam search (``learners/beam_search.py``) in one
+        round trip: per request the coverage :meth:`restore_coverage` recorded, then the
+        search of :meth:`find_best_refinement`, its ``out_*`` record copied (on the device)
+        into its part of one buffer; **one device->host copy** for all.
+
+        Args:
+            requests: list of (coverage snapshot, features int64 (S,), labels int32 (m,),
+                totals, SearchSettings), as :meth:`find_best_refinement` takes them.
+            weights: int32 (n,) instance weights of every request, or None; count: int >= 1.
+
+        Returns:
+            list, per request, of up to ``count`` Refinements (``select_refinements``).
+            The coverage is left at the last request's."""
+        for request in requests:
+            self._check_head_mode(request[4].head_mode)
+        features = [np.ascontiguousarray(r[1], np.int64) for r in requests]
+        sizes = [out_bytes(f.size, *self._widths()) if f.size else 0 for f in features]
+        ends = np.cumsum([0] + sizes)
+        orders = []
+        with self._on_device():
+            results = self._buffer("beam_out", (max(int(ends[-1]), 1),), np.uint8)
+            for (snapshot, _, labels, totals, search), f, lo, hi in zip(
+                    requests, features, ends[:-1], ends[1:]):
+                order = None
+                if f.size:
+                    self.restore_coverage(snapshot)
+                    out_dev, order = self._launch_refinement(f, labels, weights, totals,
+                                                             search)
+                    results[lo:hi] = out_dev
+                orders.append(order)
+            back = self.cp.asnumpy(results)
+        return [[] if order is None else self._refinements(f, order, back[lo:hi], count)
+                for f, order, lo, hi in zip(features, orders, ends[:-1], ends[1:])]
+
+    def _launch_refinement(self, features, labels, weights, totals, search):
+        """Upload one search's record, build the histograms of ``features`` (int64 (S,),
+        the caller's order) and launch the search, all on the stream: (device uint8
+        ``out_*`` record in slot order, ``order`` int64 (S,) the slot order)."""
         labels = np.ascontiguousarray(labels, np.int32)
         params = np.ascontiguousarray(search.params, np.float64)
         order = self._slot_order(features)
         slotted = features[order]
         layout = self._slot_offset(slotted), self._group_offsets(slotted)
-        with self._on_device():
-            features_dev, slot_dev, groups_dev, params_dev, quality_dev, state_dev, \
-                labels_dev = self._upload_record(
-                    slotted, *layout, params, np.array([search.min_quality], np.float64),
-                    self._search_module.initial_state(labels.size, int(totals[2])), labels)
-            self.build_histograms(slotted, weights, (features_dev, slot_dev, groups_dev),
-                                  layout=layout)
-            out_dev = self._launch_search(slotted, features_dev, slot_dev, labels_dev,
-                                          state_dev, params_dev, quality_dev, search)
-            out = out_views(self.cp.asnumpy(out_dev), features.size, *self._widths())
+        features_dev, slot_dev, groups_dev, params_dev, quality_dev, state_dev, \
+            labels_dev = self._upload_record(
+                slotted, *layout, params, np.array([search.min_quality], np.float64),
+                self._search_module.initial_state(labels.size, int(totals[2])), labels)
+        self.build_histograms(slotted, weights, (features_dev, slot_dev, groups_dev),
+                              layout=layout)
+        out_dev = self._launch_search(slotted, features_dev, slot_dev, labels_dev, state_dev,
+                                      params_dev, quality_dev, search)
+        return out_dev, order
+
+    def _refinements(self, features, order, back, count):
+        """``select_refinement`` of a search's downloaded ``out_*`` record ``back`` (host
+        uint8, slot order ``order``) for ``features`` in the caller's order."""
+        out = out_views(back, features.size, *self._widths())
         inverse = np.argsort(order)  # slot order -> the caller's order (first best wins)
         return select_refinement(features, tuple(a[inverse] for a in out), count)
 
