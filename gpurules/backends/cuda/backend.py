@@ -306,12 +306,14 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
     def coverage_snapshot(self):
         """The current coverage, for :meth:`restore_coverage` (the beam search keeps one per
         rule of its beam): device copies of the mask, the current covered list and the
-        ring of list lengths, with the indicator and step (an opaque record; two device
-        allocations from CuPy's pool, no host copy)."""
+        ring of list lengths, with the indicator and step (an opaque record; three device
+        allocations from CuPy's memory pool, no host copy)."""
         with self._on_device():
-            slot = self._step % 2
-            return (self.mask.copy(), self._covered[slot].copy(), self._lens.copy(),
-                    self.indicator, self._step)
+            copies = []
+            for array in (self.mask, self._covered[self._step % 2], self._lens):
+                copies.append(self.cp.empty(array.shape, array.dtype))  # (counted)
+                copies[-1][...] = array
+        return (*copies, self.indicator, self._step)
 
     def restore_coverage(self, snapshot):
         """Cover what :meth:`coverage_snapshot` recorded (device copies on the stream)."""
