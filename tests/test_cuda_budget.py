@@ -354,7 +354,7 @@ def seco_copies_the_coverage_once_per_rule():
 @check
 def a_beam_depth_copies_to_the_host_once():
     """``find_best_refinements`` (a beam search's depth): three entries' searches, each on
-    its coverage restored from a device snapshot, take one device->host copy in all and
+    its coverage restored from a device snapshot, take one copy each way in all and
     find what ``find_best_refinement`` finds on each coverage alone (count 2, each with a
     bound of its own); a coverage restored covers what was recorded."""
     from gpurules.backends.base import Refinement, SearchSettings
@@ -377,7 +377,11 @@ def a_beam_depth_copies_to_the_host_once():
     before = counters.snapshot()
     batched = backend.find_best_refinements(requests, None, 2)
     counts = counters.snapshot() - before
-    assert counts.d2h == 1, counts
+    assert counts.d2h == 1 and counts.h2d == 1, counts
+    for m in (1, 2, 3):  # each record a multiple of 8 bytes: the next one's int64s aligned
+        record = backend._search_record(features, np.arange(m, dtype=np.int32), totals,
+                                        search)
+        assert sum(a.nbytes for a in record[1]) % 8 == 0, m
     for (mask, want), got in zip(alone, batched):
         assert [(r.feature, r.op, r.threshold, r.quality, r.count) for r in got] == \
             [(r.feature, r.op, r.threshold, r.quality, r.count) for r in want], (got, want)

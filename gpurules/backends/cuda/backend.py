@@ -367,15 +367,18 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         if features.size == 0:
             return None if count is None else []
         with self._on_device():
-            out_dev, order = self._launch_refinement(features, labels, weights, totals, search)
+            record = self._search_record(features, labels, totals, search)
+            uploaded = self._upload_record(*record[1])
+            out_dev = self._launch_refinement(record, uploaded, weights, search)
             back = self.cp.asnumpy(out_dev)
-        return self._refinements(features, order, back, count)
+        return self._refinements(features, record[0], back, count)
 
     def find_best_refinements(self, requests, weights, count):
         """The searches of one depth of a beam search (``learners/beam_search.py``) in one
-        round trip: per request the coverage :meth:`restore_coverage` recorded, then the
-        search of :meth:`find_best_refinement`, its ``out_*`` record copied (on the device)
-        into its part of one buffer; **one device->host copy** for all.
+        round trip: every search's record in one host->device copy; per request the
+        coverage :meth:`restore_coverage` recorded, then the search of
+        :meth:`find_best_refinement`, its ``out_*`` record copied (on the device) into its
+        part of one buffer; **one device->host copy** for all.
 
         Args:
             requests: list of (coverage snapshot, features int64 (S,), labels int32 (m,),
@@ -388,42 +391,53 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         for request in requests:
             self._check_head_mode(request[4].head_mode)
         features = [np.ascontiguousarray(r[1], np.int64) for r in requests]
-        sizes = [out_bytes(f.size, *self._widths()) if f.size else 0 for f in features]
+        # each record's part of the buffer starts at a multiple of 8 bytes (its float64s)
+        sizes = [-(-out_bytes(f.size, *self._widths()) // 8) * 8 for f in features]
         ends = np.cumsum([0] + sizes)
-        orders = []
+        records = [self._search_record(f, r[2], r[3], r[4]) if f.size else None
+                   for f, r in zip(features, requests)]
         with self._on_device():
+            # every search's record in one host->device copy
+            uploaded = iter(self._upload_record(*(a for r in records if r for a in r[1])))
             results = self._buffer("beam_out", (max(int(ends[-1]), 1),), np.uint8)
-            for (snapshot, _, labels, totals, search), f, lo, hi in zip(
-                    requests, features, ends[:-1], ends[1:]):
-                order = None
-                if f.size:
-                    self.restore_coverage(snapshot)
-                    out_dev, order = self._launch_refinement(f, labels, weights, totals,
-                                                             search)
-                    results[lo:hi] = out_dev
-                orders.append(order)
+            for request, record, lo in zip(requests, records, ends[:-1]):
+                if record is not None:
+                    self.restore_coverage(request[0])
+                    views = [next(uploaded) for _ in record[1]]
+                    out_dev = self._launch_refinement(record, views, weights, request[4])
+                    results[lo:lo + out_dev.size] = out_dev
             back = self.cp.asnumpy(results)
-        return [[] if order is None else self._refinements(f, order, back[lo:hi], count)
-                for f, order, lo, hi in zip(features, orders, ends[:-1], ends[1:])]
+        return [[] if r is None else self._refinements(f, r[0], back[lo:hi], count)
+                for f, r, lo, hi in zip(features, records, ends[:-1], ends[1:])]
 
-    def _launch_refinement(self, features, labels, weights, totals, search):
-        """Upload one search's record, build the histograms of ``features`` (int64 (S,),
-        the caller's order) and launch the search, all on the stream: (device uint8
-        ``out_*`` record in slot order, ``order`` int64 (S,) the slot order)."""
+    def _search_record(self, features, labels, totals, search):
+        """What one search uploads: (``order`` int64 (S,) the slot order of ``features``
+        (int64 (S,), the caller's order), the host arrays of its record: the features in
+        slot order, their slot and group offsets, the head's parameters, the minimum
+        quality, the search's state, ``labels`` int32 (m,), zero bytes up to a multiple of
+        8), and the slot and group offsets for the histogram build)."""
         labels = np.ascontiguousarray(labels, np.int32)
-        params = np.ascontiguousarray(search.params, np.float64)
         order = self._slot_order(features)
         slotted = features[order]
         layout = self._slot_offset(slotted), self._group_offsets(slotted)
+        arrays = (slotted, *layout, np.ascontiguousarray(search.params, np.float64),
+                  np.array([search.min_quality], np.float64),
+                  self._search_module.initial_state(labels.size, int(totals[2])), labels)
+        # padded to a multiple of 8 bytes: the next record's int64 fields stay aligned
+        pad = -sum(a.nbytes for a in arrays) % 8
+        return order, arrays + (np.zeros(pad, np.uint8),), layout
+
+    def _launch_refinement(self, record, uploaded, weights, search):
+        """Build the histograms and launch the search of a :meth:`_search_record`
+        ``record`` whose arrays are ``uploaded`` (their device views), on the stream:
+        returns the device uint8 ``out_*`` record (slot order)."""
+        _, arrays, layout = record
         features_dev, slot_dev, groups_dev, params_dev, quality_dev, state_dev, \
-            labels_dev = self._upload_record(
-                slotted, *layout, params, np.array([search.min_quality], np.float64),
-                self._search_module.initial_state(labels.size, int(totals[2])), labels)
-        self.build_histograms(slotted, weights, (features_dev, slot_dev, groups_dev),
+            labels_dev = uploaded[:7]
+        self.build_histograms(arrays[0], weights, (features_dev, slot_dev, groups_dev),
                               layout=layout)
-        out_dev = self._launch_search(slotted, features_dev, slot_dev, labels_dev, state_dev,
-                                      params_dev, quality_dev, search)
-        return out_dev, order
+        return self._launch_search(arrays[0], features_dev, slot_dev, labels_dev, state_dev,
+                                   params_dev, quality_dev, search)
 
     def _refinements(self, features, order, back, count):
         """``select_refinement`` of a search's downloaded ``out_*`` record ``back`` (host
