@@ -308,9 +308,11 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         rule of its beam): device copies of the mask, the current covered list and the
         ring of list lengths, with the indicator and step (an opaque record; three device
         allocations from CuPy's memory pool, no host copy)."""
+        arrays = (self.mask, self._covered[self._step % 2], self._lens)
+        self._check_memory(sum(a.nbytes for a in arrays), "a coverage snapshot (beam search)")
         with self._on_device():
             copies = []
-            for array in (self.mask, self._covered[self._step % 2], self._lens):
+            for array in arrays:
                 copies.append(self.cp.empty(array.shape, array.dtype))  # (counted)
                 copies[-1][...] = array
         return (*copies, self.indicator, self._step)
