@@ -195,7 +195,7 @@ def _search_entries(hooks, entries, beam, bound):
         requests.append((growth, shared, search))
     backend, width = hooks.backend, beam.width
     pairs = [(entry, request) for entry, request in zip(entries, requests) if request]
-    if hasattr(backend, "find_best_refinements") and _snapshots(backend) and \
+    if pairs and hasattr(backend, "find_best_refinements") and _snapshots(backend) and \
             all(growth.engine is backend for _, (growth, _, _) in pairs):
         found = iter(_in_one_call(backend, pairs, width))
         return [next(found) if request else [] for request in requests]
@@ -216,7 +216,7 @@ def _in_one_call(backend, pairs, width):
     each on the entry's own coverage snapshot (made here where it is missing)."""
     for entry, _ in pairs:
         _own_snapshot(backend, entry)
-    weights = pairs[0][1][0].weights if pairs else None  # one rule: the same weights
+    weights = pairs[0][1][0].weights  # (one rule: every entry has its weights)
     return backend.find_best_refinements(
         [(entry.own, features, growth.labels, growth.totals, search)
          for entry, (growth, features, search) in pairs], weights, width)

@@ -392,6 +392,8 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             The coverage is left at the last request's."""
         for request in requests:
             self._check_head_mode(request[4].head_mode)
+        if not requests:
+            return []
         features = [np.ascontiguousarray(r[1], np.int64) for r in requests]
         # each record's part of the buffer starts at a multiple of 8 bytes (its float64s)
         sizes = [-(-out_bytes(f.size, *self._widths()) // 8) * 8 for f in features]
