@@ -237,9 +237,12 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             self.P = cp.zeros((n, K), np.float64)
             self.g = cp.zeros((n, K), np.int64)
             self.h = cp.zeros((n, W), np.int64)
-            self.mask = cp.zeros(n, np.int32)
-            self._covered = cp.empty((2, n), np.int32)  # the compacted lists, 2 steps
-            self._lens = cp.zeros(self._kernels.RING, np.int32)  # coverage's ring
+            # the coverage in one array (a beam search's snapshot is one copy): the mask, the
+            # compacted lists of two steps, the ring of their lengths
+            self._coverage = cp.zeros(3 * n + self._kernels.RING, np.int32)
+            self.mask = self._coverage[:n]
+            self._covered = self._coverage[n:3 * n].reshape(2, n)
+            self._lens = self._coverage[3 * n:]
             self._sums = cp.zeros(K + W + 1, np.int64)  # covered_totals: g | h | count
             self._ticket = cp.zeros(1, np.int32)  # covered_totals' last-block ticket
             self._partial = cp.empty(  # covered_totals' sums per block
@@ -305,26 +308,20 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
 
     def coverage_snapshot(self):
         """The current coverage, for :meth:`restore_coverage` (the beam search keeps one per
-        rule of its beam): device copies of the mask, the current covered list and the
-        ring of list lengths, with the indicator and step (an opaque record; three device
-        allocations from CuPy's memory pool, no host copy)."""
-        arrays = (self.mask, self._covered[self._step % 2], self._lens)
-        self._check_memory(sum(a.nbytes for a in arrays), "a coverage snapshot (beam search)")
+        rule of its beam): a device copy of the coverage (mask, covered lists, their
+        lengths; one allocation from CuPy's memory pool, one copy, no host copy) with the
+        indicator and step, an opaque record."""
+        self._check_memory(self._coverage.nbytes, "a coverage snapshot (beam search)")
         with self._on_device():
-            copies = []
-            for array in arrays:
-                copies.append(self.cp.empty(array.shape, array.dtype))  # (counted)
-                copies[-1][...] = array
-        return (*copies, self.indicator, self._step)
+            copy = self.cp.empty(self._coverage.shape, np.int32)  # (counted)
+            copy[...] = self._coverage
+        return copy, self.indicator, self._step
 
     def restore_coverage(self, snapshot):
-        """Cover what :meth:`coverage_snapshot` recorded (device copies on the stream)."""
-        mask, covered, lens, indicator, step = snapshot
+        """Cover what :meth:`coverage_snapshot` recorded (one device copy on the stream)."""
+        copy, self.indicator, self._step = snapshot
         with self._on_device():
-            self.mask[...] = mask
-            self._covered[step % 2][...] = covered
-            self._lens[...] = lens
-        self.indicator, self._step = indicator, step
+            self._coverage[...] = copy
 
     def _covered_list(self):
         """(covered, lens, slot): the current compacted list of the covered examples,
