@@ -197,18 +197,20 @@ def _search_entries(hooks, entries, beam, bound):
     pairs = [(entry, request) for entry, request in zip(entries, requests) if request]
     if pairs and hasattr(backend, "find_best_refinements") and _snapshots(backend) and \
             all(growth.engine is backend for _, (growth, _, _) in pairs):
-        found = iter(_in_one_call(backend, pairs, width))
-        return [next(found) if request else [] for request in requests]
-    out = []
-    for entry, request in zip(entries, requests):
-        if request is None:
-            out.append([])
-            continue
-        growth, features, search = request
-        _cover(backend, entry)
-        out.append(growth.engine.find_best_refinement(
-            features, growth.labels, growth.weights, growth.totals, search, count=width))
-    return out
+        found = _in_one_call(backend, pairs, width)
+    else:
+        found = [_search_entry(backend, entry, request, width) for entry, request in pairs]
+    found = iter(found)
+    return [next(found) if request else [] for request in requests]
+
+
+def _search_entry(backend, entry, request, width):
+    """The ``width`` best refinements of one entry (``request``: its (growth, features,
+    search)), the backend covering it first."""
+    growth, features, search = request
+    _cover(backend, entry)
+    return growth.engine.find_best_refinement(features, growth.labels, growth.weights,
+                                              growth.totals, search, count=width)
 
 
 def _in_one_call(backend, pairs, width):
