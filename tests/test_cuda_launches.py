@@ -134,3 +134,54 @@ def test_backend_refuses_an_unknown_launcher():
 
     with pytest.raises(ValueError, match="launcher must be one of"):
         CudaBackend(0, launcher="graph")
+
+
+class NumbaScalarKernel(FakeKernel):
+    """A compiled kernel whose scalars are marshalled by numba-cuda's own
+    ``_Kernel._prepare_args`` (ctypes values), its arrays by the stand-in's markers."""
+
+    extensions = []
+
+    def _prepare_args(self, ty, value, stream, retr, kernelargs):
+        from numba.cuda.dispatcher import _Kernel
+
+        if isinstance(ty, types.Array):
+            return super()._prepare_args(ty, value, stream, retr, kernelargs)
+        self.log.append(("marshal", value))
+        _Kernel._prepare_args(self, ty, value, stream, retr, kernelargs)
+
+
+class Stream:
+    """numba-cuda's (external) stream as cuda.core sees a foreign one."""
+
+    def __cuda_stream__(self):
+        return (0, 0xBEEF)
+
+
+def test_scalars_as_numba_marshals_them_and_the_stream_converted_once(prepared):
+    import ctypes
+
+    import numpy as np
+
+    launcher, dispatcher, log = prepared
+    dispatcher.overloads = {}
+    made = []
+    launcher._from_handle = lambda handle: made.append(handle) or ("core stream", handle)
+    a, stream = FakeArray("a"), Stream()
+    argtypes = (VEC, types.int64, types.int32, types.float64, types.boolean)
+    dispatcher.overloads[argtypes] = NumbaScalarKernel(argtypes, log)
+    for step in range(4):
+        launcher.launch(dispatcher, (1, 32, stream), (a, step, np.int32(-step), 0.5 * step,
+                                                      step % 2 == 0))
+    launched = [entry for entry in log if entry[0] == "launch"]
+    assert len(launched) == 3 and made == [0xBEEF]
+    assert all(entry[1] == ("core stream", 0xBEEF) for entry in launched)
+    for step, entry in zip((1, 2, 3), launched):
+        marker, *scalars = entry[4]
+        assert marker == (str(VEC), "a")
+        assert [(type(x), getattr(x, "value", x)) for x in scalars] == [
+            (ctypes.c_int64, step), (ctypes.c_int32, -step), (ctypes.c_double, 0.5 * step),
+            (bool, step % 2 == 0)]
+    # numba-cuda marshals each scalar type once; bools (no ctypes value) every launch
+    marshalled = [entry[1] for entry in log if entry[0] == "marshal"]
+    assert marshalled == ["a", 1, np.int32(-1), 0.5, False, True, False]

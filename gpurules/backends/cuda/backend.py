@@ -35,7 +35,6 @@ ordered as any other); device->host copies synchronise that stream.
 import contextlib
 import logging
 import math
-import warnings
 
 import numpy as np
 
@@ -156,8 +155,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         current stream; small grids are by design, so Numba's low-occupancy warning is
         silenced."""
         with self.cp.cuda.Device(self.device_index), self._stream, \
-                self._nb_cuda.gpus[self.device_index], warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*under-utilization")
+                self._nb_cuda.gpus[self.device_index], launches.small_grids_quiet():
             yield
 
     def _nb(self, array):

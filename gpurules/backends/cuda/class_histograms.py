@@ -22,6 +22,7 @@ import numpy as np
 from numba import cuda, types
 
 from gpurules.backends.cuda.device_math import kernel
+from gpurules.backends.cuda.launches import small_grids_quiet
 from gpurules.objectives import mdl
 
 _literal_scores = cuda.jit(device=True)(mdl.literal_scores)
@@ -142,19 +143,26 @@ class CudaClassHistograms:
 
     def evaluate(self, batch):
         """See ``CpuClassHistograms.evaluate``."""
-        d, T = self.data, self.threads
+        d = self.data
         R, S, C = batch.n_rules, batch.n_columns, d.n_classes
         A, L = d.n_features, len(d.lit_feat)
         if R == 0:
             return (np.empty((0, L), np.int64), np.empty((0, L), np.int64),
                     np.empty((0, L), np.int64), np.empty((0, L), np.int64),
                     np.empty((0, L), np.int8))
-        put = cuda.to_device
-        offsets = put(batch.group_offset)
+        offsets = cuda.to_device(batch.group_offset)
         hist = cuda.device_array((d.n_bins, S, C), dtype=np.int64)
         totals = cuda.device_array((A, S, C), dtype=np.int64)
         nonempty = cuda.device_array((R, A), dtype=np.int64)
         out = tuple(cuda.device_array((R, L), t) for t in (np.int64,) * 4 + (np.int8,))
+        with small_grids_quiet():
+            return self._launch(batch, offsets, hist, totals, nonempty, out)
+
+    def _launch(self, batch, offsets, hist, totals, nonempty, out):
+        """The kernels of :meth:`evaluate` on its device buffers; the scores to the host."""
+        d, T, R, A, L = self.data, self.threads, batch.n_rules, self.data.n_features, \
+            len(self.data.lit_feat)
+        put = cuda.to_device
         zero[_blocks(hist.size, T), T](hist.reshape(hist.size))
         class_histogram[_blocks(len(batch.idx) * A, T), T](
             self._codes, self._y, put(batch.idx), put(batch.col), hist)
