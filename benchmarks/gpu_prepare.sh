@@ -9,6 +9,9 @@
 #                  pins are older than the image's, and they work with the newer ones)
 #   .gpu/whl/alt/  numba-cuda 0.30.4 with cuda-core and cuda-pathfinder, installed only if
 #                  the image's numba-cuda is missing or older than 0.30
+#   .gpu/datasets/ yeast and scene (train/test ARFF and label XML, 8.6 MB) from DATASETS
+#                  (default <checkout>/../shared/datasets): the GPU machine gets the checkout
+#                  and .gpu only, and gpu_run.sh's last step fits these two
 # .gpu/ is ignored by git (.gitignore); pass it to the run tool as carry: [".gpu"].
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +30,13 @@ SDIST=$(mktemp -d)
 trap 'rm -rf "$SDIST"' EXIT
 $PY -m pip download -q --no-deps --no-binary=:all: -d "$SDIST" liac-arff==2.5.0
 $PY -m pip wheel -q --no-deps -w "$W" "$SDIST"/liac*arff-2.5.0.tar.gz
-ls -l "$W" "$W/alt"
+DATASETS=${DATASETS:-../shared/datasets}
+rm -rf .gpu/datasets && mkdir -p .gpu/datasets
+for name in yeast scene; do
+    cp "$DATASETS/$name-train.arff" "$DATASETS/$name-test.arff" "$DATASETS/$name.xml" \
+        .gpu/datasets/
+done
+ls -l "$W" "$W/alt" .gpu/datasets
 SIZE=$(du -sm .gpu | cut -f1)
 echo ".gpu holds ${SIZE} MiB (the run tool carries at most 64 MiB)"
 [ "$SIZE" -lt 48 ] || { echo "error: .gpu is too large to carry" >&2; exit 1; }

@@ -10,14 +10,15 @@
 #    device='auto', copy bandwidth);
 # 3. benchmarks/gpu_diagnose.py: FMA in the compiled kernels (PTX and SASS), IEEE results of
 #    a gpurules-compiled kernel, the host cost of one launch by launch path: $OUT/diagnose.txt;
-# 4. runs the gpu-marked tests (pytest -m gpu tests): $OUT/pytest.txt;
+# 4. runs the gpu-marked tests (pytest -m gpu tests; 4 pytest-xdist workers when the image
+#    has pytest-xdist: mostly CUDA compiles, which numba-cuda repeats in every process):
+#    $OUT/pytest.txt;
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
 #    $OUT/profile.txt;
-# 6. benchmarks/compare_devices.py at n = 1e5 (100 rules; cuda-hist, cuda-stepwise,
-#    cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e6 (50 rules) and 1e4
-#    (100 rules; cuda-hist, cuda-hist-255, mlrl-boomer's two);
-# 7. compare_devices.py on yeast and scene: the non-decomposable complete-head fit
-#    (cuda-nd against boomer-nd, 200 rules);
+# 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-hist-255,
+#    mlrl-boomer equal-width with both bin counts), 1e6 (10 rules) and 1e4 (100 rules);
+# 7. compare_devices.py on yeast and scene (carried in .gpu/datasets): the
+#    non-decomposable complete-head fit (cuda-nd against boomer-nd, 200 rules);
 #    the reports of 6 and 7 one after the other in $OUT/devices.md, their logs in
 #    $OUT/bench.txt.
 # $OUT/steps.txt logs every step with its time and exit status. 7 files in all. Each step
@@ -29,10 +30,12 @@
 # own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
 # Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, STEPS (which of
 # "probe diagnose tests profile bench datasets" run; default all), GPU_SIZES and GPU_RULES
-# (the benchmark sizes and their rules, "1e5 1e6 1e4" and "100 50 100"), GPU_DATA_RULES
-# (200) and DATA_SYSTEMS ("cuda-nd boomer-nd") of step 7, SYSTEMS (of the first size;
-# default "cuda-hist cuda-stepwise cuda-hist-255 boomer-ew boomer-ew-255"), LARGE_SYSTEMS (of
-# the others; "cuda-hist cuda-hist-255 boomer-ew boomer-ew-255"). A short follow-up call on
+# (the benchmark sizes and their rules, "1e5 1e6 1e4" and "30 10 100"), GPU_DATA_RULES
+# (200) and DATA_SYSTEMS ("cuda-nd boomer-nd") of step 7, DATA_DIR (.gpu/datasets), SYSTEMS
+# (of the first size) and LARGE_SYSTEMS (of the others; both "cuda-hist cuda-hist-255
+# boomer-ew boomer-ew-255"), TEST_WORKERS (4). On 2026-11-28 (H200, cold caches) the tests
+# in one process needed more than their 132 s; 100 rules of mlrl-boomer at n = 1e5 took
+# 52 s on 16 cores. A short follow-up call on
 # the warm machine (one size: its profiled fit is not skipped), for example:
 #   STEPS=bench GPU_SIZES=1e6 GPU_RULES=20 SYSTEMS="cuda-hist cuda-numba" BUDGET=240 \
 #       bash benchmarks/gpu_run.sh
@@ -43,9 +46,11 @@ mkdir -p "$OUT"
 DRY=${GPU_RUN_DRY:-0}
 PY=${PY:-python3}
 TMPD=${TMPD:-/tmp}
-SYSTEMS=${SYSTEMS:-cuda-hist cuda-stepwise cuda-hist-255 boomer-ew boomer-ew-255}
+SYSTEMS=${SYSTEMS:-cuda-hist cuda-hist-255 boomer-ew boomer-ew-255}
 LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-hist-255 boomer-ew boomer-ew-255}
 DATA_SYSTEMS=${DATA_SYSTEMS:-cuda-nd boomer-nd}
+DATA_DIR=${DATA_DIR:-.gpu/datasets}
+TEST_WORKERS=${TEST_WORKERS:-4}
 STEPS=" ${STEPS:-probe diagnose tests profile bench datasets} "
 # seconds the tests leave to the steps after them, and the first benchmark to the second
 if [ "$DRY" = 1 ]; then
@@ -53,9 +58,9 @@ if [ "$DRY" = 1 ]; then
     read -r -a SIZES <<< "${GPU_SIZES:-2e3 4e3}"; read -r -a RULES <<< "${GPU_RULES:-20 20}"
     DATA_RULES=${GPU_DATA_RULES:-10}
 else
-    BUDGET=${BUDGET:-540}; TESTS_KEEP=330; BENCH_KEEP=160; TAIL_KEEP=90; DATA_KEEP=60
+    BUDGET=${BUDGET:-540}; TESTS_KEEP=300; BENCH_KEEP=170; TAIL_KEEP=90; DATA_KEEP=60
     read -r -a SIZES <<< "${GPU_SIZES:-1e5 1e6 1e4}"
-    read -r -a RULES <<< "${GPU_RULES:-100 50 100}"
+    read -r -a RULES <<< "${GPU_RULES:-30 10 100}"
     DATA_RULES=${GPU_DATA_RULES:-200}
 fi
 [ "${#SIZES[@]}" = "${#RULES[@]}" ] || { echo "GPU_SIZES and GPU_RULES differ in length" >&2; exit 99; }
@@ -125,8 +130,12 @@ fi
 
 if want tests; then
     log "gpu tests"
+    workers=()
+    if [ "$TEST_WORKERS" -gt 1 ] && $PY -c "import xdist" 2> /dev/null; then
+        workers=(-n "$TEST_WORKERS")
+    fi
     timeout -k 10 "$(lim $TESTS_KEEP)" $PY -m pytest -m gpu -v -rs -p no:cacheprovider \
-        --durations=15 tests > "$OUT/pytest.txt" 2>&1
+        "${workers[@]}" --durations=15 tests > "$OUT/pytest.txt" 2>&1
     step "gpu tests" $?
     tail -1 "$OUT/pytest.txt" | tee -a "$OUT/steps.txt"
 fi
@@ -172,7 +181,7 @@ done
 if want datasets; then
     log "compare_devices yeast scene, $DATA_RULES rules, $DATA_SYSTEMS ($(left) s left)"
     timeout -k 10 "$(lim 5)" $PY benchmarks/compare_devices.py --sizes --datasets yeast scene \
-        --systems $DATA_SYSTEMS --repeats 1 --skip-cold --skip-profile \
+        --systems $DATA_SYSTEMS --repeats 1 --skip-cold --skip-profile --data-dir "$DATA_DIR" \
         --max-rules "$DATA_RULES" --output "$TMPD/devices-part.md" >> "$OUT/bench.txt" 2>&1
     step "compare_devices yeast scene" $?
     report "yeast and scene, $DATA_RULES rules"

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from gpurules.backends.cuda.profiling import (
-    D2H, H2D, PHASES, PhaseProfiler, copy_bandwidth, histogram_bytes)
+    BYTE_COUNT, D2H, H2D, PHASES, PhaseProfiler, copy_bandwidth, histogram_bytes)
 from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
 
 CHECKS = {}
@@ -65,6 +65,12 @@ def test_histogram_bytes_rejects_bad_input(args, message):
         histogram_bytes(*args)
 
 
+def _slow_copy(a):
+    """A device->host copy that takes 3 ms."""
+    time.sleep(0.003)
+    return np.array(a)
+
+
 class _StandInBackend:
     """The phase structure of CudaBackend on NumPy arrays: build_histograms uploads the
     weights and launches; _launch_search downloads its result."""
@@ -73,7 +79,7 @@ class _StandInBackend:
 
     def __init__(self, W=2):
         self.cp = types.SimpleNamespace(cuda=_host_clock_cuda(), asarray=np.array,
-                                        asnumpy=np.array, count_nonzero=np.count_nonzero)
+                                        asnumpy=_slow_copy, count_nonzero=np.count_nonzero)
         self.g = np.zeros((6, 2), np.int64)
         self.h = np.zeros((6, W), np.int64)  # W = 3: packed Hessians of K = 2 labels
         self.mask = np.array([1, 1, 0, 1, 1, 1], np.int32)
@@ -136,7 +142,11 @@ def test_profiler_counts_nests_and_detaches(W):
     assert s["_launch_histogram"].bytes == want
     assert s[H2D].bytes == 2 * weights.nbytes + 3 * 8 and s[D2H].bytes == 4 * 8 + 3 * 8
     build = s["build_histograms"]
-    nested = s["_launch_histogram"].total_ms + s[H2D].total_ms
+    # the profiler's byte count (device->host copies of the coverage) is timed apart, not
+    # as the build's own time
+    assert s[BYTE_COUNT].calls == 2 and s[BYTE_COUNT].total_ms >= 2 * 4 * 3.0 * 0.9
+    assert s["build_histograms"].self_ms < 2 * (2.0 + 2 * 3.0)  # its sleeps, not the count's
+    nested = s["_launch_histogram"].total_ms + s[H2D].total_ms + s[BYTE_COUNT].total_ms
     assert build.total_ms >= 2 * 5.0 * 0.9
     assert build.self_ms == pytest.approx(build.total_ms - nested, abs=1e-6)
     assert s["_launch_histogram"].self_ms == s["_launch_histogram"].total_ms >= 2 * 3.0 * 0.9
