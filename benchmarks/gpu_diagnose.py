@@ -23,6 +23,9 @@
 
 5. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
    n = 1e5, the host's share by function (``$OUT/profile.txt``).
+6. ``== fit`` (only when asked for): the same 20-rule fit after the same 5-rule one, nothing
+   else: what ``gpu_run.sh``'s ``kernels`` step runs under ``ncu`` for the device time of
+   each kernel (``$OUT/kernels.txt``).
 
 Every part prints FAILED with its error and the script goes on. Run by
 ``benchmarks/gpu_run.sh`` (``$OUT/diagnose.txt``, ``$OUT/profile.txt``) or by hand:
@@ -297,13 +300,10 @@ def _graph_launch_us(stream, launch_one, per_graph=16):
     return float(np.median(times)), replays
 
 
-@part("profile")
-def profile():
-    """cProfile of a 20-rule ``device='cuda'`` equal-width fit (compare_devices' cuda-hist)
-    on synthetic continuous data, n = 1e5, 100 features, 20 labels, after a 5-rule fit."""
-    import cProfile
-    import pstats
-
+def _timed_fit():
+    """A 20-rule ``device='cuda'`` equal-width fit (compare_devices' cuda-hist) on synthetic
+    continuous data, n = 1e5, 100 features, 20 labels, after a 5-rule fit; prints its time.
+    Returns a function that fits the 20 rules again."""
     from sklearn.datasets import make_multilabel_classification
 
     from gpurules import BoomerClassifier
@@ -316,10 +316,26 @@ def profile():
     start = time.perf_counter()
     BoomerClassifier(max_rules=20, **params).fit(X, Y)
     print(f"20-rule fit without the profiler: {time.perf_counter() - start:.2f} s")
+    return lambda: BoomerClassifier(max_rules=20, **params).fit(X, Y)
+
+
+@part("fit")
+def fit():
+    """The fit of ``profile`` without cProfile (run under ``ncu`` by ``gpu_run.sh``)."""
+    _timed_fit()
+
+
+@part("profile")
+def profile():
+    """cProfile of the 20-rule fit of :func:`_timed_fit`."""
+    import cProfile
+    import pstats
+
+    refit = _timed_fit()
     prof = cProfile.Profile()
     start = time.perf_counter()
     prof.enable()
-    BoomerClassifier(max_rules=20, **params).fit(X, Y)
+    refit()
     prof.disable()
     print(f"20-rule fit under cProfile: {time.perf_counter() - start:.2f} s")
     stats = pstats.Stats(prof, stream=sys.stdout)
@@ -327,7 +343,8 @@ def profile():
     stats.sort_stats("cumulative").print_stats(30)
 
 
-PARTS = {"fma": fma, "ieee": ieee, "solve": solve, "launch": launch, "profile": profile}
+PARTS = {"fma": fma, "ieee": ieee, "solve": solve, "launch": launch, "profile": profile,
+         "fit": fit}
 DEFAULT_PARTS = ("fma", "ieee", "solve", "launch")
 
 

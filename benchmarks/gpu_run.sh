@@ -29,7 +29,8 @@
 # GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
 # own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
 # Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, STEPS (which of
-# "probe diagnose tests profile bench datasets" run; default all), GPU_SIZES and GPU_RULES
+# "probe diagnose tests profile bench datasets" run; default all; "kernels", ncu's device
+# time per kernel in $OUT/kernels.txt, only when named), GPU_SIZES and GPU_RULES
 # (the benchmark sizes and their rules, "1e5 1e6 1e4" and "30 10 100"), GPU_DATA_RULES
 # (200) and DATA_SYSTEMS ("cuda-nd boomer-nd") of step 7, DATA_DIR (.gpu/datasets), SYSTEMS
 # (of the first size) and LARGE_SYSTEMS (of the others; both "cuda-hist cuda-hist-255
@@ -149,6 +150,19 @@ else
     timeout -k 10 "$(lim 240)" $PY benchmarks/gpu_diagnose.py --parts profile \
         > "$OUT/profile.txt" 2>&1
     step "profile" $?
+fi
+
+# not a default step (a follow-up call: STEPS=kernels): the device time of every kernel of
+# a search step, from ncu on the 20-rule fit of gpu_diagnose.py --parts fit, past the
+# warm-up fit and the first launches of the timed one (--launch-skip), without locking the
+# clocks (docs/gpu-validation.md: METHOD.md's advice)
+if want kernels; then
+    log "kernels (ncu)"
+    timeout -k 10 "$(lim 5)" ncu --clock-control none --metrics gpu__time_duration.sum \
+        --launch-skip "${NCU_SKIP:-5000}" --launch-count "${NCU_COUNT:-700}" \
+        --print-summary per-kernel $PY benchmarks/gpu_diagnose.py --parts fit \
+        > "$OUT/kernels.txt" 2>&1
+    step "kernels" $?
 fi
 
 # each compare_devices report appended to $OUT/devices.md under a heading (one file for all)
