@@ -8,22 +8,25 @@
 # 2. probes the stack into $OUT/env.txt (nvidia-smi, benchmarks/gpu_probe.py: versions,
 #    driver and runtime, NVVM/NVRTC, SMs, compute capability, the smoke test of
 #    device='auto', copy bandwidth);
-# 3. benchmarks/gpu_diagnose.py: FMA in the compiled kernels (PTX and SASS), IEEE results of
-#    a gpurules-compiled kernel, the host cost of one launch by launch path: $OUT/diagnose.txt;
+# 3. benchmarks/gpu_diagnose.py --parts $DIAGNOSE_PARTS (default "ieee solve launch": IEEE
+#    results of gpurules-compiled kernels, the host cost of one launch by launch path; "fma",
+#    the FMA count of every kernel's PTX and SASS, 43 s of compiles, the same in 3 runs, is
+#    left to follow-up calls): $OUT/diagnose.txt;
 # 4. runs the gpu-marked tests (pytest -m gpu tests; 4 pytest-xdist workers when the image
 #    has pytest-xdist: mostly CUDA compiles, which numba-cuda repeats in every process):
 #    $OUT/pytest.txt;
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
 #    $OUT/profile.txt;
 # 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-hist-255,
-#    mlrl-boomer equal-width with both bin counts), 1e6 (10 rules) and 1e4 (100 rules);
+#    mlrl-boomer equal-width with both bin counts), 1e4 (100 rules) and 1e6 (10 rules; last,
+#    with the most time: sklearn generates its 1.25e6 examples in about 30 s);
 # 7. compare_devices.py on yeast and scene (carried in .gpu/datasets): the
 #    non-decomposable complete-head fit (cuda-nd against boomer-nd, 200 rules);
 #    the reports of 6 and 7 one after the other in $OUT/devices.md, their logs in
 #    $OUT/bench.txt.
 # $OUT/steps.txt logs every step with its time and exit status. 7 files in all. Each step
-# has its own time limit within BUDGET (540 s: a session's 15 minutes of device time hold
-# the machine's start, this call and a short second one), so a slow step still leaves the
+# has its own time limit within BUDGET (560 s: a session's 15 minutes of device time hold
+# the machine's start, about 60 s, this call and a short second one), so a slow step still leaves the
 # results of the earlier ones. The exit status is the number of steps that failed.
 #
 # GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
@@ -31,7 +34,7 @@
 # Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, STEPS (which of
 # "probe diagnose tests profile bench datasets" run; default all; "kernels", ncu's device
 # time per kernel in $OUT/kernels.txt, only when named), GPU_SIZES and GPU_RULES
-# (the benchmark sizes and their rules, "1e5 1e6 1e4" and "30 10 100"), GPU_DATA_RULES
+# (the benchmark sizes and their rules, "1e5 1e4 1e6" and "30 100 10"), GPU_DATA_RULES
 # (200) and DATA_SYSTEMS ("cuda-nd boomer-nd") of step 7, DATA_DIR (.gpu/datasets), SYSTEMS
 # (of the first size) and LARGE_SYSTEMS (of the others; both "cuda-hist cuda-hist-255
 # boomer-ew boomer-ew-255"), TEST_WORKERS (4). On 2026-11-28 (H200, cold caches) the tests
@@ -59,9 +62,9 @@ if [ "$DRY" = 1 ]; then
     read -r -a SIZES <<< "${GPU_SIZES:-2e3 4e3}"; read -r -a RULES <<< "${GPU_RULES:-20 20}"
     DATA_RULES=${GPU_DATA_RULES:-10}
 else
-    BUDGET=${BUDGET:-540}; TESTS_KEEP=300; BENCH_KEEP=170; TAIL_KEEP=90; DATA_KEEP=60
-    read -r -a SIZES <<< "${GPU_SIZES:-1e5 1e6 1e4}"
-    read -r -a RULES <<< "${GPU_RULES:-30 10 100}"
+    BUDGET=${BUDGET:-560}; TESTS_KEEP=330; BENCH_KEEP=220; TAIL_KEEP=130; DATA_KEEP=60
+    read -r -a SIZES <<< "${GPU_SIZES:-1e5 1e4 1e6}"
+    read -r -a RULES <<< "${GPU_RULES:-30 100 10}"
     DATA_RULES=${GPU_DATA_RULES:-200}
 fi
 [ "${#SIZES[@]}" = "${#RULES[@]}" ] || { echo "GPU_SIZES and GPU_RULES differ in length" >&2; exit 99; }
@@ -123,7 +126,9 @@ fi
 
 if want diagnose; then
     log "diagnose"
-    timeout -k 10 120 $PY benchmarks/gpu_diagnose.py > "$OUT/diagnose.txt" 2>&1
+    # shellcheck disable=SC2086  # a list of parts
+    timeout -k 10 120 $PY benchmarks/gpu_diagnose.py --parts ${DIAGNOSE_PARTS:-ieee solve launch} \
+        > "$OUT/diagnose.txt" 2>&1
     step "diagnose" $?
     grep -c "^FAILED" "$OUT/diagnose.txt" | sed 's/^/diagnose: FAILED parts: /' \
         | tee -a "$OUT/steps.txt"
