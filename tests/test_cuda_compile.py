@@ -177,6 +177,11 @@ def test_every_numba_kernel_has_a_signature(ptx_results):
         ptx_results["_signatures_cover_kernels"]
 
 
+def test_every_numba_kernel_is_cached_in_the_package_cache(ptx_results):
+    assert ptx_results["_kernels_use_the_package_cache"] is None, \
+        ptx_results["_kernels_use_the_package_cache"]
+
+
 def test_compile_ptx_gate_rejects_a_type_error(ptx_results):
     assert ptx_results["_gate_rejects_type_error"] is None, \
         ptx_results["_gate_rejects_type_error"]
@@ -192,6 +197,33 @@ def _compile_kernel(cuda, kernel, signature):
 
 def _signatures_cover_kernels(kernels):
     assert set(kernels.KERNELS) == set(kernels.SIGNATURES)
+
+
+def _kernels_use_the_package_cache():
+    """Every Numba CUDA kernel of gpurules keeps its compiled code in the package's cache
+    directory, its index locked (``jit.cache.cache_cuda_kernel``); a save and a load of that
+    kind of cache file round-trip."""
+    import tempfile
+
+    from numba.cuda.core import caching as cuda_caching
+
+    from gpurules.backends.cuda import class_histograms, kernels
+    from gpurules.jit import cache
+
+    dispatchers = {**kernels.KERNELS, **class_histograms.KERNELS}
+    assert len(dispatchers) > 10
+    for name, dispatcher in dispatchers.items():
+        kept = dispatcher._cache
+        assert type(kept).__name__ == "CudaPackageCache", name
+        assert kept.cache_path.startswith(cache._package_directory()), name
+        assert isinstance(kept._cache_file, cuda_caching.IndexDataCacheFile), name
+        assert type(kept._cache_file).__name__ == "LockedCacheFile", name
+    with tempfile.TemporaryDirectory() as directory:
+        file = type(kept._cache_file)(cache_path=directory, filename_base="f",
+                                      source_stamp=1.0)
+        file.save(("key",), {"cubin": b"\x01\x02"})
+        assert file.load(("key",)) == {"cubin": b"\x01\x02"}
+        assert file.load(("other",)) is None
 
 
 def _gate_rejects_type_error(cuda, kernel_signature):
@@ -222,6 +254,7 @@ def main():
                                                        kernels.KERNELS[name], signature)
                    for name, signature in kernels.REGRESSION_SIGNATURES.items()})
     checks["_signatures_cover_kernels"] = partial(_signatures_cover_kernels, kernels)
+    checks["_kernels_use_the_package_cache"] = _kernels_use_the_package_cache
     checks["_gate_rejects_type_error"] = partial(_gate_rejects_type_error, cuda,
                                                  (types.float64[::1],))
     run_checks(checks)

@@ -259,6 +259,44 @@ def _host_exp(xs):
     return run(xs, np.empty_like(xs))
 
 
+_CACHED_FIT = """
+import json
+import numpy as np
+from gpurules import BoomerClassifier
+from gpurules.backends.cuda import kernels
+rng = np.random.default_rng(3)
+X = rng.normal(size=(600, 6))
+Y = (rng.random((600, 3)) < 0.3).astype(np.uint8)
+model = BoomerClassifier(device="cuda", max_rules=4, random_state=1).fit(X, Y)
+stats = [d.stats for d in kernels.KERNELS.values()]
+print(json.dumps({"hits": sum(sum(s.cache_hits.values()) for s in stats),
+                  "misses": sum(sum(s.cache_misses.values()) for s in stats),
+                  "paths": sorted({s.cache_path for s in stats}),
+                  "rules": str(model.model_)}))
+"""
+
+
+def test_a_new_process_loads_the_kernels_from_the_disk_cache(tmp_path):
+    """``jit.cache.cache_cuda_kernel``: the first process compiles the kernels of a fit and
+    saves them under the package's cache directory; a second one loads every one of them
+    (no compile) and learns the same rules."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _CACHED_FIT], env=env,
+                                      capture_output=True, text=True, check=True,
+                                      timeout=600).stdout.splitlines()[-1])
+            for _ in range(2)]
+    first, second = runs
+    assert first["misses"] > 3 and first["hits"] == 0, first
+    assert second["hits"] == first["misses"] and second["misses"] == 0, second
+    assert all(path.startswith(str(tmp_path / "gpurules-")) for path in first["paths"])
+    assert second["rules"] == first["rules"]
+
+
 @pytest.mark.parametrize("launcher", ["numba", "prepared"])
 def test_boosting_fit_equals_cpu(launcher):
     """A short BOOMER fit (squared-error loss, feature sampling) learns the same rules,

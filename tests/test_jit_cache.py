@@ -242,3 +242,21 @@ def test_each_form_sees_which_it_is():
     kernel = Kernel(_which_form, "which_form")
     assert kernel.form(False)(10) == 9
     assert kernel.form(True)(10) == 11
+
+
+def test_a_numba_cuda_without_the_cache_classes_leaves_kernels_uncached(monkeypatch, caplog):
+    """``cache_cuda_kernel`` on a numba-cuda whose cache classes moved: the kernel keeps its
+    own (no) cache and an INFO line says why, once."""
+    import logging
+    import types
+
+    def moved():
+        raise ImportError("no module named 'numba.cuda.core.caching' (test)")
+
+    monkeypatch.setattr(_jit_cache, "_cuda_cache_class", moved)
+    kernels = [types.SimpleNamespace(py_func=len, _cache="own") for _ in range(2)]
+    with caplog.at_level(logging.INFO, logger="gpurules.cuda"):
+        assert [_jit_cache.cache_cuda_kernel(k) for k in kernels] == kernels
+    assert [k._cache for k in kernels] == ["own", "own"]
+    lines = [r.getMessage() for r in caplog.records if "no disk cache" in r.getMessage()]
+    assert len(lines) == 1 and "numba.cuda.core.caching' (test)" in lines[0]

@@ -1,7 +1,10 @@
 """Where and how Numba keeps the compiled code of gpurules: :func:`njit`.
 
 Every cached CPU kernel of the package is made by :func:`njit` (``numba.njit`` with
-``cache=True``, whose cache is :class:`PackageCache`). Two things differ from Numba's own
+``cache=True``, whose cache is :class:`PackageCache`), and every Numba CUDA kernel is
+given the same kind of cache by :func:`cache_cuda_kernel` (numba-cuda's ``CUDACache`` with
+the package's directory and locks; numba-cuda keeps its own copy of Numba's cache classes,
+so both are made by the same class factories). Two things differ from Numba's own
 ``cache=True``, and neither touches Numba's process-wide configuration, so a user's own
 Numba code is cached where it always was:
 
@@ -34,6 +37,7 @@ public API: ``tests/test_jit_cache.py`` checks that every cached kernel uses the
 import contextlib
 import functools
 import hashlib
+import logging
 import os
 from pathlib import Path
 
@@ -78,27 +82,41 @@ def _package_directory():
     return cache_directory()
 
 
-class PackageLocator(caching.UserProvidedCacheLocator):
-    """Numba's locator for a user-given directory, given :func:`cache_directory` instead of
-    ``numba.config.CACHE_DIR``. ``from_function`` returns None (the next locator applies)
-    when the directory cannot be created or written."""
+def _package_locator(user_provided):
+    """A subclass of numba's (or numba-cuda's) locator for a user-given directory,
+    ``user_provided``, given :func:`cache_directory` instead of the configured
+    ``CACHE_DIR``. ``from_function`` returns None (the next locator applies) when the
+    directory cannot be created or written."""
 
-    def __init__(self, py_func, py_file):
-        self._py_file = py_file
-        self._lineno = py_func.__code__.co_firstlineno
-        self._cache_path = os.path.join(_package_directory(),
-                                        self.get_suitable_cache_subpath(py_file))
+    class PackageLocator(user_provided):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(_package_directory(),
+                                            self.get_suitable_cache_subpath(py_file))
 
-    @classmethod
-    def from_function(cls, py_func, py_file):
-        # skip UserProvidedCacheLocator's test of numba.config.CACHE_DIR
-        return super(caching.UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            # skip the user-provided locator's test of the configured CACHE_DIR
+            return super(user_provided, cls).from_function(py_func, py_file)
+
+    PackageLocator.__doc__ = _package_locator.__doc__
+    return PackageLocator
 
 
-class _PackageCacheImpl(caching.CompileResultCacheImpl):
-    _locator_classes = [PackageLocator] + [
-        c for c in caching.CompileResultCacheImpl._locator_classes
-        if c is not caching.UserProvidedCacheLocator]
+def _package_impl(impl, user_provided):
+    """A subclass of the cache implementation ``impl`` that locates with
+    :func:`_package_locator` first, then with ``impl``'s own locators but
+    ``user_provided``."""
+    locator = _package_locator(user_provided)
+    return type(f"Package{impl.__name__}", (impl,), {
+        "_locator_classes": [locator] + [c for c in impl._locator_classes
+                                         if c is not user_provided]})
+
+
+PackageLocator = _package_locator(caching.UserProvidedCacheLocator)
+_PackageCacheImpl = _package_impl(caching.CompileResultCacheImpl,
+                                  caching.UserProvidedCacheLocator)
 
 
 @contextlib.contextmanager
@@ -121,20 +139,36 @@ def directory_lock(directory, exclusive):
                 msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
 
 
-class LockedCacheFile(caching.IndexDataCacheFile):
-    """Numba's index and data files of one function, read and written under
-    :func:`directory_lock`, so that an index entry always names its own machine code."""
+def _locked_cache_file(index_data_file):
+    """A subclass of numba's (or numba-cuda's) ``IndexDataCacheFile``: a function's index
+    and data files, read and written under :func:`directory_lock`, so that an index entry
+    always names its own machine code."""
 
-    def save(self, key, data):
-        with directory_lock(self._cache_path, exclusive=True):
-            super().save(key, data)
+    class LockedCacheFile(index_data_file):
+        def save(self, key, data):
+            with directory_lock(self._cache_path, exclusive=True):
+                super().save(key, data)
 
-    def load(self, key):
-        try:
-            with directory_lock(self._cache_path, exclusive=False):
-                return super().load(key)
-        except FileNotFoundError:  # the directory was removed since: a miss, as in Numba
-            return None
+        def load(self, key):
+            try:
+                with directory_lock(self._cache_path, exclusive=False):
+                    return super().load(key)
+            except FileNotFoundError:  # the directory was removed since: a miss, as Numba's
+                return None
+
+    LockedCacheFile.__doc__ = _locked_cache_file.__doc__
+    return LockedCacheFile
+
+
+LockedCacheFile = _locked_cache_file(caching.IndexDataCacheFile)
+
+
+def _lock_cache_file(cache, locked):
+    """Give ``cache`` (a numba ``Cache``, just made) a ``locked`` cache file in place of its
+    own, for the same files."""
+    cache._cache_file = locked(cache_path=cache._cache_path,
+                               filename_base=cache._impl.filename_base,
+                               source_stamp=cache._impl.locator.get_source_stamp())
 
 
 class PackageCache(caching.FunctionCache):
@@ -144,9 +178,7 @@ class PackageCache(caching.FunctionCache):
 
     def __init__(self, py_func):
         super().__init__(py_func)
-        self._cache_file = LockedCacheFile(
-            cache_path=self._cache_path, filename_base=self._impl.filename_base,
-            source_stamp=self._impl.locator.get_source_stamp())
+        _lock_cache_file(self, LockedCacheFile)
 
 
 def njit(py_func=None, **options):
@@ -159,3 +191,52 @@ def njit(py_func=None, **options):
     dispatcher = numba.njit(**options)(py_func)
     dispatcher._cache = PackageCache(py_func)  # what cache=True does: Dispatcher.enable_caching
     return dispatcher
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_cache_class():
+    """:class:`PackageCache`'s twin for numba-cuda's kernels (``CUDACache``, whose
+    locators and cache files are numba-cuda's own copies of Numba's), made on first use:
+    importing numba-cuda belongs to the CUDA backend only."""
+    from numba.cuda.core import caching as cuda_caching
+    from numba.cuda.dispatcher import CUDACache, CUDACacheImpl
+
+    impl = _package_impl(CUDACacheImpl, cuda_caching._UserProvidedCacheLocator)
+    locked = _locked_cache_file(cuda_caching.IndexDataCacheFile)
+
+    class CudaPackageCache(CUDACache):
+        """The on-disk cache of a gpurules CUDA kernel (the module docstring; a kernel
+        compiled for one GPU architecture is kept apart from another's by numba-cuda's
+        index key)."""
+
+        _impl_class = impl
+
+        def __init__(self, py_func):
+            super().__init__(py_func)
+            _lock_cache_file(self, locked)
+
+    return CudaPackageCache
+
+
+def cache_cuda_kernel(dispatcher):
+    """Keep the kernels that numba-cuda compiles for ``dispatcher`` (a ``CUDADispatcher``
+    made by ``cuda.jit``, not the simulator's) in the package's cache, as
+    ``cuda.jit(cache=True)`` would in numba-cuda's own locations; returns ``dispatcher``.
+    Without it every new process compiles every kernel of a fit again (43 s for all of
+    them on the H200 of 2026-11-28). A numba-cuda whose cache classes are not where 0.30
+    keeps them leaves the kernels uncached, and says so once in an INFO line on the
+    ``gpurules.cuda`` logger."""
+    try:
+        cache_class = _cuda_cache_class()
+    except (ImportError, AttributeError) as exc:
+        _log_uncached(f"{type(exc).__name__}: {exc}")
+        return dispatcher
+    dispatcher._cache = cache_class(dispatcher.py_func)  # as enable_caching does
+    return dispatcher
+
+
+@functools.lru_cache(maxsize=None)
+def _log_uncached(reason):
+    logging.getLogger("gpurules.cuda").info(
+        "CUDA kernels are compiled in every process (no disk cache for this numba-cuda: %s)",
+        reason)

@@ -30,6 +30,7 @@ from numba import config, cuda, types
 
 from gpurules import conditions
 from gpurules.backends import thresholds
+from gpurules.jit.cache import cache_cuda_kernel
 from gpurules.objectives import complete_head, fixed_point, heads, losses, multi_output, \
     non_decomposable
 from gpurules.objectives.multi_output import HEAD_ND_SINGLE
@@ -70,10 +71,11 @@ _compile_without_contraction()
 
 def kernel(pyfunc):
     """``pyfunc`` (a plain Python function) as a lazily compiled CUDA kernel, without
-    link-time optimization (module docstring; the simulator has no ``lto`` option)."""
+    link-time optimization (module docstring; the simulator has no ``lto`` option), whose
+    compiled code is kept on disk in the package's cache (``jit.cache.cache_cuda_kernel``)."""
     if config.ENABLE_CUDASIM:
         return cuda.jit(pyfunc)
-    return cuda.jit(pyfunc, lto=False)
+    return cache_cuda_kernel(cuda.jit(pyfunc, lto=False))
 
 
 def _device(pyfunc):
