@@ -10,6 +10,8 @@ Systems (``--systems``, default all):
   of in device-resident blocks, to measure what the blocks are worth;
 - ``cuda-numba``: ``cuda-hist`` with the Numba kernels launched by numba-cuda itself
   (``CudaBackend.set_launcher("numba")``), to measure what the prepared launches save;
+- ``cuda-direct``: ``cuda-hist`` with the direct launches (``set_launcher("direct")``:
+  parameters packed once per argument pattern, ``cuLaunchKernel``);
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
   ``"equal-width"``;
 - ``cpu-hist-255`` / ``cuda-hist-255`` / ``boomer-ew-255``: the same equal-width systems with
@@ -95,6 +97,8 @@ SYSTEMS = {
     "cuda-stepwise": ("gpurules", "cuda", "equal-width"),
     # the same, Numba kernels launched by numba-cuda itself (not launches.py's prepared ones)
     "cuda-numba": ("gpurules", "cuda", "equal-width"),
+    # the same, launched through cuLaunchKernel with parameters packed once (launches.py)
+    "cuda-direct": ("gpurules", "cuda", "equal-width"),
     "boomer-exact": ("mlrl-boomer", None, "none"),
     "boomer-ew": ("mlrl-boomer", None, "equal-width"),
     "cpu-hist-255": ("gpurules", "cpu", CAPPED),
@@ -195,22 +199,22 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
     clf = BoomerClassifier(device=device, **params, **C.parallel_params(threads))
     if system == "cuda-stepwise":
         _refine_stepwise(clf)
-    if system == "cuda-numba":
-        _numba_launches(clf)
+    if system in ("cuda-numba", "cuda-direct"):
+        _launcher(clf, system.split("-")[1])
     return clf
 
 
-def _numba_launches(clf) -> None:
-    """Make ``clf``'s CUDA backend launch its Numba kernels through numba-cuda itself
-    (``CudaBackend.set_launcher("numba")``)."""
+def _launcher(clf, launcher) -> None:
+    """Make ``clf``'s CUDA backend launch its Numba kernels with ``launcher``
+    (``CudaBackend.set_launcher``: "numba" or "direct")."""
     make_backend = clf._make_backend
 
-    def numba_backend(threads):
+    def backend_with_launcher(threads):
         backend = make_backend(threads)
-        backend.set_launcher("numba")
+        backend.set_launcher(launcher)
         return backend
 
-    clf._make_backend = numba_backend  # instance attribute: this estimator only
+    clf._make_backend = backend_with_launcher  # instance attribute: this estimator only
 
 
 def _refine_stepwise(clf) -> None:

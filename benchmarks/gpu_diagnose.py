@@ -17,7 +17,8 @@
 4. ``== launch``: the host time of one kernel launch with 16 array arguments (median over
    5 x 2,000 launches, each batch ending in one synchronisation): a Numba kernel given fresh
    ``as_cuda_array`` views (the backend before session 15), the same views reused (after),
-   CuPy arrays passed directly, gpurules' prepared launches (``launches.py``), a CuPy
+   CuPy arrays passed directly, gpurules' prepared and direct launches (``launches.py``;
+   a path that raises is reported and the others still run), a CuPy
    ``RawKernel`` with the same 16 pointers, and a replayed CUDA graph of 16 RawKernel
    launches; each path's result is checked. This decides between the launch paths.
 
@@ -235,7 +236,8 @@ def launch():
     import cupy as cp
     from numba import cuda
 
-    from gpurules.backends.cuda.launches import PreparedLaunches, check_internals
+    from gpurules.backends.cuda.launches import (DirectLaunches, PreparedLaunches,
+                                                 check_internals)
 
     names = ", ".join(f"a{j}" for j in range(ARRAYS))
     scope = {"cuda": cuda}
@@ -249,13 +251,14 @@ def launch():
     config = (1, 32, nb_stream)
     kernel[config](*views, 1024)  # compile
     check_internals()
-    prepared = PreparedLaunches()
+    prepared, direct = PreparedLaunches(), DirectLaunches()
     paths = {
         "numba, fresh as_cuda_array views": lambda: kernel[config](
             *(cuda.as_cuda_array(a, sync=False) for a in arrays), 1024),
         "numba, views reused": lambda: kernel[config](*views, 1024),
         "numba, CuPy arrays": lambda: kernel[config](*arrays, 1024),
         "gpurules prepared launch": lambda: prepared.launch(kernel, config, (*views, 1024)),
+        "gpurules direct launch": lambda: direct.launch(kernel, config, (*views, 1024)),
     }
     params = ", ".join(f"long long* a{j}" for j in range(ARRAYS))
     raw = cp.RawKernel(f'extern "C" __global__ void touch({params}, long long n) {{\n'
@@ -266,12 +269,17 @@ def launch():
     with stream:
         for name, fn in paths.items():
             arrays[0][...] = 0
-            us = _median_launch_us(fn, stream.synchronize)
+            try:
+                us = _median_launch_us(fn, stream.synchronize)
+            except Exception as exc:  # noqa: BLE001 - one path failing leaves the others
+                print(f"{name:36s} FAILED: {type(exc).__name__}: {exc}", flush=True)
+                continue
             done = int(arrays[0][:32].min()), int(arrays[0][:32].max())
             ok = "ok" if done == (5 * LAUNCHES,) * 2 else f"WRONG: a0[:32] in {done}"
             print(f"{name:36s} {us:8.1f} us per launch ({ARRAYS} arrays + 1 scalar; median "
                   f"of 5 x {LAUNCHES}); result {ok}", flush=True)
-        print(f"prepared launches that skipped numba-cuda's marshalling: {prepared.prepared}")
+        print(f"prepared launches that skipped numba-cuda's marshalling: {prepared.prepared}; "
+              f"direct launches (cuLaunchKernel): {direct.direct}")
         arrays[0][...] = 0
         graph_us, replays = _graph_launch_us(stream, paths["CuPy RawKernel"])
         done = int(arrays[0][:32].min())

@@ -193,6 +193,43 @@ def _compile_kernel(cuda, kernel, signature):
     assert ".target sm_90" in ptx and ".entry" in ptx
     assert_rounds_like_the_host(kernel, ptx)
     assert str(return_type) == "none", f"a kernel returns {return_type}"
+    _direct_parameters_match_the_ptx(ptx, signature)
+
+
+def _entry_parameter_sizes(ptx):
+    """Bytes of each parameter of the PTX's ``.entry``, in order."""
+    entry = re.search(r"\.entry\s+\S+\((.*?)\)", ptx, re.S).group(1)
+    sizes = []
+    for bits, count in re.findall(r"\.param\s+(?:\.align\s+\d+\s+)?\.[a-z](\d+)\s+[^,\s\[]+"
+                                  r"(?:\[(\d+)\])?", entry):
+        sizes.append(int(bits) // 8 * int(count or 1))
+    return sizes
+
+
+def _direct_parameters_match_the_ptx(ptx, signature):
+    """``launches.DirectLaunches`` packs one C value per marshalled argument
+    (``launches.param_holders``) and ``cuLaunchKernel`` copies each to one parameter: their
+    sizes must be the kernel's PTX parameters', in order. An array marshals as numba-cuda
+    marshals it (meminfo, parent, size, itemsize, pointer, shape, strides: Python ints),
+    a scalar by numba-cuda's own ``_Kernel._prepare_args``; a pattern with a bool is left
+    to cuda.core (no holders)."""
+    import ctypes
+
+    from numba.cuda import types
+    from numba.cuda.dispatcher import _Kernel
+
+    from gpurules.backends.cuda import launches
+
+    kernelargs, stand_in = [], pytypes.SimpleNamespace(extensions=[])
+    for ty in signature:
+        if isinstance(ty, types.Array):  # (the values do not matter here, their kind does)
+            kernelargs += [0, 0, 3, 8, 0x7F0000000000] + [3] * ty.ndim + [8] * ty.ndim
+        else:
+            value = False if ty == types.boolean else 0.0 if "float" in str(ty) else 0
+            _Kernel._prepare_args(stand_in, ty, value, 0, [], kernelargs)
+    holders = launches.param_holders(kernelargs)
+    if holders is not None:
+        assert [ctypes.sizeof(h) for h in holders] == _entry_parameter_sizes(ptx)
 
 
 def _signatures_cover_kernels(kernels):

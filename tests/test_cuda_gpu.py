@@ -297,12 +297,13 @@ def test_a_new_process_loads_the_kernels_from_the_disk_cache(tmp_path):
     assert second["rules"] == first["rules"]
 
 
-@pytest.mark.parametrize("launcher", ["numba", "prepared"])
+@pytest.mark.parametrize("launcher", ["numba", "prepared", "direct"])
 def test_boosting_fit_equals_cpu(launcher):
     """A short BOOMER fit (squared-error loss, feature sampling) learns the same rules,
     thresholds included, with the CUDA and the CPU backend on the same bins (one per
-    distinct value, and equal-width); with numba-cuda's launches and with the prepared
-    ones (``launches.PreparedLaunches``, which must then have launched most kernels)."""
+    distinct value, and equal-width); with numba-cuda's launches, with the prepared
+    ones (``launches.PreparedLaunches``, which must then have launched most kernels) and
+    with the direct ones (``launches.DirectLaunches``: most through ``cuLaunchKernel``)."""
     from gpurules import BoomerClassifier
     from gpurules.backends.cuda import CudaBackend
     from gpurules.estimators.boomer_params import resolve_config
@@ -322,6 +323,8 @@ def test_boosting_fit_equals_cpu(launcher):
             for backend in (CpuBackend(), gpu))
         if launcher == "prepared":
             assert gpu._launches.prepared > 100, gpu._launches.prepared
+        if launcher == "direct":
+            assert gpu._launches.direct > 100, gpu._launches.direct
         assert len(cpu_model) == len(gpu_model) > 2
         for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
                      "rule_cond_start", "head_label", "head_score", "rule_head_start"):

@@ -185,3 +185,114 @@ def test_scalars_as_numba_marshals_them_and_the_stream_converted_once(prepared):
     # numba-cuda marshals each scalar type once; bools (no ctypes value) every launch
     marshalled = [entry[1] for entry in log if entry[0] == "marshal"]
     assert marshalled == ["a", 1, np.int32(-1), 0.5, False, True, False]
+
+
+class FakeDriver:
+    """cuda.bindings' driver as DirectLaunches uses it: ``cuLaunchKernel`` records the
+    launch and the parameters it would read (the pointer array at ``kernelParams``)."""
+
+    class CUresult:
+        CUDA_SUCCESS = 0
+
+    def __init__(self, counts):
+        self.counts, self.calls = counts, []  # counts: parameters per launch, in order
+
+    @staticmethod
+    def CUfunction(handle):
+        return ("CUfunction", handle)
+
+    @staticmethod
+    def CUstream(handle):
+        return ("CUstream", handle)
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
+        import ctypes
+
+        n = self.counts.pop(0)
+        pointers = (ctypes.c_void_p * n).from_address(params)
+        self.calls.append((f, (gx, gy, gz), (bx, by, bz), shmem, stream, extra,
+                           [ctypes.c_int64.from_address(p).value for p in pointers]))
+        return (0,)
+
+
+class ArrayKernel(NumbaScalarKernel):
+    """A compiled kernel whose arrays marshal as numba-cuda's do (meminfo, parent, size,
+    itemsize, pointer, shape, strides: 7 Python ints for a vector) and whose handle is an
+    int."""
+
+    def __init__(self, argument_types, log):
+        super().__init__(argument_types, log)
+        function = pytypes.SimpleNamespace(kernel=pytypes.SimpleNamespace(handle=0xF00))
+        self._codelibrary = pytypes.SimpleNamespace(get_cufunc=lambda: function)
+
+    def _prepare_args(self, ty, value, stream, retr, kernelargs):
+        if isinstance(ty, types.Array):
+            self.log.append(("marshal", value.name))
+            kernelargs.extend([0, 0, 10, 8, value.address, 10, 8])
+        else:
+            super()._prepare_args(ty, value, stream, retr, kernelargs)
+
+
+@pytest.fixture
+def direct():
+    pytest.importorskip("cuda.bindings")
+    log = []
+    launcher = launches.DirectLaunches()
+    launcher._launch = lambda stream, config, function, *args: log.append(("core", args))
+    return launcher, FakeDispatcher(log), log
+
+
+def test_direct_launches_pack_each_pattern_once_and_rewrite_the_scalars(direct):
+    import numpy as np
+
+    launcher, dispatcher, log = direct
+    a, b = FakeArray("a"), FakeArray("b")
+    a.address, b.address = 0x1000, 0x2000
+    argtypes = (VEC, types.int64, types.int32, types.float64)
+    dispatcher.overloads[argtypes] = ArrayKernel(argtypes, log)
+    launcher._driver = driver = FakeDriver([10] * 5)
+    stream = Stream()
+    for step in range(4):  # the first compiles (numba-cuda's launch), then 3 direct ones
+        launcher.launch(dispatcher, ((4, 2), 64, stream), (a, step, np.int32(-step), 2.0))
+    launcher.launch(dispatcher, (1, 32, stream), (b, 9, np.int32(5), 0.25))
+    assert launcher.direct == 4 and not [e for e in log if e[0] == "core"]
+    (f, grid, block, shmem, cu_stream, extra, values), *_ = driver.calls
+    assert f == ("CUfunction", 0xF00) and cu_stream == ("CUstream", 0xBEEF)
+    assert grid == (4, 2, 1) and block == (64, 1, 1) and shmem == 0 and extra == 0
+    assert [call[6][:7] for call in driver.calls] == [[0, 0, 10, 8, 0x1000, 10, 8]] * 3 + [
+        [0, 0, 10, 8, 0x2000, 10, 8]]
+    assert [call[6][7] for call in driver.calls] == [1, 2, 3, 9]
+    # the int32 and the double as their own C types (read here as int64: low bits)
+    assert [call[6][8] & 0xFFFFFFFF for call in driver.calls] == [
+        (-s) & 0xFFFFFFFF for s in (1, 2, 3)] + [5]
+    import struct
+    assert [struct.unpack("d", struct.pack("q", call[6][9]))[0]
+            for call in driver.calls] == [2.0, 2.0, 2.0, 0.25]
+    assert len(launcher._sites) == 2  # one pattern per array set, made once
+    launcher.forget()
+    assert not launcher._sites and not launcher._cu_streams
+
+
+def test_direct_launches_leave_what_they_cannot_pack_to_cuda_core(direct):
+    launcher, dispatcher, log = direct
+    a = FakeArray("a")
+    a.address = 0x1000
+    argtypes = (VEC, types.boolean)
+    dispatcher.overloads[argtypes] = ArrayKernel(argtypes, log)
+    launcher._driver = FakeDriver([])
+    for flag in (True, False, True):
+        launcher.launch(dispatcher, (1, 32, 0), (a, flag))
+    assert launcher.direct == 0 and launcher.prepared == 2
+    assert [e[1][-1] for e in log if e[0] == "core"] == [False, True]
+
+
+def test_param_holders_are_the_c_values_of_the_marshalled_arguments():
+    import ctypes
+
+    holders = launches.param_holders([0, 7, -3, 1 << 63, ctypes.c_int32(-2),
+                                      ctypes.c_double(0.5)])
+    assert [type(h) for h in holders] == [ctypes.c_int64] * 3 + [
+        ctypes.c_uint64, ctypes.c_int32, ctypes.c_double]
+    assert [h.value for h in holders] == [0, 7, -3, 1 << 63, -2, 0.5]
+    assert launches.param_holders([1, True]) is None
+    assert launches.param_holders([1, 2.5]) is None

@@ -49,7 +49,7 @@ from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed
 
 _SCRATCH_BYTES = 64 << 20  # per-thread scratch of the non-decomposable statistics
 MAX_VIEWS = 4096  # cached Numba views (``CudaBackend._nb``); all are dropped beyond it
-LAUNCHERS = ("auto", "numba", "prepared")  # how the Numba kernels are launched (``launches``)
+LAUNCHERS = ("auto", "numba", "prepared", "direct")  # how the Numba kernels are launched (``launches``)
 logger = logging.getLogger("gpurules.cuda")
 
 
@@ -92,8 +92,10 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             PreparedLaunches``; a GPU and numba-cuda 0.30's internals only), ``"numba"``
             (numba-cuda's own launches, 3x the host time per launch on an H200) or
             ``"auto"`` (the default: ``"prepared"`` where it can run, else ``"numba"``
-            with an INFO line on the ``gpurules.cuda`` logger saying why). Both give the
-            same results bit for bit; ``launcher`` is the one chosen.
+            with an INFO line on the ``gpurules.cuda`` logger saying why), or ``"direct"``
+            (prepared, and each argument pattern's parameters packed once for
+            ``cuLaunchKernel``: ``launches.DirectLaunches``, not yet run on a GPU). All
+            give the same results bit for bit; ``launcher`` is the one chosen.
     """
 
     name = "cuda"
@@ -134,8 +136,9 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
 
     def set_launcher(self, launcher):
         """Launch the Numba kernels with numba-cuda (``"numba"``), with the arguments
-        marshalled once (``"prepared"``, ``launches``) or with the first of these two that
-        can run here (``"auto"``); between fits only."""
+        marshalled once (``"prepared"``, ``launches``), with the parameters packed once
+        (``"direct"``) or with the first of ``"prepared"`` and ``"numba"`` that can run here
+        (``"auto"``); between fits only."""
         from gpurules.backends.cuda import histogram_search, kernels
 
         _check_launcher(launcher)
@@ -143,9 +146,10 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             launcher = _auto_launcher()
         self.launcher, self._launches = launcher, None
         self._kernels, self._search_module = kernels, histogram_search
-        if launcher == "prepared":
+        if launcher in ("prepared", "direct"):
             launches.check_internals()
-            self._launches = launches.PreparedLaunches()
+            self._launches = (launches.DirectLaunches if launcher == "direct" else
+                              launches.PreparedLaunches)()
             self._kernels = launches.prepared_module(kernels, self._launches)
             self._search_module = launches.prepared_module(histogram_search, self._launches)
 

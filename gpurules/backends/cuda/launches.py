@@ -204,6 +204,132 @@ def _dim3(dims):
     return dims + (1,) * (3 - len(dims))
 
 
+def param_holders(kernelargs):
+    """The C values of numba-cuda's marshalled kernel arguments ``kernelargs`` (what its
+    ``_Kernel._prepare_args`` appends: Python ints for an array's fields and pointer, which
+    cuda.core passes as 64-bit integers, and one ctypes value per int or float scalar), one
+    ctypes object per kernel parameter in order, or None if one of them is of another kind
+    (a bool, a NumPy scalar: :class:`DirectLaunches` then leaves the launch to cuda.core)."""
+    import ctypes
+
+    holders = []
+    for value in kernelargs:
+        if isinstance(value, bool) or not isinstance(value, (int, ctypes._SimpleCData)):
+            return None
+        if isinstance(value, ctypes._SimpleCData):
+            holders.append(type(value)(value.value))
+        elif -(1 << 63) <= value < (1 << 63):
+            holders.append(ctypes.c_int64(value))
+        else:  # an address above 2**63: the same 64 bits unsigned
+            holders.append(ctypes.c_uint64(value))
+    return holders
+
+
+class _Site:
+    """One argument pattern of one kernel for :class:`DirectLaunches`: the arrays it was
+    made for (kept: their ids key it), its parameters' C values and the array of pointers
+    to them that ``cuLaunchKernel`` reads, and (argument position, C value) of each scalar,
+    rewritten at every launch. ``holders`` None: cuda.core launches this pattern."""
+
+    def __init__(self, arrays, holders=None, scalars=(), function=None):
+        import ctypes
+
+        self.arrays, self.holders, self.scalars, self.function = arrays, holders, scalars, \
+            function
+        if holders is not None:
+            self.pointers = (ctypes.c_void_p * len(holders))(
+                *[ctypes.addressof(h) for h in holders])
+            self.address = ctypes.addressof(self.pointers)
+
+
+class DirectLaunches(PreparedLaunches):
+    """Prepared launches (``launcher="direct"``) whose parameters are packed once per
+    argument pattern: per launch only the scalars' C values are rewritten and
+    ``cuLaunchKernel`` (cuda.bindings) is called with the kept array of pointers to the
+    parameters, where cuda.core's ``launch`` packs every parameter again (an array is 7 to
+    9 of them). On an H200 (2026-11-28) a CuPy ``RawKernel`` launch, which packs 17
+    pointers, took 9.4 us against 41 us for a prepared one. Not the default: it has not run
+    on a GPU yet (``benchmarks/gpu_diagnose.py`` measures it, ``tests/test_cuda_gpu.py``
+    fits with it); ``tests/test_cuda_compile.py`` checks that the packed parameters have
+    the sizes of every kernel's PTX parameters. Patterns it cannot pack (cooperative
+    kernels, bools, several C values for one scalar) go to cuda.core as prepared launches.
+    """
+
+    MAX_SITES = 4096  # argument patterns kept (then all are dropped and made again)
+
+    def __init__(self):
+        super().__init__()
+        try:
+            from cuda.bindings import driver
+        except ImportError as exc:
+            raise RuntimeError(f"launcher='direct' needs cuda.bindings ({exc}); use "
+                               f"launcher='prepared'") from exc
+        self._driver = driver
+        self._sites = {}
+        self._cu_streams = {}
+        self.direct = 0  # launches through cuLaunchKernel (tests)
+
+    def forget(self):
+        super().forget()
+        self._sites.clear()
+        self._cu_streams.clear()
+
+    def launch(self, dispatcher, config, args):
+        grid, block, stream = config
+        described = [self._described(value) for value in args]
+        key = (id(dispatcher), *[id(ty) for ty, _ in described])
+        entry = self._kernels.get(key)
+        if entry is None or entry[0] is not dispatcher or entry[1].cooperative:
+            return super().launch(dispatcher, config, args)
+        arrays = [value for (ty, _), value in zip(described, args)
+                  if isinstance(ty, self._array_type)]
+        site_key = (key, *map(id, arrays))
+        site = self._sites.get(site_key)
+        if site is None or any(a is not b for a, b in zip(site.arrays, arrays)):
+            if len(self._sites) >= self.MAX_SITES:
+                self._sites.clear()
+            site = self._sites[site_key] = self._site(entry, described, args, arrays, stream)
+        if site.holders is None:
+            return super().launch(dispatcher, config, args)
+        for position, holder in site.scalars:
+            holder.value = args[position]
+        err, = self._driver.cuLaunchKernel(site.function, *_dim3(grid), *_dim3(block), 0,
+                                           self._cu_stream(stream), site.address, 0)
+        if err != self._driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuLaunchKernel of {dispatcher.py_func.__name__} failed: "
+                               f"{err!r}")
+        self.direct += 1
+
+    def _site(self, entry, described, args, arrays, stream):
+        """The :class:`_Site` of ``args`` for the kernel ``entry`` of ``_kernels``."""
+        _, kernel, function, _ = entry
+        kernelargs, scalars = [], []
+        for position, ((ty, kept), value) in enumerate(zip(described, args)):
+            if isinstance(ty, self._array_type):
+                kernelargs.extend(self._marshalled(kernel, ty, value, stream)
+                                  if kept is None else kept)
+                continue
+            start = len(kernelargs)
+            kernel._prepare_args(ty, value, stream, [], kernelargs)
+            if len(kernelargs) != start + 1:
+                return _Site(arrays)
+            scalars.append((position, start))
+        holders = param_holders(kernelargs)
+        if holders is None:
+            return _Site(arrays)
+        return _Site(arrays, holders, [(p, holders[i]) for p, i in scalars],
+                     self._driver.CUfunction(int(function.handle)))
+
+    def _cu_stream(self, stream):
+        """``stream`` (numba-cuda's, or 0/None: the default stream) as a driver CUstream,
+        made once per stream object."""
+        kept = self._cu_streams.get(id(stream))
+        if kept is None or kept[0] is not stream:
+            handle = stream.__cuda_stream__()[1] if hasattr(stream, "__cuda_stream__") else 0
+            kept = self._cu_streams[id(stream)] = (stream, self._driver.CUstream(int(handle)))
+        return kept[1]
+
+
 class WrappedKernels:
     """A kernels module (``kernels`` or ``histogram_search``) whose Numba kernels
     (``module.KERNELS``) are replaced by ``wrap(dispatcher)`` (an object indexed by the
