@@ -113,10 +113,8 @@ class PreparedLaunches:
 
     def launch(self, dispatcher, config, args):
         grid, block, stream = config
-        described = [self._described(value) for value in args]
-        key = (id(dispatcher), *[id(ty) for ty, _ in described])
-        entry = self._kernels.get(key)
-        if entry is None or entry[0] is not dispatcher:
+        described, key, entry = self._entry(dispatcher, args)
+        if entry is None:
             dispatcher[config](*args)  # numba-cuda's own launch: compiles if needed
             types = tuple(ty for ty, _ in described)
             kernel = dispatcher.overloads.get(types)
@@ -139,6 +137,14 @@ class PreparedLaunches:
         self._launch(self._core_stream(stream), self._config(grid, block, kernel.cooperative),
                      function, *kernelargs)
         self.prepared += 1
+
+    def _entry(self, dispatcher, args):
+        """(each argument's :meth:`_described`, the kernel's key in ``_kernels``, its kept
+        (dispatcher, kernel, function, types), or None before its first launch)."""
+        described = [self._described(value) for value in args]
+        key = (id(dispatcher), *[id(ty) for ty, _ in described])
+        entry = self._kernels.get(key)
+        return described, key, entry if entry is not None and entry[0] is dispatcher else None
 
     def _described(self, value):
         """(Numba type of ``value`` as numba-cuda's dispatcher types it, what marshals it):
@@ -276,10 +282,8 @@ class DirectLaunches(PreparedLaunches):
 
     def launch(self, dispatcher, config, args):
         grid, block, stream = config
-        described = [self._described(value) for value in args]
-        key = (id(dispatcher), *[id(ty) for ty, _ in described])
-        entry = self._kernels.get(key)
-        if entry is None or entry[0] is not dispatcher or entry[1].cooperative:
+        described, key, entry = self._entry(dispatcher, args)
+        if entry is None or entry[1].cooperative:
             return super().launch(dispatcher, config, args)
         arrays = [value for (ty, _), value in zip(described, args)
                   if isinstance(ty, self._array_type)]
