@@ -18,16 +18,17 @@
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
 #    $OUT/profile.txt;
 # 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-direct,
-#    cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4 (100 rules) and 1e6 (10 rules; last,
-#    with the most time: sklearn generates its 1.25e6 examples in about 30 s);
+#    cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4 (100 rules) and
+#    1e6 (10 rules; last, with the most time: sklearn generates its 1.25e6 examples in
+#    about 30 s);
 # 7. compare_devices.py on yeast and scene (carried in .gpu/datasets): the
 #    non-decomposable complete-head fit (cuda-nd against boomer-nd, 200 rules);
 #    the reports of 6 and 7 one after the other in $OUT/devices.md, their logs in
 #    $OUT/bench.txt.
 # $OUT/steps.txt logs every step with its time and exit status. 7 files in all. Each step
 # has its own time limit within BUDGET (560 s: a session's 15 minutes of device time hold
-# the machine's start, about 60 s, this call and a short second one), so a slow step still leaves the
-# results of the earlier ones. The exit status is the number of steps that failed.
+# the machine's start, about 60 s, this call and a short second one), so a slow step still
+# leaves the results of the earlier ones. The exit status is the number of steps that failed.
 #
 # GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
 # own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
@@ -37,10 +38,10 @@
 # (the benchmark sizes and their rules, "1e5 1e4 1e6" and "30 100 10"), GPU_DATA_RULES
 # (200) and DATA_SYSTEMS ("cuda-nd boomer-nd") of step 7, DATA_DIR (.gpu/datasets), SYSTEMS
 # (of the first size; "cuda-hist cuda-direct cuda-hist-255 boomer-ew boomer-ew-255") and
-# LARGE_SYSTEMS (of the others; the same without cuda-direct), TEST_WORKERS (4). On 2026-11-28 (H200, cold caches) the tests
-# in one process needed more than their 132 s; 100 rules of mlrl-boomer at n = 1e5 took
-# 52 s on 16 cores. A short follow-up call on
-# the warm machine (one size: its profiled fit is not skipped), for example:
+# LARGE_SYSTEMS (of the others; the same without cuda-direct), TEST_WORKERS (4). On
+# 2026-11-28 (H200, cold caches) the tests in one process needed more than their 132 s;
+# 100 rules of mlrl-boomer at n = 1e5 took 52 s on 16 cores. A short follow-up call on the
+# warm machine (one size: its profiled fit is not skipped), for example:
 #   STEPS=bench GPU_SIZES=1e6 GPU_RULES=20 SYSTEMS="cuda-hist cuda-numba" BUDGET=240 \
 #       bash benchmarks/gpu_run.sh
 set -u
