@@ -122,18 +122,24 @@ class CudaClassHistograms:
     """
 
     def __init__(self, data, device_index=0, threads=THREADS):
-        self.device = f"cuda:{device_index}"
+        self.device, self.device_index = f"cuda:{device_index}", device_index
         if not cuda.is_available():
             raise RuntimeError("numba.cuda sees no usable GPU")
-        cuda.select_device(device_index)
         self.data = data
         self.threads = threads
         put = cuda.to_device
-        self._codes, self._y = put(data.codes), put(data.y)
-        self._lits = (put(data.lit_feat), put(data.lit_op), put(data.lit_arg))
-        self._bin_offset, self._numeric = put(data.bin_offset), put(data.numeric)
-        self._tables = tuple(put(np.ascontiguousarray(t)) for t in data.tables)
-        self._work = cuda.device_array((0, len(data.lit_feat), 4, data.n_classes), np.int64)
+        with self._on_device():
+            self._codes, self._y = put(data.codes), put(data.y)
+            self._lits = (put(data.lit_feat), put(data.lit_op), put(data.lit_arg))
+            self._bin_offset, self._numeric = put(data.bin_offset), put(data.numeric)
+            self._tables = tuple(put(np.ascontiguousarray(t)) for t in data.tables)
+            self._work = cuda.device_array((0, len(data.lit_feat), 4, data.n_classes),
+                                           np.int64)
+
+    def _on_device(self):
+        """The block runs on this evaluator's device (its context made current for the
+        block only: the caller's current device is left as it was)."""
+        return cuda.gpus[self.device_index]
 
     def _work_rows(self, R):
         """Device scratch int64 (R, L, 4, C) for ``literal_scores`` (grown, never shrunk)."""
@@ -150,12 +156,12 @@ class CudaClassHistograms:
             return (np.empty((0, L), np.int64), np.empty((0, L), np.int64),
                     np.empty((0, L), np.int64), np.empty((0, L), np.int64),
                     np.empty((0, L), np.int8))
-        offsets = cuda.to_device(batch.group_offset)
-        hist = cuda.device_array((d.n_bins, S, C), dtype=np.int64)
-        totals = cuda.device_array((A, S, C), dtype=np.int64)
-        nonempty = cuda.device_array((R, A), dtype=np.int64)
-        out = tuple(cuda.device_array((R, L), t) for t in (np.int64,) * 4 + (np.int8,))
-        with small_grids_quiet():
+        with self._on_device(), small_grids_quiet():
+            offsets = cuda.to_device(batch.group_offset)
+            hist = cuda.device_array((d.n_bins, S, C), dtype=np.int64)
+            totals = cuda.device_array((A, S, C), dtype=np.int64)
+            nonempty = cuda.device_array((R, A), dtype=np.int64)
+            out = tuple(cuda.device_array((R, L), t) for t in (np.int64,) * 4 + (np.int8,))
             return self._launch(batch, offsets, hist, totals, nonempty, out)
 
     def _launch(self, batch, offsets, hist, totals, nonempty, out):
