@@ -112,16 +112,24 @@ class PreparedLaunches:
         self._streams.clear()
 
     def launch(self, dispatcher, config, args):
-        grid, block, stream = config
         described, key, entry = self._entry(dispatcher, args)
         if entry is None:
-            dispatcher[config](*args)  # numba-cuda's own launch: compiles if needed
-            types = tuple(ty for ty, _ in described)
-            kernel = dispatcher.overloads.get(types)
-            if kernel is not None:
-                self._kernels[key] = (dispatcher, kernel,
-                                      kernel._codelibrary.get_cufunc().kernel, types)
-            return
+            self._first_launch(dispatcher, config, args, described, key)
+        else:
+            self._prepared_launch(entry, described, config, args)
+
+    def _first_launch(self, dispatcher, config, args, described, key):
+        """numba-cuda's own launch (it compiles if needed); the compiled kernel is kept."""
+        dispatcher[config](*args)
+        types = tuple(ty for ty, _ in described)
+        kernel = dispatcher.overloads.get(types)
+        if kernel is not None:
+            self._kernels[key] = (dispatcher, kernel, kernel._codelibrary.get_cufunc().kernel,
+                                  types)
+
+    def _prepared_launch(self, entry, described, config, args):
+        """The launch through cuda.core of a kept kernel ``entry`` (see :meth:`_entry`)."""
+        grid, block, stream = config
         _, kernel, function, _ = entry
         kernelargs = []
         for (ty, kept), value in zip(described, args):
@@ -188,11 +196,7 @@ class PreparedLaunches:
         stream (0 or None) passes as it is."""
         if not hasattr(stream, "__cuda_stream__"):
             return stream
-        kept = self._streams.get(id(stream))
-        if kept is None or kept[0] is not stream:
-            _, handle = stream.__cuda_stream__()
-            kept = self._streams[id(stream)] = (stream, self._from_handle(int(handle)))
-        return kept[1]
+        return _converted(self._streams, stream, self._from_handle)
 
     def _config(self, grid, block, cooperative):
         key = (grid, block, cooperative)
@@ -202,6 +206,16 @@ class PreparedLaunches:
                 grid=_dim3(grid), block=_dim3(block), shmem_size=0,
                 **{self._cooperative_key: cooperative})
         return config
+
+
+def _converted(kept_streams, stream, convert):
+    """``convert(handle)`` of ``stream``'s CUDA handle (0 for the default stream, 0 or None),
+    made once per stream object and kept in ``kept_streams`` (id -> (stream, converted))."""
+    kept = kept_streams.get(id(stream))
+    if kept is None or kept[0] is not stream:
+        handle = stream.__cuda_stream__()[1] if hasattr(stream, "__cuda_stream__") else 0
+        kept = kept_streams[id(stream)] = (stream, convert(int(handle)))
+    return kept[1]
 
 
 def _dim3(dims):
@@ -283,8 +297,10 @@ class DirectLaunches(PreparedLaunches):
     def launch(self, dispatcher, config, args):
         grid, block, stream = config
         described, key, entry = self._entry(dispatcher, args)
-        if entry is None or entry[1].cooperative:
-            return super().launch(dispatcher, config, args)
+        if entry is None:
+            return self._first_launch(dispatcher, config, args, described, key)
+        if entry[1].cooperative:
+            return self._prepared_launch(entry, described, config, args)
         arrays = [value for (ty, _), value in zip(described, args)
                   if isinstance(ty, self._array_type)]
         site_key = (key, *map(id, arrays))
@@ -294,7 +310,7 @@ class DirectLaunches(PreparedLaunches):
                 self._sites.clear()
             site = self._sites[site_key] = self._site(entry, described, args, arrays, stream)
         if site.holders is None:
-            return super().launch(dispatcher, config, args)
+            return self._prepared_launch(entry, described, config, args)
         for position, holder in site.scalars:
             holder.value = args[position]
         err, = self._driver.cuLaunchKernel(site.function, *_dim3(grid), *_dim3(block), 0,
@@ -327,11 +343,7 @@ class DirectLaunches(PreparedLaunches):
     def _cu_stream(self, stream):
         """``stream`` (numba-cuda's, or 0/None: the default stream) as a driver CUstream,
         made once per stream object."""
-        kept = self._cu_streams.get(id(stream))
-        if kept is None or kept[0] is not stream:
-            handle = stream.__cuda_stream__()[1] if hasattr(stream, "__cuda_stream__") else 0
-            kept = self._cu_streams[id(stream)] = (stream, self._driver.CUstream(int(handle)))
-        return kept[1]
+        return _converted(self._cu_streams, stream, self._driver.CUstream)
 
 
 class WrappedKernels:
