@@ -12,6 +12,8 @@ Systems (``--systems``, default all):
   (``CudaBackend.set_launcher("numba")``), to measure what the prepared launches save;
 - ``cuda-direct``: ``cuda-hist`` with the direct launches (``set_launcher("direct")``:
   parameters packed once per argument pattern, ``cuLaunchKernel``);
+- ``cuda-graph``: ``cuda-hist`` with each refinement block replayed from a CUDA graph
+  (``CudaBackend.set_graphs(True)``);
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
   ``"equal-width"``;
 - ``cpu-hist-255`` / ``cuda-hist-255`` / ``boomer-ew-255``: the same equal-width systems with
@@ -99,6 +101,8 @@ SYSTEMS = {
     "cuda-numba": ("gpurules", "cuda", "equal-width"),
     # the same, launched through cuLaunchKernel with parameters packed once (launches.py)
     "cuda-direct": ("gpurules", "cuda", "equal-width"),
+    # the same, each refinement block replayed from a captured CUDA graph (graphs.py)
+    "cuda-graph": ("gpurules", "cuda", "equal-width"),
     "boomer-exact": ("mlrl-boomer", None, "none"),
     "boomer-ew": ("mlrl-boomer", None, "equal-width"),
     "cpu-hist-255": ("gpurules", "cpu", CAPPED),
@@ -200,21 +204,23 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
     if system == "cuda-stepwise":
         _refine_stepwise(clf)
     if system in ("cuda-numba", "cuda-direct"):
-        _launcher(clf, system.split("-")[1])
+        _configure(clf, lambda backend: backend.set_launcher(system.split("-")[1]))
+    if system == "cuda-graph":
+        _configure(clf, lambda backend: backend.set_graphs(True))
     return clf
 
 
-def _launcher(clf, launcher) -> None:
-    """Make ``clf``'s CUDA backend launch its Numba kernels with ``launcher``
-    (``CudaBackend.set_launcher``: "numba" or "direct")."""
+def _configure(clf, setting) -> None:
+    """Apply ``setting(backend)`` to ``clf``'s CUDA backend when the fit makes it
+    (``CudaBackend.set_launcher``, ``set_graphs``)."""
     make_backend = clf._make_backend
 
-    def backend_with_launcher(threads):
+    def configured(threads):
         backend = make_backend(threads)
-        backend.set_launcher(launcher)
+        setting(backend)
         return backend
 
-    clf._make_backend = backend_with_launcher  # instance attribute: this estimator only
+    clf._make_backend = configured  # instance attribute: this estimator only
 
 
 def _refine_stepwise(clf) -> None:

@@ -5,12 +5,14 @@
 //   features     int64 (S,)     sampled feature indices
 //   slot_offset  int64 (S + 1,) sampled feature s owns histogram rows slot_offset[s] ..
 //                               slot_offset[s + 1] - 1, one per bin of the feature
-//   group_offset int64 (G + 1,) group y holds the slots group_offset[y] ..
-//                               group_offset[y + 1] - 1 (consecutive, so its rows are too)
+//   groups       int64 (1 + G + 1,) the launch's groups: groups[0] = G, then group y
+//                               holds the slots groups[1 + y] .. groups[2 + y] - 1
+//                               (consecutive, so its rows are too; a group may be empty)
 //   bin_index    int32 (A, n)   feature-major, -1 = missing
-//   covered      int32 (n,)     the covered examples' indices (any order), the first
-//                               covered_count[0] of them valid: the compacted list that the
-//                               backend keeps, so the work follows the coverage
+//   lists        int32 (2, n)   the compacted lists of the covered examples' indices (any
+//                               order) that the backend keeps, so the work follows the
+//                               coverage: refinement step s = cursor[0] reads list s % 2,
+//                               its first lens[s % ring] entries (lens int32 (ring,))
 //   weights      int32 (n,)     examples with weight 0 are left out
 //   g            int64 (n, K)   row-major fixed-point gradients
 //   h            int64 (n, W)   row-major fixed-point Hessians, W >= K: W = K for decomposable
@@ -28,11 +30,14 @@
 // statistics once and adds it to the histograms of every feature of its group, so g and h
 // are read once per group, not once per sampled feature.
 //
-// Launch configuration, the histogram kernels:
-//   grid  = (chunks, min(G, 65535)); blockIdx.y strides over the groups,
-//           blockIdx.x/threadIdx.x stride over the flat index e = j * W + c (list entry j,
-//           column c), so consecutive threads read consecutive entries of a row of h (and
-//           of g, whose K columns are the first K of the W).
+// Launch configuration, the histogram kernels: any grid (x, y) of NB blocks. The work is
+// G x C tasks, C = max(1, NB / G) chunks per group: block b (= blockIdx.y * gridDim.x +
+// blockIdx.x) takes the tasks b, b + NB, ...; task t is chunk t / G of group t % G, and a
+// chunk's threads stride over the flat index e = j * W + c (list entry j, column c) with
+// stride C * blockDim.x, so consecutive threads read consecutive entries of a row of h (and
+// of g, whose K columns are the first K of the W). G, the list and its length are read on
+// the device, so one launch configuration serves every refinement step of a fit (and a
+// captured CUDA graph can replay it); NB >= G keeps every block on one task.
 // zero_histograms clears the rows slot_offset[0] .. slot_offset[S] - 1 with any grid (x, y).
 //   block = (threads,), a multiple of 32, e.g. 256.
 // histogram_shared additionally needs dynamic shared memory of
@@ -93,20 +98,45 @@ extern "C" __global__ void zero_histograms(
     for (i64 r = lo + start; r < hi; r += stride) hist_count[r] = 0;
 }
 
+// What a launch of a histogram kernel does: the list of the refinement step cursor[0]
+// (lists, lens, ring: see the layout above), its flat entries (length * W), the launch's
+// groups and how many chunks of entries each group is split into (see the configuration).
+struct Work {
+    const int* covered;
+    i64 total, chunks, tasks, blocks;
+    int G;
+};
+
+__device__ __forceinline__ Work work_of(const i64* groups, const int* lists, const int* lens,
+                                        int ring, const i64* cursor, int n, int W) {
+    Work w;
+    const i64 step = cursor[0];
+    w.covered = lists + (step % 2) * static_cast<i64>(n);
+    w.total = static_cast<i64>(lens[step % ring]) * W;
+    w.G = static_cast<int>(groups[0]);
+    w.blocks = static_cast<i64>(gridDim.x) * gridDim.y;
+    w.chunks = w.G > 0 && w.blocks > w.G ? w.blocks / w.G : 1;
+    w.tasks = static_cast<i64>(w.G) * w.chunks;
+    return w;
+}
+
+__device__ __forceinline__ i64 block_index() {
+    return static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
+}
+
 // Global-atomics variant: every contribution is added straight to global memory.
 extern "C" __global__ void histogram_global(
-        const i64* features, int S, const i64* slot_offset, const i64* group_offset, int G,
-        const int* bin_index, const int* covered, const int* covered_count, const int* weights,
+        const i64* features, const i64* slot_offset, const i64* groups, const int* bin_index,
+        const int* lists, const int* lens, int ring, const i64* cursor, const int* weights,
         const i64* g, const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
         i64* hist_count) {
-    const i64 total = static_cast<i64>(covered_count[0]) * W;
-    const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
-    const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
-    for (int y = blockIdx.y; y < G; y += gridDim.y) {
-        const int s0 = static_cast<int>(group_offset[y]);
-        const int s1 = static_cast<int>(group_offset[y + 1]);
-        for (i64 e = start; e < total; e += stride) {
-            const Entry x = entry(e, covered, weights, g, h, K, W);
+    const Work w = work_of(groups, lists, lens, ring, cursor, n, W);
+    for (i64 t = block_index(); t < w.tasks; t += w.blocks) {
+        const int s0 = static_cast<int>(groups[1 + t % w.G]);
+        const int s1 = static_cast<int>(groups[2 + t % w.G]);
+        const i64 start = (t / w.G) * blockDim.x + threadIdx.x;
+        for (i64 e = start; s0 < s1 && e < w.total; e += w.chunks * blockDim.x) {
+            const Entry x = entry(e, w.covered, weights, g, h, K, W);
             if (!x.valid) continue;
             for (int s = s0; s < s1; ++s) {
                 const int b = slot_bin(s, x.i, features, bin_index, n, A);
@@ -143,18 +173,19 @@ __device__ __forceinline__ i64 split_sum(const unsigned* words, i64 r) {
 // rows: g [rows * K], h [rows * W], count [rows]) and flushes the non-zero entries to global
 // memory with 64-bit atomics.
 extern "C" __global__ void histogram_shared(
-        const i64* features, int S, const i64* slot_offset, const i64* group_offset, int G,
-        const int* bin_index, const int* covered, const int* covered_count, const int* weights,
+        const i64* features, const i64* slot_offset, const i64* groups, const int* bin_index,
+        const int* lists, const int* lens, int ring, const i64* cursor, const int* weights,
         const i64* g, const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
         i64* hist_count) {
     extern __shared__ i64 shared[];
     unsigned* words = reinterpret_cast<unsigned*>(shared);
-    const i64 total = static_cast<i64>(covered_count[0]) * W;
-    const i64 start = blockIdx.x * static_cast<i64>(blockDim.x) + threadIdx.x;
-    const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
-    for (int y = blockIdx.y; y < G; y += gridDim.y) {
-        const int s0 = static_cast<int>(group_offset[y]);
-        const int s1 = static_cast<int>(group_offset[y + 1]);
+    const Work w = work_of(groups, lists, lens, ring, cursor, n, W);
+    for (i64 t = block_index(); t < w.tasks; t += w.blocks) {
+        const int s0 = static_cast<int>(groups[1 + t % w.G]);
+        const int s1 = static_cast<int>(groups[2 + t % w.G]);
+        const i64 first = (t / w.G) * blockDim.x;  // the chunk's first entry
+        if (s0 >= s1 || first >= w.total) continue;  // the same for every thread of the block
+        const i64 start = first + threadIdx.x;
         const i64 lo = slot_offset[s0];
         const i64 rows = slot_offset[s1] - lo;
         unsigned* sh_g = words;
@@ -162,8 +193,8 @@ extern "C" __global__ void histogram_shared(
         unsigned* sh_count = sh_h + 2 * rows * W;
         for (i64 r = threadIdx.x; r < 2 * rows * (K + W + 1); r += blockDim.x) words[r] = 0;
         __syncthreads();
-        for (i64 e = start; e < total; e += stride) {
-            const Entry x = entry(e, covered, weights, g, h, K, W);
+        for (i64 e = start; e < w.total; e += w.chunks * blockDim.x) {
+            const Entry x = entry(e, w.covered, weights, g, h, K, W);
             if (!x.valid) continue;
             for (int s = s0; s < s1; ++s) {
                 const int b = slot_bin(s, x.i, features, bin_index, n, A);
@@ -187,6 +218,6 @@ extern "C" __global__ void histogram_shared(
             const i64 count = split_sum(sh_count, r);
             if (count != 0) add_i64(&hist_count[lo + r], count);
         }
-        __syncthreads();  // the shared buffers are reused for the next group
+        __syncthreads();  // the shared buffers are reused for the next task
     }
 }

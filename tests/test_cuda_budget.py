@@ -380,7 +380,7 @@ def a_beam_depth_copies_to_the_host_once():
     assert counts.d2h == 1 and counts.h2d == 1, counts
     for m in (1, 2, 3):  # each record a multiple of 8 bytes: the next one's int64s aligned
         record = backend._search_record(features, np.arange(m, dtype=np.int32), totals,
-                                        search)
+                                        search, backend._cursor())
         assert sum(a.nbytes for a in record[1]) % 8 == 0, m
     for (mask, want), got in zip(alone, batched):
         assert [(r.feature, r.op, r.threshold, r.quality, r.count) for r in got] == \

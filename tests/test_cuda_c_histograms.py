@@ -14,7 +14,7 @@ from tests.reference.cuda_reference import exact_bins, random_problem, slot_hist
 
 
 def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, mask,
-                     shared_slack=0, group_offset=None):
+                     shared_slack=0, group_offset=None, grid=(3, 2)):
     """zero_histograms then a histogram kernel on a grid with fewer y-blocks than groups of
     features (default: one group per feature), in the slot layout; histograms start as -7
     and have 3 rows more than the slots need. Returns (status, (hist_g, hist_h,
@@ -28,19 +28,22 @@ def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, 
              np.full(R, -7, np.int64))
     host_kernels.zero_histograms((2, 2), 32, slot_offset, K, hists)
     need = int(shared_histogram_bytes(np.diff(slot_offset[group_offset]), K).max())
-    status = host_kernels.histogram(use_shared, (3, 2), 32, need - shared_slack, features,
+    status = host_kernels.histogram(use_shared, grid, 32, need - shared_slack, features,
                                     slot_offset, binned, mask, 1, weights, g, h, hists,
                                     group_offset)
     return status, hists
 
 
-@pytest.mark.parametrize("groups", [None, [0, 2, 3], [0, 3]],
-                         ids=["per-feature", "groups-2-1", "one-group"])
+@pytest.mark.parametrize("groups", [None, [0, 2, 3], [0, 3], [0, 0, 2, 2, 3, 3]],
+                         ids=["per-feature", "groups-2-1", "one-group", "empty-groups"])
+@pytest.mark.parametrize("grid", [(3, 2), (1, 2)], ids=["6-blocks", "2-blocks"])
 @pytest.mark.parametrize("use_shared", [True, False], ids=["shared", "global"])
 @pytest.mark.parametrize("binning", ["exact", "equal-frequency"])
-def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, binning, groups):
-    """The CUDA C kernels (32 concurrent threads per block, 6 blocks, 3 sampled features in
-    groups on 2 grid rows: one pass over the statistics per group) give the NumPy
+def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, binning, groups,
+                                                   grid):
+    """The CUDA C kernels (32 concurrent threads per block, 6 blocks or 2, 3 sampled features
+    in groups, some empty: one pass over the statistics per group, in chunks where the
+    blocks outnumber the groups, several groups per block where not) give the NumPy
     histograms of the sampled features bit for bit in their slots, with signed sums beyond
     32 bits; the rows past the slots are left alone."""
     rng = np.random.default_rng(9)
@@ -51,7 +54,7 @@ def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, bin
     features = np.array([3, 0, 4], np.int64)
     status, got = _host_histograms(
         host_kernels, use_shared, binned, features, g, h, weights, mask,
-        group_offset=None if groups is None else np.array(groups, np.int64))
+        group_offset=None if groups is None else np.array(groups, np.int64), grid=grid)
     assert status == 0
     _, *want = slot_histograms(binned, features, mask, 1, weights, g, h)
     for a, b, name in zip(got, want, ("g", "h", "count")):

@@ -297,13 +297,18 @@ def test_a_new_process_loads_the_kernels_from_the_disk_cache(tmp_path):
     assert second["rules"] == first["rules"]
 
 
-@pytest.mark.parametrize("launcher", ["numba", "prepared", "direct"])
-def test_boosting_fit_equals_cpu(launcher):
+@pytest.mark.parametrize("launcher,graphs", [("numba", False), ("prepared", False),
+                                             ("direct", False), ("prepared", True),
+                                             ("direct", True)],
+                         ids=["numba", "prepared", "direct", "prepared-graphs",
+                              "direct-graphs"])
+def test_boosting_fit_equals_cpu(launcher, graphs):
     """A short BOOMER fit (squared-error loss, feature sampling) learns the same rules,
     thresholds included, with the CUDA and the CPU backend on the same bins (one per
     distinct value, and equal-width); with numba-cuda's launches, with the prepared
-    ones (``launches.PreparedLaunches``, which must then have launched most kernels) and
-    with the direct ones (``launches.DirectLaunches``: most through ``cuLaunchKernel``)."""
+    ones (``launches.PreparedLaunches``, which must then have launched most kernels),
+    with the direct ones (``launches.DirectLaunches``: most through ``cuLaunchKernel``),
+    and with the blocks replayed from CUDA graphs (``graphs.BlockGraphs``: most blocks)."""
     from gpurules import BoomerClassifier
     from gpurules.backends.cuda import CudaBackend
     from gpurules.estimators.boomer_params import resolve_config
@@ -316,15 +321,17 @@ def test_boosting_fit_equals_cpu(launcher):
                                                 max_rules=12, random_state=1))
     for binned in (exact_bins(X, nominal),
                    bin_features(X, nominal, "equal-width", bin_ratio=0.5)):
-        gpu = CudaBackend(0, launcher=launcher)
+        gpu = CudaBackend(0, launcher=launcher, graphs=graphs)
         cpu_model, gpu_model = (
             BoostingLearner(config, backend, np.random.default_rng(1)).fit(
                 binned, Y, np.ones(X.shape[0])).build()
             for backend in (CpuBackend(), gpu))
-        if launcher == "prepared":
+        if launcher == "prepared" and not graphs:
             assert gpu._launches.prepared > 100, gpu._launches.prepared
-        if launcher == "direct":
+        if launcher == "direct" and not graphs:
             assert gpu._launches.direct > 100, gpu._launches.direct
+        if graphs:
+            assert gpu._graphs.replayed > gpu._graphs.captured > 0, vars(gpu._graphs)
         assert len(cpu_model) == len(gpu_model) > 2
         for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
                      "rule_cond_start", "head_label", "head_score", "rule_head_start"):

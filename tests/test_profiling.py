@@ -97,11 +97,12 @@ class _StandInBackend:
     def build_histograms(self, features, weights):
         weights_dev = self.cp.asarray(weights)
         time.sleep(0.002)
-        self._launch_histogram(self.cp.asarray(features), len(features),
-                               np.array([0, len(features)]), weights_dev, 0, self._step)
+        self._features_dev = self.cp.asarray(features)
+        self._launch_histogram("histogram_global", np.array([1, 0, len(features)]),
+                               np.array([self._step, self.indicator]), weights_dev, 0)
         return "built"
 
-    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes, step):
+    def _launch_histogram(self, name, groups_dev, cursor_dev, weights_dev, shared_bytes):
         time.sleep(0.003)
 
     def _launch_search(self):
@@ -110,7 +111,7 @@ class _StandInBackend:
     def apply_refinement(self, refinement):
         self.indicator += 1
 
-    def _apply_selected(self, record, r, indicator, step):
+    def _apply_selected(self, record, r, cursor):
         pass
 
     def update_statistics(self, labels, scores):

@@ -81,16 +81,14 @@ extern "C" int run_zero_histograms(unsigned gx, unsigned gy, unsigned bx,
 }
 
 extern "C" int run_histogram(int use_shared, unsigned gx, unsigned gy, unsigned bx,
-                             std::size_t shared_bytes, const i64* features, int S,
-                             const i64* slot_offset, const i64* group_offset, int G,
-                             const int* bin_index, const int* covered,
-                             const int* covered_count, const int* weights, const i64* g,
-                             const i64* h,
-                             int K, int W, int n, int A, i64* hist_g, i64* hist_h,
-                             i64* hist_count) {
+                             std::size_t shared_bytes, const i64* features,
+                             const i64* slot_offset, const i64* groups, const int* bin_index,
+                             const int* lists, const int* lens, int ring, const i64* cursor,
+                             const int* weights, const i64* g, const i64* h, int K, int W,
+                             int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
     auto kernel = use_shared ? histogram_shared : histogram_global;
     return launch(gx, gy, bx, use_shared ? shared_bytes : 0, [=] {
-        kernel(features, S, slot_offset, group_offset, G, bin_index, covered, covered_count,
-               weights, g, h, K, W, n, A, hist_g, hist_h, hist_count);
+        kernel(features, slot_offset, groups, bin_index, lists, lens, ring, cursor, weights,
+               g, h, K, W, n, A, hist_g, hist_h, hist_count);
     });
 }

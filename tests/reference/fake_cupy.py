@@ -156,31 +156,37 @@ class RawKernel:
         rows = slice(slot_offset[0], slot_offset[S])
         hist_g[rows], hist_h[rows], hist_count[rows] = 0, 0, 0
 
-    def _histogram_global(self, features, S, slot_offset, group_offset, G, bin_index, covered,
-                          covered_count, weights, g, h, K, W, n, A, hist_g, hist_h, hist_count,
+    def _histogram_global(self, features, slot_offset, groups, bin_index, lists, lens, ring,
+                          cursor, weights, g, h, K, W, n, A, hist_g, hist_h, hist_count,
                           shared_mem):
         assert g.shape[1] == K and h.shape[1] == W and hist_h.shape[1] == W
         assert shared_mem == 0 and bin_index.shape == (A, n)
-        # the groups cover the launch's slots in order, each at least one
-        assert group_offset[0] == 0 and group_offset[G] == S
-        assert (np.diff(group_offset[:G + 1]) > 0).all()
-        lo, hi = slot_offset[0], slot_offset[S]
+        assert lists.size == 2 * n and lens.shape == (ring,)
+        # the groups are consecutive runs of slots (some may be empty)
+        offsets = groups[1:int(groups[0]) + 2]
+        assert (np.diff(offsets) >= 0).all()
+        first, stop = (int(offsets[0]), int(offsets[-1])) if offsets.size else (0, 0)
+        lo, hi = slot_offset[first], slot_offset[stop]
         assert hi <= hist_count.shape[0]
         # the sampled features as a data set of their own, one after the other
+        slots = np.arange(first, stop)
         binned = types.SimpleNamespace(total_bins=int(hi - lo),
-                                       bin_index=bin_index[features[:S]],
-                                       bin_offset=slot_offset[:S + 1] - lo)
-        listed = covered[:covered_count[0]]
-        assert np.unique(listed).size == listed.size and 0 <= covered_count[0] <= n
+                                       bin_index=bin_index[features[slots]],
+                                       bin_offset=slot_offset[first:stop + 1] - lo)
+        step = int(cursor[0])
+        count = int(lens[step % ring])
+        listed = lists.reshape(2, n)[step % 2, :count]
+        assert np.unique(listed).size == listed.size and 0 <= count <= n
         in_list = np.zeros(n, bool)
         in_list[listed] = True
-        add = histograms(binned, np.arange(S), in_list, weights, g, h)
+        add = histograms(binned, np.arange(slots.size), in_list, weights, g, h)
         for total, part in zip((hist_g, hist_h, hist_count), add):
             total[lo:hi] += part
 
     def _histogram_shared(self, shared_mem, **args):
-        group_rows = np.diff(args["slot_offset"][args["group_offset"][:args["G"] + 1]])
-        need = int(shared_histogram_bytes(group_rows, int(args["K"]), int(args["W"])).max())
+        offsets = args["slot_offset"][args["groups"][1:int(args["groups"][0]) + 2]]
+        need = int(shared_histogram_bytes(np.diff(offsets), int(args["K"]),
+                                          int(args["W"])).max(initial=0))
         assert need <= shared_mem <= max(self.max_dynamic_shared_size_bytes, 48 * 1024)
         assert shared_mem <= SHARED_OPTIN
         self._histogram_global(shared_mem=0, **args)

@@ -52,29 +52,34 @@ class HostKernels:
         assert rc == 0, f"zero_histograms: harness error {rc}"
 
     def histogram(self, use_shared, grid, block, shared_bytes, features, slot_offset, binned,
-                  mask, indicator, weights, g, h, hists, group_offset=None):
+                  mask, indicator, weights, g, h, hists, group_offset=None, step=3, ring=5):
         """``histogram_shared`` or ``histogram_global`` of ``features`` into the rows
         ``slot_offset`` (int64 (S + 1,)), over the examples with ``mask == indicator``, given
-        to the kernel as a compacted list in descending order (any order must do), in the
-        groups of slots ``group_offset`` (int64 (G + 1,); default: one group per slot).
-        Returns the harness status: 0, or -1 if a block wrote past its ``shared_bytes`` of
-        dynamic shared memory."""
+        to the kernel as the compacted list of refinement step ``step`` (list ``step % 2`` of
+        two, its length in slot ``step % ring`` of the ring; the other list and slots hold
+        other examples) in descending order (any order must do), in the groups of slots
+        ``group_offset`` (int64 (G + 1,), empty groups allowed; default: one group per
+        slot). Returns the harness status: 0, or -1 if a block wrote past its
+        ``shared_bytes`` of dynamic shared memory."""
         S = features.shape[0]
         if group_offset is None:
             group_offset = np.arange(S + 1, dtype=np.int64)
+        groups = np.concatenate([[group_offset.shape[0] - 1], group_offset]).astype(np.int64)
         n, K = g.shape
-        covered = np.zeros(n, np.int32)
         listed = np.flatnonzero(mask == indicator)[::-1]
-        covered[:listed.size] = listed
-        count = np.array([listed.size], np.int32)
+        lists = np.tile(np.arange(n, dtype=np.int32), (2, 1))  # the other list: everyone
+        lists[step % 2, :listed.size] = listed
+        lens = np.full(ring, n, np.int32)
+        lens[step % ring] = listed.size
+        cursor = np.array([step, -1], np.int64)
         return self._lib.run_histogram(
             ctypes.c_int(int(use_shared)), ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]),
             ctypes.c_uint(block), ctypes.c_size_t(shared_bytes), _ptr(features, np.int64),
-            ctypes.c_int(S), _ptr(slot_offset, np.int64), _ptr(group_offset, np.int64),
-            ctypes.c_int(group_offset.shape[0] - 1), _ptr(binned.bin_index, np.int32),
-            _ptr(covered, np.int32), _ptr(count, np.int32), _ptr(weights, np.int32), _ptr(g, np.int64), _ptr(h, np.int64), ctypes.c_int(K),
-            ctypes.c_int(h.shape[1]), ctypes.c_int(n), ctypes.c_int(binned.bin_index.shape[0]),
-            *self._hists(hists))
+            _ptr(slot_offset, np.int64), _ptr(groups, np.int64),
+            _ptr(binned.bin_index, np.int32), _ptr(lists, np.int32), _ptr(lens, np.int32),
+            ctypes.c_int(ring), _ptr(cursor, np.int64), _ptr(weights, np.int32),
+            _ptr(g, np.int64), _ptr(h, np.int64), ctypes.c_int(K), ctypes.c_int(h.shape[1]),
+            ctypes.c_int(n), ctypes.c_int(binned.bin_index.shape[0]), *self._hists(hists))
 
     @staticmethod
     def _hists(hists):

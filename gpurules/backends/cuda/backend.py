@@ -73,6 +73,24 @@ def _auto_launcher():
     return "prepared"
 
 
+def _snapshot_cursor(snapshot):
+    """int64 (2,): the refinement step and indicator of a ``coverage_snapshot``."""
+    _, indicator, step = snapshot
+    return np.array([step, indicator], np.int64)
+
+
+def _block_graphs(stream):
+    """A ``graphs.BlockGraphs`` on ``stream``; RuntimeError under the CUDA simulator."""
+    from numba import config
+
+    from gpurules.backends.cuda.graphs import BlockGraphs
+
+    if config.ENABLE_CUDASIM:
+        raise RuntimeError("graphs=True captures CUDA graphs on a GPU; the Numba CUDA "
+                           "simulator has none (use graphs=False)")
+    return BlockGraphs(stream)
+
+
 def _check_launcher(launcher):
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, got {launcher!r}")
@@ -96,6 +114,10 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
             (prepared, and each argument pattern's parameters packed once for
             ``cuLaunchKernel``: ``launches.DirectLaunches``, not yet run on a GPU). All
             give the same results bit for bit; ``launcher`` is the one chosen.
+        graphs: replay each refinement block's launches from a CUDA graph captured once
+            (``graphs.BlockGraphs``; needs a GPU, not the simulator; not yet the default:
+            not yet measured on a GPU). The same results bit for bit; the phase profiler
+            and the device counters need ``graphs=False`` (they time and count launches).
     """
 
     name = "cuda"
@@ -105,7 +127,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
     fixes_partial_heads = False  # a block ends where a partial head is fixed
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256,
-                 launcher="auto"):
+                 launcher="auto", graphs=False):
         if block_size % 32 or not 32 <= block_size <= 1024:
             raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
                              f"{block_size}")
@@ -125,6 +147,8 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         with cp.cuda.Device(self.device_index), nb_cuda.gpus[self.device_index]:
             self._stream = cp.cuda.Stream(non_blocking=True)
             self._nb_stream = _numba_stream(nb_cuda, self._stream)
+        self._graphs = None
+        self.set_graphs(graphs)
         rt = cp.cuda.runtime
         self._sm_count = rt.deviceGetAttribute(rt.cudaDevAttrMultiProcessorCount,
                                                self.device_index)
@@ -152,6 +176,12 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
                               launches.PreparedLaunches)()
             self._kernels = launches.prepared_module(kernels, self._launches)
             self._search_module = launches.prepared_module(histogram_search, self._launches)
+
+    def set_graphs(self, enabled):
+        """Replay the refinement blocks' launches from CUDA graphs (``graphs.
+        BlockGraphs``) or launch them one by one; between fits only. RuntimeError under
+        the CUDA simulator."""
+        self._graphs = _block_graphs(self._stream) if enabled else None
 
     @contextlib.contextmanager
     def _on_device(self):
@@ -190,6 +220,8 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         ``None``): it may be freed next."""
         if self._launches is not None:
             self._launches.forget()  # it keeps views by identity
+        if self._graphs is not None:
+            self._graphs.clear()  # they point at the buffers
         if buffer is None:
             self._views.clear()
             return
@@ -223,7 +255,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         self.max_statistic = 0.0  # largest |non-decomposable statistic| seen (per unit weight)
         self._num_bins = np.diff(np.asarray(features.bin_offset, np.int64))
         widest = int(self._num_bins.max(initial=0))
-        self._buffers, self._buffer_views = {}, {}
+        self._buffers, self._buffer_views, self._geometries = {}, {}, {}
         self._forget_views()
         self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest,
                                             8 if is_regression(loss) else 1),
@@ -368,7 +400,7 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         if features.size == 0:
             return None if count is None else []
         with self._on_device():
-            record = self._search_record(features, labels, totals, search)
+            record = self._search_record(features, labels, totals, search, self._cursor())
             uploaded = self._upload_record(*record[1])
             out_dev = self._launch_refinement(record, uploaded, weights, search)
             back = self.cp.asnumpy(out_dev)
@@ -397,8 +429,8 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         # each record's part of the buffer starts at a multiple of 8 bytes (its float64s)
         sizes = [-(-out_bytes(f.size, *self._widths()) // 8) * 8 for f in features]
         ends = np.cumsum([0] + sizes)
-        records = [self._search_record(f, r[2], r[3], r[4]) if f.size else None
-                   for f, r in zip(features, requests)]
+        records = [self._search_record(f, r[2], r[3], r[4], _snapshot_cursor(r[0]))
+                   if f.size else None for f, r in zip(features, requests)]
         with self._on_device():
             # every search's record in one host->device copy
             uploaded = iter(self._upload_record(*(a for r in records if r for a in r[1])))
@@ -413,17 +445,19 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         return [[] if r is None else self._refinements(f, r[0], back[lo:hi], count)
                 for f, r, lo, hi in zip(features, records, ends[:-1], ends[1:])]
 
-    def _search_record(self, features, labels, totals, search):
+    def _search_record(self, features, labels, totals, search, cursor):
         """What one search uploads: (``order`` int64 (S,) the slot order of ``features``
         (int64 (S,), the caller's order), the host arrays of its record: the features in
-        slot order, their slot and group offsets, the head's parameters, the minimum
-        quality, the search's state, ``labels`` int32 (m,), zero bytes up to a multiple of
-        8), and the slot and group offsets for the histogram build)."""
+        slot order, their slot and group offsets, ``cursor`` (int64 (2,): the refinement
+        step and indicator of the coverage searched, :meth:`_cursor`), the head's
+        parameters, the minimum quality, the search's state, ``labels`` int32 (m,), zero
+        bytes up to a multiple of 8), and the slot and group offsets for the histogram
+        build)."""
         labels = np.ascontiguousarray(labels, np.int32)
         order = self._slot_order(features)
         slotted = features[order]
         layout = self._slot_offset(slotted), self._group_offsets(slotted)
-        arrays = (slotted, *layout, np.ascontiguousarray(search.params, np.float64),
+        arrays = (slotted, *layout, cursor, np.ascontiguousarray(search.params, np.float64),
                   np.array([search.min_quality], np.float64),
                   self._search_module.initial_state(labels.size, int(totals[2])), labels)
         # padded to a multiple of 8 bytes: the next record's int64 fields stay aligned
@@ -435,10 +469,10 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         ``record`` whose arrays are ``uploaded`` (their device views), on the stream:
         returns the device uint8 ``out_*`` record (slot order)."""
         _, arrays, layout = record
-        features_dev, slot_dev, groups_dev, params_dev, quality_dev, state_dev, \
-            labels_dev = uploaded[:7]
-        self.build_histograms(arrays[0], weights, (features_dev, slot_dev, groups_dev),
-                              layout=layout)
+        features_dev, slot_dev, groups_dev, cursor_dev, params_dev, quality_dev, state_dev, \
+            labels_dev = uploaded[:8]
+        self.build_histograms(arrays[0], weights,
+                              (features_dev, slot_dev, groups_dev, cursor_dev), layout=layout)
         return self._launch_search(arrays[0], features_dev, slot_dev, labels_dev, state_dev,
                                    params_dev, quality_dev, search)
 
@@ -473,9 +507,11 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         ``labels_dev`` (device int32 (m,)) and the search's ``state_dev`` (device int32)
         with the head's parameters ``params_dev`` and ``quality_dev`` (the minimum quality;
         device float64); returns the device uint8 buffer of the ``out_*`` record
-        (:func:`out_views`), filled asynchronously."""
+        (:func:`out_views`), filled asynchronously. The scan's launches are laid out for the
+        fit's widest feature, whichever are drawn (the kernels read each slot's bins on the
+        device), so a device-resident block's launches are the same at every step."""
         S, (K, W) = features.shape[0], self._widths()
-        B = max(int(self._num_bins[features].max(initial=0)), 1)
+        B = max(int(self._num_bins.max(initial=0)), 1)
         out_dev, out = self._out_record(S, K, W)
         self._search_module.search(
             self._search_module, self._buffer, self._nb, self._blocks, self.threads,
@@ -516,16 +552,15 @@ class CudaBackend(HistogramBuilder, DeviceMemory):
         self.indicator += 1
         self._step += 1
 
-    def _apply_selected(self, record, r, indicator, step):
-        """``coverage.apply_selected``: step ``r`` of a device-resident block, refinement
-        step ``step`` at ``indicator``; ``record``: the block's device arrays by name
-        (``refine._RESULT_FIELDS``)."""
+    def _apply_selected(self, record, r, cursor):
+        """``coverage.apply_selected``: step ``r`` of a device-resident block at the
+        refinement step and indicator ``cursor`` (device int64 (2,)); ``record``: the
+        block's device arrays by name (``refine._RESULT_FIELDS``)."""
         v, nb = self._v, self._nb
         self._kernels.apply_selected[self._config(self._blocks(self.mask.size))](
             nb(record["feature"]), nb(record["op"]), nb(record["threshold"]), r,
             nb(record["state"]), v["bin_index"], v["bin_offset"], v["bin_min"], v["mask"],
-            indicator, nb(self._covered[step % 2]), nb(self._covered[(step + 1) % 2]),
-            nb(self._lens), step)
+            nb(self._covered), nb(self._lens), nb(cursor))
 
     # -- statistics ------------------------------------------------------------------
     def update_statistics(self, labels, scores):

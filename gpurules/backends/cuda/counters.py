@@ -119,10 +119,14 @@ class DeviceCounters:
         b = self.backend
         if self._saved is not None:
             raise RuntimeError("the counters are already attached")
+        if getattr(b, "_graphs", None) is not None:
+            raise ValueError("the counters count launches and copies; a backend with "
+                             "graphs=True replays the launches from CUDA graphs: count a "
+                             "fit with graphs=False")
         self.counts = Counts() if self.counts is None else self.counts
         self._saved = {name: getattr(b, name) for name in (
             "cp", "_hist", "_kernels", "_search_module", "_upload", "_wrap",
-            "_histogram_views")}
+            "build_histograms")}
         cp = self._saved["cp"]
         names = _parameter_names(sources.kernel_source(sources.HISTOGRAM_SOURCE))
         b.cp = _CountingCupy(cp, self.counts)
@@ -132,13 +136,14 @@ class DeviceCounters:
         b._search_module = _counting_module(self._saved["_search_module"], self.counts)
         b._upload = self._counted(self._saved["_upload"], "h2d")
         b._wrap = self._counted(self._saved["_wrap"], "wrappers")
-        b._histogram_views = self._rows_counted(self._saved["_histogram_views"])
+        b.build_histograms = self._rows_counted(self._saved["build_histograms"])
         return self
 
     def _rows_counted(self, method):
-        def counted(rows):
-            self.counts.histogram_rows += int(rows)
-            return method(rows)
+        def counted(*args, **kwargs):
+            result = method(*args, **kwargs)
+            self.counts.histogram_rows += int(self.backend.slots[1][-1])  # the draw's rows
+            return result
         return counted
 
     def _counted(self, method, field):
@@ -150,7 +155,7 @@ class DeviceCounters:
     def detach(self):
         for name, value in self._saved.items():
             setattr(self.backend, name, value)
-        for name in ("_upload", "_wrap", "_histogram_views"):  # the class's own methods
+        for name in ("_upload", "_wrap", "build_histograms"):  # the class's own methods
             self.backend.__dict__.pop(name, None)
         self._saved = None
 
@@ -220,10 +225,15 @@ class _CountingRawKernel:
 
     def _read_bytes(self, a):
         cp = self._cp
-        listed = int(cp.asnumpy(a["covered_count"])[0])
-        covered = cp.asnumpy(cp.count_nonzero(a["weights"][a["covered"][:listed]]))
-        return histogram_read_bytes(listed, int(a["K"]), int(a["W"]), int(a["S"]),
-                                    int(covered), int(a["G"]))
+        n, ring = int(a["n"]), int(a["ring"])
+        step = int(cp.asnumpy(a["cursor"])[0])
+        listed = int(cp.asnumpy(a["lens"])[step % ring])
+        covered = cp.asnumpy(cp.count_nonzero(
+            a["weights"][a["lists"].reshape(2, n)[step % 2, :listed]]))
+        groups = cp.asnumpy(a["groups"])
+        sizes = np.diff(groups[1:int(groups[0]) + 2])
+        return histogram_read_bytes(listed, int(a["K"]), int(a["W"]), int(sizes.sum()),
+                                    int(covered), int(np.count_nonzero(sizes)))
 
 
 def _counting_module(module, counts):

@@ -65,15 +65,18 @@ def _apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, ma
 
 
 def _apply_selected(res_f, res_op, res_thr, r, state, bin_index, bin_offset, bin_min, mask,
-                    indicator, src, dst, lens, step):
-    """Step ``r`` of a device-resident block (``refine.py``), refinement step ``step`` of the
-    rule: restrict the coverage to the condition the block recorded at ``r`` (``res_f``
-    int64, ``res_op`` int8, ``res_thr`` float32 (R,)), if step ``r`` recorded one
-    (``state[0] == r + 1``); else do nothing."""
+                    lists, lens, cursor):
+    """Step ``r`` of a device-resident block (``refine.py``) at the refinement step
+    ``cursor[0]`` of the rule and the indicator ``cursor[1]`` (int64 (2,)): restrict the
+    coverage to the condition the block recorded at ``r`` (``res_f`` int64, ``res_op``
+    int8, ``res_thr`` float32 (R,)), if step ``r`` recorded one (``state[0] == r + 1``),
+    from the list ``lists[step % 2]`` to ``lists[(step + 1) % 2]`` (``lists`` int32 (2,
+    n)); else do nothing."""
     if state[0] != r + 1:
         return
+    step = cursor[0]
     _append_satisfying(res_f[r], res_op[r], res_thr[r], bin_index, bin_offset, bin_min,
-                       mask, indicator, src, dst, lens, step)
+                       mask, cursor[1], lists[step % 2], lists[(step + 1) % 2], lens, step)
 
 
 reset_coverage = kernel(_reset_coverage)
@@ -87,7 +90,8 @@ def _signatures():
     tail = (mat[i32], vec[i64], vec[f32], vec[i32], i64, vec[i32], vec[i32], vec[i32], i64)
     return {
         "apply_binned_condition": (i64, i64, f32) + tail,
-        "apply_selected": (vec[i64], vec[i8], vec[f32], i64, vec[i32]) + tail,
+        "apply_selected": (vec[i64], vec[i8], vec[f32], i64, vec[i32]) + tail[:4]
+        + (mat[i32], vec[i32], vec[i64]),
         "reset_coverage": (vec[i32], vec[i32], vec[i32]),
     }
 

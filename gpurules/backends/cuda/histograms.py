@@ -9,10 +9,18 @@ share one pass over the statistics), then the others (``histogram_global``, glob
 every feature with ``force_global_atomics``). :class:`HistogramBuilder` holds these methods
 of ``CudaBackend``.
 
+The launches' configurations (grid, dynamic shared memory, which kernels) and their
+arguments depend on the fit and on the addresses of the uploaded draw only
+(``_histogram_geometry``): the kernels read the draw's groups and the covered list's
+refinement step on the device. So every refinement step of a fit launches the same, which a
+captured CUDA graph needs (``graphs``).
+
 Shapes and dtypes (S sampled features, R = slot_offset[S] histogram rows, K labels, W >= K
 Hessian columns): features int64 (S,) (host, slot order on the device); slot_offset int64
-(S + 1,); group offsets int64 (G_shared + 1 + 2,); hist_g int64 (R, K), hist_h int64
-(R, W), hist_count int64 (R,) (device).
+(S + 1,); groups int64 (S + 5,) (both launches' groups, :meth:`HistogramBuilder.
+_group_offsets`); cursor int64 (2,) (refinement step, indicator); hist_g int64 (C, K),
+hist_h int64 (C, W), hist_count int64 (C,) (device; C >= R rows, enough for any S features
+of the fit).
 """
 
 import math
@@ -23,7 +31,6 @@ from gpurules.backends.cuda import sources
 from gpurules.data.binning import rows_of
 
 HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at least
-_MAX_GRID_Y = 65535
 _DEFAULT_SHARED_BYTES = 48 * 1024  # usable without opting in
 _GROUP_SHARED_BYTES = 48 * 1024  # the most shared memory of a group of several features
 _MODULES = {}  # device index -> cupy.RawModule of histogram.cu
@@ -106,13 +113,16 @@ class HistogramBuilder:
             self._v[name] = self._nb(getattr(self, name))
 
     def _group_offsets(self, features):
-        """int64 (G_shared + 1 + 2,): the group offsets of the ``histogram_shared`` launch
-        over the first slots of ``features`` (host int64, slot order), then those of the
-        ``histogram_global`` launch over the rest (one group, [0, S_global]); each launch's
-        offsets count from its own first slot. Shared groups are consecutive slots whose
-        rows fit in ``_GROUP_SHARED_BYTES`` together (a wider slot alone), so one pass
-        over the statistics serves a whole group (within the device's shared memory)."""
+        """int64 (S + 5,): the groups of both histogram launches over ``features`` (host
+        int64 (S,), slot order), each launch's count first (``kernels/histogram.cu``'s
+        ``groups``): ``[G, o_0 .. o_G, o_G ..]`` (S + 2 entries, padded with empty groups
+        at the end) for ``histogram_shared`` over the first ``o_G`` slots, then ``[1, o_G,
+        S]`` for ``histogram_global`` over the rest. Shared groups are consecutive slots
+        whose rows fit in ``_GROUP_SHARED_BYTES`` together (a wider slot alone), so one pass
+        over the statistics serves a whole group (within the device's shared memory). The
+        width depends on S only, so every draw of a fit has the same layout."""
         K, W = self.g.shape[1], self.h.shape[1]
+        S = features.shape[0]
         shared = int(self._in_shared(features).sum())
         per_row = shared_histogram_bytes(1, K, W)
         cap = min(_GROUP_SHARED_BYTES, self._shared_limit)
@@ -124,20 +134,54 @@ class HistogramBuilder:
             rows += int(bins)
         if shared:
             offsets.append(shared)
-        offsets += [0, features.shape[0] - shared]
-        return np.asarray(offsets, np.int64)
+        G = len(offsets) - 1
+        return np.asarray([G] + offsets + [shared] * (S + 1 - len(offsets)) + [1, shared, S],
+                          np.int64)
 
-    def build_histograms(self, features, weights, uploaded=None, step=None, layout=None):
+    def _histogram_geometry(self, S):
+        """(rows, shared bytes, histogram blocks, kernels) of every histogram build over
+        ``S`` sampled features in this fit, whichever features are drawn: the most
+        histogram rows of a draw (its S widest features'), the most dynamic shared memory
+        of a ``histogram_shared`` group, the blocks of a launch, and the kernels launched
+        (``histogram_shared`` where a feature's bins fit in shared memory, ``histogram_
+        global`` where one's do not). Fixed per fit, so a device-resident block's launches
+        are the same at every step (``refine``); computed once per ``S``."""
+        kept = self._geometries.get(S)
+        if kept is not None:
+            return kept
+        K, W = self._widths()
+        n = self.g.shape[0]
+        everyone = np.arange(self._num_bins.shape[0])
+        shared = self._in_shared(everyone)
+        rows = int(np.sort(self._num_bins)[::-1][:S].sum())
+        need = np.sort(shared_histogram_bytes(self._num_bins[shared], K, W))[::-1][:S]
+        cap = min(_GROUP_SHARED_BYTES, self._shared_limit)
+        shared_bytes = int(min(max(cap, need[0]), need.sum())) if need.size else 0
+        groups = min(S, int(shared.sum()))  # the most groups of a shared launch
+        chunks = math.ceil(n * W / (self.threads * HIST_ITEMS_PER_THREAD))
+        blocks = max(groups, 1, min(chunks * max(groups, 1), 4 * self._sm_count))
+        kernels = tuple(name for name, used in (("histogram_shared", groups > 0),
+                                                ("histogram_global", not shared.all()))
+                        if used)
+        kept = self._geometries[S] = (rows, shared_bytes, blocks, kernels)
+        return kept
+
+    def build_histograms(self, features, weights, uploaded=None, layout=None):
         """Fill ``hist_g``, ``hist_h``, ``hist_count`` (device) for the sampled ``features``
         (host int64 (S,)) from the covered examples with ``weights`` (host int32 (n,) or
         ``None``), one slot of rows per feature (``slots``: the features in slot order and
         the slot offsets, host). Features whose bins fit in shared memory use
         ``histogram_shared`` in groups (:meth:`_group_offsets`), the others (or all, with
         ``force_global_atomics``) ``histogram_global``. ``uploaded``: (features, slot
-        offsets, group offsets) on the device, the features already in slot order
-        (:meth:`_slot_order`). ``step``: the refinement step whose covered list is read
-        (default: the current one). ``layout``: the same slot and group offsets on the host
-        (computed when None)."""
+        offsets, group offsets, cursor) on the device, the features already in slot order
+        (:meth:`_slot_order`), the cursor int64 (2,) the refinement step whose covered list
+        is read and the indicator (default: the current ones, uploaded). ``layout``: the
+        same slot and group offsets on the host (computed when None).
+
+        Every launch's configuration and arguments depend on the fit and on ``uploaded``'s
+        addresses only (:meth:`_histogram_geometry`; the kernels read the draw's groups
+        and the covered list's step on the device), so the launches of a device-resident
+        block's step are the same in every block."""
         K, W = self._widths()
         if uploaded is None:
             features = features[self._slot_order(features)]
@@ -145,49 +189,44 @@ class HistogramBuilder:
             layout = self._slot_offset(features), self._group_offsets(features)
         slot_offset, groups = layout
         if uploaded is None:
-            uploaded = self._upload_record(features, slot_offset, groups)
-        features_dev, self._slot_dev, groups_dev = uploaded
-        step = self._step if step is None else step
+            uploaded = self._upload_record(features, slot_offset, groups, self._cursor())
+        self._features_dev, self._slot_dev, groups_dev, cursor_dev = uploaded
         S = features.shape[0]
         self.slots = (features, slot_offset)
-        self._histogram_views(int(slot_offset[-1]))
+        rows, shared_bytes, _, kernels = self._histogram_geometry(S)
+        self._histogram_views(rows)
         weights_dev = self._weights(weights)
         self._hist["zero_histograms"](
-            (self._blocks(int(slot_offset[-1]) * W), 1), (self.threads,),
+            (self._blocks(rows * W), 1), (self.threads,),
             (self._slot_dev, np.int32(S), np.int32(K), np.int32(W), self.hist_g, self.hist_h,
              self.hist_count))
-        G = groups.shape[0] - 3  # shared groups
-        shared = int(groups[G]) if G else 0
-        if shared:
-            rows = np.diff(slot_offset[groups[:G + 1]])
-            need = int(shared_histogram_bytes(rows, K, W).max())
-            self._launch_histogram(features_dev[:shared], shared, groups_dev[:G + 1], weights_dev,
-                                   need, step)
-        if shared < S:
-            self._launch_histogram(features_dev[shared:], S - shared, groups_dev[G + 1:],
-                                   weights_dev, 0, step)
+        for name in kernels:
+            shared = name == "histogram_shared"
+            self._launch_histogram(name, groups_dev[:S + 2] if shared else groups_dev[S + 2:],
+                                   cursor_dev, weights_dev, shared_bytes if shared else 0)
 
-    def _launch_histogram(self, slots_dev, S, groups_dev, weights_dev, shared_bytes, step):
-        """One histogram launch over the ``S`` features ``slots_dev`` (device int64) in the
-        groups ``groups_dev`` (device int64 (G + 1,)) from the covered list of refinement
-        step ``step``: the first ``S`` slots of ``build_histograms`` when ``shared_bytes`` >
-        0 (shared memory privatised), else its last ``S`` slots (global atomics)."""
+    def _cursor(self):
+        """int64 (2,): the current refinement step and coverage indicator (host), what the
+        kernels read to find the covered list and to mark the coverage."""
+        return np.array([self._step, self.indicator], np.int64)
+
+    def _launch_histogram(self, name, groups_dev, cursor_dev, weights_dev, shared_bytes):
+        """One launch of histogram kernel ``name`` over the groups ``groups_dev`` (device
+        int64, count first: :meth:`_group_offsets`) from the covered list of the refinement
+        step ``cursor_dev[0]`` (device int64 (2,)), with ``shared_bytes`` of dynamic shared
+        memory."""
         n, K = self.g.shape
         W = self.h.shape[1]
-        G = groups_dev.shape[0] - 1
-        first = 0 if shared_bytes else self._slot_dev.shape[0] - 1 - S
-        chunks = math.ceil(n * W / (self.threads * HIST_ITEMS_PER_THREAD))
-        chunks = max(1, min(chunks, math.ceil(4 * self._sm_count / G)))
-        kernel = self._hist["histogram_shared" if shared_bytes else "histogram_global"]
+        kernel = self._hist[name]
         if shared_bytes > _DEFAULT_SHARED_BYTES and \
                 kernel.max_dynamic_shared_size_bytes < shared_bytes:
             kernel.max_dynamic_shared_size_bytes = shared_bytes
-        slot = step % self._lens.size
-        args = (slots_dev, np.int32(S), self._slot_dev[first:], groups_dev, np.int32(G),
-                self.bin_index, self._covered[step % 2], self._lens[slot:slot + 1],
-                weights_dev, self.g, self.h, np.int32(K), np.int32(W), np.int32(n),
-                np.int32(self.bin_index.shape[0]), self.hist_g, self.hist_h, self.hist_count)
-        kernel((chunks, min(G, _MAX_GRID_Y)), (self.threads,), args, shared_mem=shared_bytes)
+        blocks = self._histogram_geometry(self._slot_dev.shape[0] - 1)[2]
+        args = (self._features_dev, self._slot_dev, groups_dev, self.bin_index, self._covered,
+                self._lens, np.int32(self._lens.size), cursor_dev, weights_dev, self.g, self.h,
+                np.int32(K), np.int32(W), np.int32(n), np.int32(self.bin_index.shape[0]),
+                self.hist_g, self.hist_h, self.hist_count)
+        kernel((blocks, 1), (self.threads,), args, shared_mem=shared_bytes)
 
     def partial_histograms(self, features, weights):
         """The histogram rows of the sampled ``features`` over the covered examples, for a

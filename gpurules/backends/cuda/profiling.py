@@ -96,6 +96,10 @@ class PhaseProfiler:
         b = self.backend
         if self._cp is not None:
             raise RuntimeError("the profiler is already attached")
+        if getattr(b, "_graphs", None) is not None:
+            raise ValueError("the profiler times the launches of each phase; a backend with "
+                             "graphs=True replays them from CUDA graphs: profile a fit "
+                             "with graphs=False")
         self._cp = b.cp
         for name in PHASES:
             setattr(b, name, self._timed(name, getattr(b, name)))
@@ -150,17 +154,21 @@ class PhaseProfiler:
             self._stack[-1].children_ms += ms
         return result, ms
 
-    def _launch_bytes(self, slots_dev, S, groups_dev, weights_dev, shared_bytes, step):
-        """histogram_bytes of one ``_launch_histogram`` call over the covered list of
-        refinement step ``step`` (counted after its timing)."""
+    def _launch_bytes(self, name, groups_dev, cursor_dev, weights_dev, shared_bytes):
+        """histogram_bytes of one ``_launch_histogram`` call over the groups ``groups_dev``
+        from the covered list of the refinement step ``cursor_dev[0]`` (counted after its
+        timing)."""
         b, cp = self.backend, self._cp
         n, K = b.g.shape
+        step = int(cp.asnumpy(cursor_dev)[0])
         lens = cp.asnumpy(b._lens)
         listed = cp.asnumpy(b._covered[step % 2])[:lens[step % lens.size]]
         covered = int(np.count_nonzero(cp.asnumpy(weights_dev)[listed]))
-        features = cp.asnumpy(slots_dev)[:S]
+        groups = cp.asnumpy(groups_dev)
+        first, stop = groups[1], groups[int(groups[0]) + 1]
+        features = cp.asnumpy(b._features_dev)[first:stop]
         bins = int(np.sum(np.diff(np.asarray(b.features.bin_offset))[features]))
-        return histogram_bytes(n, K, S, covered, bins, W=b.h.shape[1])
+        return histogram_bytes(n, K, int(stop - first), covered, bins, W=b.h.shape[1])
 
     def histogram_gbps(self):
         """Achieved GB/s of the histogram kernel: launch bytes / launch time (NaN if none)."""

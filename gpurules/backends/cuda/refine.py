@@ -28,17 +28,26 @@ decides here, in the same order:
   ``state[FINISHED]``, and the histogram kernels see an empty covered list (the ring of
   list lengths, ``coverage``).
 
-Launches per step: 6 (7 with a second histogram kernel, +1 for a tiled prefix sum, +1 per
-extra candidate launch), no synchronisation; per block: one upload, one download. A block
-that outlives its rule costs the remaining steps' launches (each a no-op), so the blocks
-are sized to the length of the rule before (:func:`block_sizes`).
+Launches per step: 6 (7 where the fit has features of both histogram kernels, +1 for a
+tiled prefix sum, +1 per extra candidate launch), no synchronisation; per block: one
+upload, one download. A block that outlives its rule costs the remaining steps' launches
+(each a no-op), so the blocks are sized to the length of the rule before
+(:func:`block_sizes`).
+
+Every launch of step ``r`` is the same in every block of a fit with the same
+:func:`_graph_key`: what changes from block to block (the drawn features and their groups,
+the covered list's refinement step, the indicator, the labels, the minimum quality) is read
+on the device from the record, at addresses fixed per fit, and the launch configurations are
+laid out for the fit's widest features. So with ``CudaBackend(graphs=True)`` a block's
+launches are captured once as a CUDA graph and replayed (``graphs``).
 
 Record layout (one uint8 device buffer, 8-byte fields first; room for ``R = MAX_STEPS``
 steps whatever a block's length, so that the layout, and with it the Numba views of its
 parts, is the same for every block of a fit): inputs per step ``r`` — the
 sampled features in slot order ``features`` int64 (R, S), their caller indices ``order``
 int64 (R, S), ``slot_offset`` int64 (R, S + 1), the histogram groups ``groups`` int64 (R,
-S + 3) (``CudaBackend._group_offsets``, padded), the head's ``params`` float64 (P,); then the
+S + 5) (``CudaBackend._group_offsets``), the ``cursor`` int64 (R, 2) (the refinement step
+and the coverage indicator of step ``r``), the head's ``params`` float64 (P,); then the
 part that comes back (``_RESULT_FIELDS``): ``min_quality`` float64 (1,), per step ``q``
 float64, ``feature`` int64, ``count`` int64, the last step's ``g`` int64 (K,) and ``h``
 int64 (W,), per step ``threshold`` float32 and ``label`` int32, the ``state`` int32
@@ -55,6 +64,7 @@ from gpurules.backends.base import Refinement, floyd_indices
 from gpurules.backends.cuda.records import pack, views
 from gpurules.backends.cuda.coverage import RING
 from gpurules.backends.cuda.device_math import kernel, signature_types
+from gpurules.backends.cuda.graphs import run_steps
 from gpurules.backends.cuda.histogram_search import (BLOCK, COVERED, FINISHED, LABEL_FIXED,
                                                      NUM_LABELS, STATE_SIZE, STEPS, _before,
                                                      _block_best, initial_state)
@@ -171,27 +181,27 @@ def block_sizes(R, step, last_rule_steps):
 
 def _draws(backend, uniforms, capacity):
     """The sampled features of every step of a block, in slot order: (features int64 (C, S),
-    order int64 (C, S), slot_offset int64 (C, S + 1), groups int64 (C, S + 3), the number of
-    group offsets of each step int64 (C,)); rows ``R = uniforms.shape[0]`` to ``capacity``
-    (C) are zeros."""
+    order int64 (C, S), slot_offset int64 (C, S + 1), groups int64 (C, S + 5)); rows ``R =
+    uniforms.shape[0]`` to ``capacity`` (C) are zeros."""
     assert uniforms.shape[0] <= capacity, (uniforms.shape[0], capacity)
     A = backend.features.num_features
-    rows = []
-    for u in uniforms:
+    S = uniforms.shape[1] if uniforms.shape[1] else A
+    out = (np.zeros((capacity, S), np.int64), np.zeros((capacity, S), np.int64),
+           np.zeros((capacity, S + 1), np.int64), np.zeros((capacity, S + 5), np.int64))
+    for r, u in enumerate(uniforms):
         drawn = floyd_indices(u, A) if uniforms.shape[1] else np.arange(A, dtype=np.int64)
         order = backend._slot_order(drawn)
         slotted = drawn[order]
-        rows.append((slotted, order, backend._slot_offset(slotted),
-                     backend._group_offsets(slotted)))
-    S = rows[0][0].shape[0]
-    out = (np.zeros((capacity, S), np.int64), np.zeros((capacity, S), np.int64),
-           np.zeros((capacity, S + 1), np.int64), np.zeros((capacity, S + 3), np.int64),
-           np.zeros(capacity, np.int64))
-    for r, (slotted, order, slot_offset, groups) in enumerate(rows):
-        out[0][r], out[1][r], out[2][r] = slotted, order, slot_offset
-        out[3][r, :groups.shape[0]] = groups
-        out[4][r] = groups.shape[0]
+        out[0][r], out[1][r] = slotted, order
+        out[2][r], out[3][r] = backend._slot_offset(slotted), backend._group_offsets(slotted)
     return out
+
+
+def _cursors(backend, capacity):
+    """int64 (C, 2): the refinement step and coverage indicator of each step of a block
+    (``capacity`` C rows), from the backend's current ones."""
+    r = np.arange(capacity, dtype=np.int64)
+    return np.stack([backend._step + r, backend.indicator + r], axis=1)
 
 
 def _result_arrays(R, K, W, labels, covered, search):
@@ -213,32 +223,46 @@ def _block(backend, uniforms, labels, weights, covered, search, fix_label_after)
     labels = np.ascontiguousarray(labels, np.int32)
     # every block's record has room for MAX_STEPS steps: its layout, and so the Numba views
     # of its parts (CudaBackend._nb), stay the same from block to block and rule to rule
-    features, order, slot_offset, groups, num_groups = _draws(backend, uniforms, MAX_STEPS)
+    features, order, slot_offset, groups = _draws(backend, uniforms, MAX_STEPS)
     results = _result_arrays(MAX_STEPS, K, W, labels, covered, search)
-    inputs = [features, order, slot_offset, groups, np.ascontiguousarray(search.params,
-                                                                          np.float64)]
+    inputs = [features, order, slot_offset, groups, _cursors(backend, MAX_STEPS),
+              np.ascontiguousarray(search.params, np.float64)]
     arrays = inputs + [results[name] for name, _, _ in _RESULT_FIELDS]
     host, offsets = pack(arrays)
-    first, step0, indicator0 = int(offsets[len(inputs)]), backend._step, backend.indicator
+    first = int(offsets[len(inputs)])
     with backend._on_device():
         device = backend._buffer("block", host.shape, np.uint8)
         backend._upload(host, device)
+        backend._weights(weights)  # uploaded now: a graph's replay copies nothing
         dev = views(device, arrays, offsets)
         res = dict(zip((name for name, _, _ in _RESULT_FIELDS), dev[len(inputs):]))
-        for r in range(R):
-            slots = (dev[0][r], dev[2][r], dev[3][r, :num_groups[r]])
-            backend.build_histograms(features[r], weights, slots, step=step0 + r,
-                                     layout=(slot_offset[r], groups[r, :num_groups[r]]))
+
+        def launch_step(r):
+            backend.build_histograms(features[r], weights, (dev[0][r], dev[2][r], dev[3][r],
+                                                            dev[4][r]),
+                                     layout=(slot_offset[r], groups[r]))
             backend._launch_search(features[r], dev[0][r], dev[2][r], res["labels"],
-                                   res["state"], dev[4], res["min_quality"], search)
+                                   res["state"], dev[5], res["min_quality"], search)
             out = backend._out_record(features.shape[1], K, W)[1]
             _launch_select(backend, r, dev[1][r], dev[0][r], out, res, search,
                            fix_label_after)
-            backend._apply_selected(res, r, indicator0 + r, step0 + r)
+            backend._apply_selected(res, r, dev[4][r])
+
+        run_steps(backend._graphs, _graph_key(backend, features.shape[1], labels, search,
+                                              weights, fix_label_after), R, launch_step)
         back = backend.cp.asnumpy(device[first:])
     got = dict(zip(results, views(back, [results[n] for n in results],
                                    offsets[len(inputs):] - first)))
     return _outcome(backend, got, labels)
+
+
+def _graph_key(backend, S, labels, search, weights, fix_label_after):
+    """What a block's launches depend on besides the fit (``graphs``): the record's layout
+    (S sampled features, the head's labels, its parameters), the head and the search's
+    scalars, the scale, and which weights array the histograms read."""
+    return (S, labels.shape[0], np.shape(search.params), search.head_mode,
+            int(search.min_coverage), backend.inv_scale, int(fix_label_after),
+            weights is None)
 
 
 def _launch_select(backend, r, order, features, out, res, search, fix_label_after):
