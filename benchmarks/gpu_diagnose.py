@@ -19,8 +19,10 @@
    ``as_cuda_array`` views (the backend before session 15), the same views reused (after),
    CuPy arrays passed directly, gpurules' prepared and direct launches (``launches.py``;
    a path that raises is reported and the others still run), a CuPy
-   ``RawKernel`` with the same 16 pointers, and a replayed CUDA graph of 16 RawKernel
-   launches; each path's result is checked. This decides between the launch paths.
+   ``RawKernel`` with the same 16 pointers, and replayed CUDA graphs of 16 launches
+   captured from the RawKernel, the prepared and the direct path (what a block of
+   ``CudaBackend(graphs=True)`` captures); each path's result is checked. This decides
+   between the launch paths.
 
 5. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
    n = 1e5, the host's share by function (``$OUT/profile.txt``).
@@ -280,12 +282,20 @@ def launch():
                   f"of 5 x {LAUNCHES}); result {ok}", flush=True)
         print(f"prepared launches that skipped numba-cuda's marshalling: {prepared.prepared}; "
               f"direct launches (cuLaunchKernel): {direct.direct}")
-        arrays[0][...] = 0
-        graph_us, replays = _graph_launch_us(stream, paths["CuPy RawKernel"])
-        done = int(arrays[0][:32].min())
-        print(f"{'CUDA graph of 16 RawKernel launches':36s} {graph_us:8.1f} us per replay "
-              f"(CuPy stream capture); result "
-              f"{'ok' if done == 16 * replays else f'WRONG: {done} != {16 * replays}'}")
+        # a refinement block replayed from a graph (CudaBackend(graphs=True)) captures
+        # Numba launches through the prepared or direct paths with CuPy's
+        for name in ("CuPy RawKernel", "gpurules prepared launch", "gpurules direct launch"):
+            arrays[0][...] = 0
+            label = f"CUDA graph of 16 {name.split()[-2]} launches"
+            try:
+                graph_us, replays = _graph_launch_us(stream, paths[name])
+            except Exception as exc:  # noqa: BLE001 - one path failing leaves the others
+                print(f"{label:36s} FAILED: {type(exc).__name__}: {exc}", flush=True)
+                continue
+            done = int(arrays[0][:32].min())
+            print(f"{label:36s} {graph_us:8.1f} us per replay (CuPy stream capture); result "
+                  f"{'ok' if done == 16 * replays else f'WRONG: {done} != {16 * replays}'}",
+                  flush=True)
 
 
 def _graph_launch_us(stream, launch_one, per_graph=16):

@@ -72,22 +72,31 @@ class HistogramBuilder:
     ``_blocks``, ``_nb`` and ``_widths``."""
 
     def _in_shared(self, features):
-        """bool (S,): which of the sampled ``features`` (host int64) get the shared-memory
-        histogram kernel (their bins fit, and global atomics are not forced)."""
-        K, W = self.g.shape[1], self.h.shape[1]
-        need = shared_histogram_bytes(self._num_bins[features], K, W)
-        return (need <= self._shared_limit) & (not self.force_global_atomics)
+        """bool, the shape of ``features`` (host int64): which of the sampled features get
+        the shared-memory histogram kernel (their bins fit, and global atomics are not
+        forced); from a per-fit table of every feature."""
+        table = self._geometries.get("in_shared")
+        if table is None:
+            K, W = self.g.shape[1], self.h.shape[1]
+            need = shared_histogram_bytes(self._num_bins, K, W)
+            table = (need <= self._shared_limit) & (not self.force_global_atomics)
+            self._geometries["in_shared"] = table
+        return table[features]
 
     def _slot_order(self, features):
-        """int64 (S,): the histogram slots' order of ``features``: those of
-        ``histogram_shared`` first, then those of ``histogram_global``, each group in the
-        given order."""
-        return np.argsort(~self._in_shared(features), kind="stable")
+        """int64, the shape of ``features`` ((S,) or a batch of draws (R, S)): the histogram
+        slots' order of each draw: those of ``histogram_shared`` first, then those of
+        ``histogram_global``, each group in the given order."""
+        return np.argsort(~self._in_shared(features), axis=-1, kind="stable")
 
     def _slot_offset(self, features):
-        """int64 (S + 1,): slot ``s`` (``features[s]``) owns the histogram rows
-        ``slot_offset[s] .. slot_offset[s + 1] - 1``."""
-        return np.concatenate([[0], np.cumsum(self._num_bins[features])]).astype(np.int64)
+        """int64 (S + 1,) (or (R, S + 1) for a batch of draws (R, S)): slot ``s``
+        (``features[s]``) owns the histogram rows ``slot_offset[s] .. slot_offset[s + 1] -
+        1``."""
+        bins = self._num_bins[features]
+        out = np.zeros(bins.shape[:-1] + (bins.shape[-1] + 1,), np.int64)
+        np.cumsum(bins, axis=-1, out=out[..., 1:])
+        return out
 
     def _histogram_views(self, rows):
         """Point ``hist_g`` int64 (C, K), ``hist_h`` int64 (C, W) and ``hist_count`` int64
@@ -113,30 +122,32 @@ class HistogramBuilder:
             self._v[name] = self._nb(getattr(self, name))
 
     def _group_offsets(self, features):
-        """int64 (S + 5,): the groups of both histogram launches over ``features`` (host
-        int64 (S,), slot order), each launch's count first (``kernels/histogram.cu``'s
-        ``groups``): ``[G, o_0 .. o_G, o_G ..]`` (S + 2 entries, padded with empty groups
-        at the end) for ``histogram_shared`` over the first ``o_G`` slots, then ``[1, o_G,
-        S]`` for ``histogram_global`` over the rest. Shared groups are consecutive slots
-        whose rows fit in ``_GROUP_SHARED_BYTES`` together (a wider slot alone), so one pass
-        over the statistics serves a whole group (within the device's shared memory). The
-        width depends on S only, so every draw of a fit has the same layout."""
+        """int64 (S + 5,) (or (R, S + 5) for a batch of draws (R, S)): the groups of both
+        histogram launches over ``features`` (host int64, slot order), each launch's count
+        first (``kernels/histogram.cu``'s ``groups``): ``[G, o_0 .. o_G, o_G ..]`` (S + 2
+        entries, padded with empty groups at the end) for ``histogram_shared`` over the
+        first ``o_G`` slots, then ``[1, o_G, S]`` for ``histogram_global`` over the rest.
+        Shared groups are consecutive slots whose rows fit in ``_GROUP_SHARED_BYTES``
+        together (a wider slot alone), so one pass over the statistics serves a whole group
+        (within the device's shared memory). The width depends on S only, so every draw of
+        a fit has the same layout."""
+        if features.ndim == 2:
+            return np.array([self._group_offsets(row) for row in features], np.int64)
         K, W = self.g.shape[1], self.h.shape[1]
         S = features.shape[0]
         shared = int(self._in_shared(features).sum())
-        per_row = shared_histogram_bytes(1, K, W)
-        cap = min(_GROUP_SHARED_BYTES, self._shared_limit)
+        cap = min(_GROUP_SHARED_BYTES, self._shared_limit) // shared_histogram_bytes(1, K, W)
         offsets, rows = [0], 0
-        for s, bins in enumerate(self._num_bins[features[:shared]]):
-            if rows and (rows + bins) * per_row > cap:
+        for s, bins in enumerate(self._num_bins[features[:shared]].tolist()):
+            if rows and rows + bins > cap:  # the group's rows would not fit
                 offsets.append(s)
                 rows = 0
-            rows += int(bins)
+            rows += bins
         if shared:
             offsets.append(shared)
         G = len(offsets) - 1
-        return np.asarray([G] + offsets + [shared] * (S + 1 - len(offsets)) + [1, shared, S],
-                          np.int64)
+        return np.array([G] + offsets + [shared] * (S + 1 - len(offsets)) + [1, shared, S],
+                        np.int64)
 
     def _histogram_geometry(self, S):
         """(rows, shared bytes, histogram blocks, kernels) of every histogram build over
@@ -151,8 +162,7 @@ class HistogramBuilder:
             return kept
         K, W = self._widths()
         n = self.g.shape[0]
-        everyone = np.arange(self._num_bins.shape[0])
-        shared = self._in_shared(everyone)
+        shared = self._in_shared(np.arange(self._num_bins.shape[0]))
         rows = int(np.sort(self._num_bins)[::-1][:S].sum())
         need = np.sort(shared_histogram_bytes(self._num_bins[shared], K, W))[::-1][:S]
         cap = min(_GROUP_SHARED_BYTES, self._shared_limit)

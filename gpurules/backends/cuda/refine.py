@@ -183,17 +183,19 @@ def _draws(backend, uniforms, capacity):
     """The sampled features of every step of a block, in slot order: (features int64 (C, S),
     order int64 (C, S), slot_offset int64 (C, S + 1), groups int64 (C, S + 5)); rows ``R =
     uniforms.shape[0]`` to ``capacity`` (C) are zeros."""
-    assert uniforms.shape[0] <= capacity, (uniforms.shape[0], capacity)
+    R = uniforms.shape[0]
+    assert R <= capacity, (R, capacity)
     A = backend.features.num_features
-    S = uniforms.shape[1] if uniforms.shape[1] else A
-    out = (np.zeros((capacity, S), np.int64), np.zeros((capacity, S), np.int64),
-           np.zeros((capacity, S + 1), np.int64), np.zeros((capacity, S + 5), np.int64))
-    for r, u in enumerate(uniforms):
-        drawn = floyd_indices(u, A) if uniforms.shape[1] else np.arange(A, dtype=np.int64)
-        order = backend._slot_order(drawn)
-        slotted = drawn[order]
-        out[0][r], out[1][r] = slotted, order
-        out[2][r], out[3][r] = backend._slot_offset(slotted), backend._group_offsets(slotted)
+    if uniforms.shape[1]:
+        drawn = np.array([floyd_indices(u, A) for u in uniforms], np.int64).reshape(R, -1)
+    else:
+        drawn = np.tile(np.arange(A, dtype=np.int64), (R, 1))
+    order = backend._slot_order(drawn)
+    slotted = np.take_along_axis(drawn, order, axis=1)
+    parts = (slotted, order, backend._slot_offset(slotted), backend._group_offsets(slotted))
+    out = tuple(np.zeros((capacity,) + p.shape[1:], np.int64) for p in parts)
+    for full, part in zip(out, parts):
+        full[:R] = part
     return out
 
 
