@@ -81,4 +81,15 @@ class DeviceMemory:
         host, offsets = pack(arrays)
         device = self._buffer("upload", host.shape, np.uint8)
         self._upload(host, device)
-        return tuple(views(device, arrays, offsets))
+        return self._record_views("upload", device, arrays, offsets)
+
+    def _record_views(self, name, device, arrays, offsets):
+        """The device views (a tuple) of a packed record laid out as ``arrays`` at
+        ``offsets`` in ``device``, a view of the buffer ``name`` (``records.views``): made
+        once per layout and kept with the buffer's views (dropped when it is re-allocated),
+        so a record of a known layout slices nothing."""
+        key = (name, "record", tuple((a.dtype.char, a.shape) for a in arrays))
+        kept = self._buffer_views.get(key)
+        if kept is None:
+            kept = self._buffer_views[key] = tuple(views(device, arrays, offsets))
+        return kept

@@ -236,7 +236,7 @@ def _block(backend, uniforms, labels, weights, covered, search, fix_label_after)
         device = backend._buffer("block", host.shape, np.uint8)
         backend._upload(host, device)
         backend._weights(weights)  # uploaded now: a graph's replay copies nothing
-        dev = views(device, arrays, offsets)
+        dev = backend._record_views("block", device, arrays, offsets)
         res = dict(zip((name for name, _, _ in _RESULT_FIELDS), dev[len(inputs):]))
 
         def launch_step(r):
