@@ -243,8 +243,8 @@ def complete_head_blocks_repeat_their_launches():
 @check
 def single_label_blocks_repeat_their_launches():
     """Single-label heads (the label fixed after the first condition), every feature, no
-    instance sampling."""
-    X, Y, nominal = _problem(4)
+    instance sampling (a smaller problem: every feature is searched at every step)."""
+    X, Y, nominal = _problem(4, n=30, A=5)
     recorder = _recorded_fit(X, Y, nominal, max_rules=3, head_type="single",
                              feature_sampling="none", instance_sampling="none")
     assert recorder.compared >= 2, recorder.compared
