@@ -339,6 +339,36 @@ def test_boosting_fit_equals_cpu(launcher, graphs):
                                           err_msg=name)
 
 
+@pytest.mark.parametrize("head_type", ["complete", "single"])
+def test_non_decomposable_fit_with_graphs_equals_cpu(head_type):
+    """A logistic-non-decomposable BOOMER fit with the blocks replayed from CUDA graphs
+    (the heads solved as systems: per-thread scratch, several candidate launches a step)
+    learns the CPU's rules on the same bins, most blocks replayed."""
+    from gpurules import BoomerClassifier
+    from gpurules.backends.cuda import CudaBackend
+    from gpurules.estimators.boomer_params import resolve_config
+    from gpurules.learners.boosting import BoostingLearner
+
+    rng = np.random.default_rng(5)
+    X, nominal, *_ = random_problem(rng, 1200, 6, 1, n_distinct=30, nominal=(2,))
+    Y = (rng.random((1200, 4)) < 0.3).astype(np.uint8)
+    config, _ = resolve_config(BoomerClassifier(
+        loss="logistic-non-decomposable", head_type=head_type, max_rules=10,
+        random_state=1))
+    binned = bin_features(X, nominal, "equal-width", bin_ratio=0.5)
+    gpu = CudaBackend(0, graphs=True)
+    cpu_model, gpu_model = (
+        BoostingLearner(config, backend, np.random.default_rng(1)).fit(
+            binned, Y, np.ones(X.shape[0])).build()
+        for backend in (CpuBackend(), gpu))
+    assert gpu._graphs.replayed > gpu._graphs.captured > 0, vars(gpu._graphs)
+    assert len(cpu_model) == len(gpu_model) > 2
+    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
+                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
+        np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
+                                      err_msg=name)
+
+
 @pytest.mark.parametrize("head_type", ["single", "partial-fixed"])
 def test_beam_search_fit_equals_cpu(head_type):
     """A BOOMER fit grown by beam search (each entry's coverage from a device snapshot, a
