@@ -297,6 +297,14 @@ def test_a_new_process_loads_the_kernels_from_the_disk_cache(tmp_path):
     assert second["rules"] == first["rules"]
 
 
+def assert_same_rules(gpu_model, cpu_model):
+    """The two rule models' arrays are equal, thresholds and scores bit for bit."""
+    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
+                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
+        np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
+                                      err_msg=name)
+
+
 @pytest.mark.parametrize("launcher,graphs", [("numba", False), ("prepared", False),
                                              ("direct", False), ("prepared", True),
                                              ("direct", True)],
@@ -333,10 +341,7 @@ def test_boosting_fit_equals_cpu(launcher, graphs):
         if graphs:
             assert gpu._graphs.replayed > gpu._graphs.captured > 0, vars(gpu._graphs)
         assert len(cpu_model) == len(gpu_model) > 2
-        for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
-                     "rule_cond_start", "head_label", "head_score", "rule_head_start"):
-            np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
-                                          err_msg=name)
+        assert_same_rules(gpu_model, cpu_model)
 
 
 @pytest.mark.parametrize("head_type", ["complete", "single"])
@@ -363,10 +368,7 @@ def test_non_decomposable_fit_with_graphs_equals_cpu(head_type):
         for backend in (CpuBackend(), gpu))
     assert gpu._graphs.replayed > gpu._graphs.captured > 0, vars(gpu._graphs)
     assert len(cpu_model) == len(gpu_model) > 2
-    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
-                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
-        np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
-                                      err_msg=name)
+    assert_same_rules(gpu_model, cpu_model)
 
 
 @pytest.mark.parametrize("head_type", ["single", "partial-fixed"])
@@ -391,7 +393,4 @@ def test_beam_search_fit_equals_cpu(head_type):
             binned, Y, np.ones(X.shape[0])).build()
         for backend in (CpuBackend(), CudaBackend(0)))
     assert len(cpu_model) == len(gpu_model) > 2
-    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
-                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
-        np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
-                                      err_msg=name)
+    assert_same_rules(gpu_model, cpu_model)
