@@ -14,7 +14,7 @@ import numpy as np
 
 from gpurules.backends.base import Refinement, SearchSettings
 from gpurules.backends.cpu import CpuBackend
-from gpurules.backends.cuda.backend import select_refinement
+from gpurules.backends.base import select_refinement
 from gpurules.data.binning import BinnedFeatures
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
