@@ -168,6 +168,21 @@ def all_outputs(params):
     return out
 
 
+# The flags a search's quality chain compiles multi_output_side under (``quality``'s module
+# docstring): no reference counting (``jit/variants.py``) and forceinline. Numba compiles a
+# jitable function once per signature *and per flags of its caller* (an ``@overload``'s
+# implementations are cached by both), so calling it from reference-counted code compiled
+# it and its solvers a second time: 15 of the 63 CPU-s of a first partial-dynamic fit.
+# Called under these flags, a rule's head reuses the search's compiled code. (It allocates
+# nothing and returns a count, which is what code without reference counting may do.)
+@register_jitable(forceinline=True, _nrt=False)
+def _rule_side(g_sum, h_sum, labels, inv_scale, params, views):
+    """The number of outputs :func:`multi_output_side` selects for a rule's coverage sums,
+    its head left in ``views``."""
+    return multi_output_side(g_sum, h_sum, g_sum, h_sum, False, labels, inv_scale, params,
+                             views)[1]
+
+
 @register_jitable
 def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
     """The head :func:`multi_output_side` gives the sums g_sum int64 (K,), h_sum int64 (K or
@@ -177,8 +192,7 @@ def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
     m = labels.shape[0]
     size_f, size_i = work_sizes(m)
     views = work_views(np.zeros(size_f), np.zeros(size_i, np.int64), m)
-    count = multi_output_side(g_sum, h_sum, g_sum, h_sum, False, labels, inv_scale, params,
-                              views)[1]
+    count = _rule_side(g_sum, h_sum, labels, inv_scale, params, views)
     out_labels = np.empty(count, np.int32)
     out_scores = np.empty(count, np.float64)
     head_from_work(labels, views, count, out_labels, out_scores)
