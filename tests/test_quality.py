@@ -8,7 +8,9 @@ import pytest
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE, label_gain
 from gpurules.objectives.heuristics import (F_MEASURE, HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
                                             seco_params)
-from gpurules.objectives.quality import boosting_quality, family_head_mode, side_quality
+from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE
+from gpurules.objectives.quality import boosting_quality, family_head_mode, head_work, \
+    side_quality
 from tests.reference.search import single_choice
 
 
@@ -160,6 +162,8 @@ def _family_case(head_mode):
     K = 5
     run_g, run_h = rng.integers(0, 2 ** 20, K), rng.integers(0, 2 ** 20, K)
     params = np.array([0.5, 1.0])
+    if head_mode == HEAD_ND_SINGLE:  # a packed Hessian: diagonal H_kk at k(k+3)/2
+        run_h = rng.integers(0, 2 ** 20, K * (K + 1) // 2)
     if head_mode in (HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL):
         run_h = run_g + rng.integers(0, 2 ** 20, K)
         lift = np.linspace(1.0, 1.5, K)
@@ -172,14 +176,14 @@ def _family_case(head_mode):
 @pytest.fixture(scope="module")
 def family_probe():
     """The searches' ``_quality`` with ``family_head_mode`` of each mode (complete, single,
-    SeCo single, SeCo partial), compiled in a fresh process so that no earlier compilation
+    SeCo single, SeCo partial, non-decomposable single), compiled in a fresh process so that no earlier compilation
     hides the compile events: (cases, per case {"compiled": names, "qualities": [(q,
     label) without, with complement]})."""
     import json
     import subprocess
     import sys
     cases = [_family_case(mode) for mode in (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE,
-                                             HEAD_SECO_PARTIAL)]
+                                             HEAD_SECO_PARTIAL, HEAD_ND_SINGLE)]
     out = subprocess.run([sys.executable, "-c", _FAMILY_PROBE], input=json.dumps(cases),
                          capture_output=True, text=True, check=True).stdout
     return cases, json.loads(out)
@@ -196,7 +200,31 @@ def test_a_family_head_mode_compiles_only_its_family(family_probe):
     assert "single_quality" in seco and "_summed_gain" in family
 
 
-@pytest.mark.parametrize("index", range(4))
+def test_the_non_decomposable_single_head_compiles_no_multi_output_head(family_probe):
+    """``HEAD_ND_SINGLE`` is a family of its own: its search compiles the single-output
+    head of the packed sums, not the multi-output heads' selection and solvers."""
+    compiled = family_probe[1][4]["compiled"]
+    assert "single_head_sums" in compiled
+    for other in ("multi_output_side", "_other_quality", "regularized_solve"):
+        assert other not in compiled
+
+
+def test_head_work_is_none_for_every_family_but_the_multi_output_one():
+    """``head_work`` (Python and compiled) passes the work rows on for an int head mode and
+    the multi-output family only: the rule loops' heads compile no multi-output head for
+    the others."""
+    work = np.zeros(3)
+    compiled = nb.njit(lambda head_mode, work: head_work(head_mode, work) is None)
+    for mode in (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_ND_SINGLE,
+                 HEAD_MULTI_OUTPUT):
+        family = family_head_mode(mode)
+        want_none = mode != HEAD_MULTI_OUTPUT
+        assert (head_work(family, work) is None) == want_none
+        assert compiled(family, work) == want_none
+        assert head_work(mode, work) is work and not compiled(mode, work)
+
+
+@pytest.mark.parametrize("index", range(5))
 def test_family_head_mode_scores_as_the_int(family_probe, index):
     """The searches' quality with ``family_head_mode`` (one family compiled) equals
     ``side_quality`` with the int (its Python body), bit for bit."""

@@ -322,6 +322,14 @@ def multi_output_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, he
                           params, work)
 
 
+@register_jitable(forceinline=True)
+def nd_single_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                           inv_scale, params, work=None, gains=None):
+    """:func:`side_quality` of ``HEAD_ND_SINGLE``."""
+    return single_head_sums(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                            params[0], params[1])
+
+
 class CompleteHeadMode(NamedTuple):
     """``HEAD_COMPLETE`` typed as its own family (see :func:`family_head_mode`)."""
 
@@ -341,21 +349,29 @@ class SecoHeadMode(NamedTuple):
 
 
 class MultiOutputHeadMode(NamedTuple):
-    """``HEAD_MULTI_OUTPUT`` or ``HEAD_ND_SINGLE`` typed as the multi-output family."""
+    """``HEAD_MULTI_OUTPUT`` typed as the multi-output family."""
+
+    code: int
+
+
+class NdSingleHeadMode(NamedTuple):
+    """``HEAD_ND_SINGLE`` typed as its own family: a fit with it compiles none of the
+    multi-output heads' selection and solvers (a third of its first compile)."""
 
     code: int
 
 
 _FAMILIES = {HEAD_COMPLETE: CompleteHeadMode, HEAD_SINGLE: SingleHeadMode,
              HEAD_SECO_SINGLE: SecoHeadMode, HEAD_SECO_PARTIAL: SecoHeadMode,
-             HEAD_MULTI_OUTPUT: MultiOutputHeadMode, HEAD_ND_SINGLE: MultiOutputHeadMode}
+             HEAD_MULTI_OUTPUT: MultiOutputHeadMode, HEAD_ND_SINGLE: NdSingleHeadMode}
 # family_head_mode of each int head_mode, made once (a fit asks per refinement block)
 _FAMILY_MODES = {code: family(code) for code, family in _FAMILIES.items()}
 # each family's part of side_quality, by the class of its family_head_mode
 FAMILY_SIDE_QUALITY = {CompleteHeadMode: complete_side_quality,
                        SingleHeadMode: single_side_quality,
                        SecoHeadMode: seco_side_quality,
-                       MultiOutputHeadMode: multi_output_side_quality}
+                       MultiOutputHeadMode: multi_output_side_quality,
+                       NdSingleHeadMode: nd_single_side_quality}
 
 
 def family_head_mode(head_mode):
@@ -380,6 +396,25 @@ def _head_code_typed(head_mode):
     if isinstance(head_mode, types.Integer):
         return lambda head_mode: head_mode
     return lambda head_mode: head_mode.code
+
+
+def head_work(head_mode, work):
+    """``work`` (a search's head work rows, or None) where a rule's head of ``head_mode`` (an
+    int or a :func:`family_head_mode`) may be a multi-output one, else None: passed on as
+    the ``multi_output`` argument of the rule loops' head functions (``refine.fix_head``),
+    whose branch on None then compiles no multi-output head. (Non-decomposable statistics
+    have work rows for every head: the searches accumulate their packed Hessians there.)"""
+    if isinstance(head_mode, tuple) and not isinstance(head_mode, MultiOutputHeadMode):
+        return None
+    return work
+
+
+@overload(head_work)
+def _head_work_typed(head_mode, work):
+    if isinstance(head_mode, types.BaseNamedTuple) and \
+            head_mode.instance_class is not MultiOutputHeadMode:
+        return lambda head_mode, work: None
+    return lambda head_mode, work: work
 
 
 @register_jitable

@@ -36,6 +36,7 @@ from gpurules.backends.cpu.representations import forget_marks
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
+from gpurules.objectives.quality import head_work
 
 # bound by :func:`bind` (``jit.variants.variant``): the search kernel and apply step, and
 # the helpers that call them
@@ -261,7 +262,8 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
     used[:] = False
     nl = _found(cand, live, used, 0, 0, best, features, out, 0)
     nodes, n_nodes = _ENTRIES(cur, cur, 0, cand, live, nl, slots, data, marks, nodes, 0, 0,
-                              labels, plan.params, plan, inv_scale, scratch[1])
+                              labels, plan.params, plan, inv_scale,
+                              head_work(plan.head_mode, scratch[1]))
     n_cur, depth = nl, 1
     while plan.max_conditions == 0 or depth < plan.max_conditions:  # beam_search._next_beam
         quality, refinable = cur[E_QUALITY], cur[E_REFINABLE]
@@ -296,7 +298,7 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
         nl = _truncate(cand, live, nl, used, width)
         nodes, n_nodes = _ENTRIES(nxt, cur, n_cur, cand, live, nl, slots, data, marks, nodes,
                                   n_nodes, depth, labels, plan.params, plan, inv_scale,
-                                  scratch[1])
+                                  head_work(plan.head_mode, scratch[1]))
         n_cur = nl
         cur, nxt = nxt, cur
         if not refined:

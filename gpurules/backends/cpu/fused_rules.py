@@ -35,7 +35,7 @@ from gpurules.objectives.heads import HEAD_SINGLE
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
                                               all_outputs)
 from gpurules.objectives.non_decomposable import packed_index
-from gpurules.objectives.quality import head_code
+from gpurules.objectives.quality import head_code, head_work
 
 # bound by ``variant`` below: whether rules are grown by beam search (``_GROW``) or
 # greedily (``_REFINE``'s steps), whether they draw instance samples, and the statistics
@@ -65,17 +65,18 @@ def _block_size(block, done, max_conditions, max_head_refinements, partial):
 @register_jitable
 def _head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, l1, l2, multi_output):
     """(labels int32, scores float64) of a rule's head (``BoostingRule._head`` for the
-    decomposable heads). ``multi_output``: the search's multi-output work array, None (a
-    constant of the types) where it has no multi-output heads, which compiles none here
-    (as ``refine.fix_head``: a jitable function, so that the branch on it is pruned)."""
-    if multi_output is None:
-        return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
-    if head_code(head_mode) == HEAD_MULTI_OUTPUT:
-        return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
+    decomposable heads). ``multi_output``: ``quality.head_work`` of the search's work
+    array, None (a constant of the types) where it has no multi-output heads, which
+    compiles none here (as ``refine.fix_head``: a jitable function, so that the branch on
+    it is pruned)."""
     if head_code(head_mode) == HEAD_ND_SINGLE:  # (non-decomposable: h is packed)
         score = label_score(g_sum[label] * inv_scale,
                             h_sum[packed_index(label, label)] * inv_scale, l1, l2)
         return np.full(1, label, np.int32), np.full(1, score)
+    if multi_output is None:
+        return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
+    if head_code(head_mode) == HEAD_MULTI_OUTPUT:
+        return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
     return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
 
 
@@ -266,7 +267,7 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         if _SAMPLED and plan.recalculate and sampled < n:  # (BoostingRule.finish_rule)
             head_g, head_h, _ = statistics.covered_totals(mask, indicator, ones, g, h)
         head_labels, scores = _head(head_mode, labels, params, label, head_g, head_h,
-                                    inv_scale, l1, l2, scratch[1])
+                                    inv_scale, l1, l2, head_work(head_mode, scratch[1]))
         scores = scores * shrinkage
         largest = _largest_abs(scores)
         if largest == 0:  # the statistics would not change (NaN goes on)

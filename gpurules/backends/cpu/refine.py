@@ -27,7 +27,7 @@ from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import Kernel
 from gpurules.objectives.compiled import multi_output_head
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs
-from gpurules.objectives.quality import head_code
+from gpurules.objectives.quality import head_code, head_work
 
 
 # the search kernel and apply step a variant calls, bound by ``jit.variant`` below
@@ -89,7 +89,7 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
         tot_count = out_cnt[j]
         if fix_label_after > 0 and r + 1 >= fix_label_after:
             labels, params = fix_head(head_mode, labels, params, out_label[j], res_g[r],
-                                      res_h[r], inv_scale, scratch[1])
+                                      res_h[r], inv_scale, head_work(head_mode, scratch[1]))
         if out_cnt[j] <= min_coverage:
             return r + 1, indicator, labels, True
     return uniforms.shape[0], indicator, labels, False
@@ -103,8 +103,8 @@ def fix_head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, multi_ou
     selecting outputs) keeps the outputs it selects and then predicts all of them
     (``multi_output.all_outputs``), as ``learners.boosting_rule`` does between blocks for
     engines that stop there (with the same compiled ``multi_output_head``); anything else
-    is unchanged. ``multi_output``: None (a constant) where the search has no multi-output
-    heads (its work arrays), which compiles none here."""
+    is unchanged. ``multi_output``: ``quality.head_work`` of the search's work arrays, None
+    (a constant) where it has no multi-output heads, which compiles none here."""
     if label >= 0:
         return np.full(1, label, np.int32), params
     if multi_output is None:
