@@ -79,7 +79,6 @@ def _assert_same_fits(X, Y, monkeypatch, **params):
     {"feature_sampling": "none", "rule_induction": "top-down-greedy{max_conditions=3}"},
     {"rule_induction": "top-down-greedy{min_coverage=40}"},
     {"feature_format": "sparse"},
-    {"feature_format": "sparse", "head_type": "partial-dynamic"},
     {"post_optimization": "sequential{num_iterations=1}", "holdout": "none"},
     {"feature_binning": "equal-width"},
     {"feature_binning": "equal-width{bin_ratio=0.1}", "head_type": "partial-dynamic",
@@ -168,8 +167,7 @@ def test_the_compacting_sparse_search_in_batches(data, monkeypatch):
     ``PREFETCH_BYTES``): each batched rule starts from the whole entries."""
     monkeypatch.setattr(prefetch, "PREFETCH_BYTES", 0)
     X, Y = data
-    _assert_same_fits(X, Y, monkeypatch, max_rules=80, feature_format="sparse",
-                      head_type="partial-dynamic")
+    _assert_same_fits(X, Y, monkeypatch, max_rules=80, feature_format="sparse")
 
 
 def test_searches_of_every_feature_compact_their_entries(data, monkeypatch):
