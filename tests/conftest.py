@@ -6,6 +6,14 @@ from gpurules.jit import threads
 from tests.reference.host_kernels import HostKernels, compiler
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The modules whose checks run under the CUDA simulator in a fresh process
+    (``simulator_fixture``) last: their CPU references then load from the Numba cache
+    what the other tests compiled, instead of compiling it while the others do."""
+    items.sort(key=lambda item: getattr(getattr(item, "module", None), "simulator_results",
+                                        None) is not None)
+
+
 @pytest.fixture
 def parallel_forms(monkeypatch):
     """Every CPU phase of a fit with more than one thread runs on its threads, however
