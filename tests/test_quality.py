@@ -176,9 +176,9 @@ def _family_case(head_mode):
 @pytest.fixture(scope="module")
 def family_probe():
     """The searches' ``_quality`` with ``family_head_mode`` of each mode (complete, single,
-    SeCo single, SeCo partial, non-decomposable single), compiled in a fresh process so that no earlier compilation
-    hides the compile events: (cases, per case {"compiled": names, "qualities": [(q,
-    label) without, with complement]})."""
+    SeCo single, SeCo partial, non-decomposable single), compiled in a fresh process so
+    that no earlier compilation hides the compile events: (cases, per case {"compiled":
+    names, "qualities": [(q, label) without, with complement]})."""
     import json
     import subprocess
     import sys

@@ -380,7 +380,10 @@ def family_head_mode(head_mode):
     family's part of :func:`side_quality` (``FAMILY_SIDE_QUALITY``), so a fit compiles only
     the heads it uses (the first BOOMER fit with the defaults compiled ~4 CPU-s of SeCo and
     multi-output code, and ~4 more of the single-output head, that it never ran; complete
-    and single heads are two families). A tuple is returned unchanged."""
+    and single heads are two families, and so are the non-decomposable single-output heads
+    and the multi-output ones: a first nd-single fit on emotions compiled for 69-76 CPU-s
+    with the multi-output selection and solvers, 44-45 without). A tuple is returned
+    unchanged."""
     if isinstance(head_mode, tuple):
         return head_mode
     return _FAMILY_MODES[int(head_mode)]
