@@ -260,10 +260,10 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
     if best.shape[0] == 0:
         return n_cond, 0, labels, plan.params, -1, tot_count
     used[:] = False
+    multi_output = head_work(plan.head_mode, scratch[1])  # (the entries' heads)
     nl = _found(cand, live, used, 0, 0, best, features, out, 0)
     nodes, n_nodes = _ENTRIES(cur, cur, 0, cand, live, nl, slots, data, marks, nodes, 0, 0,
-                              labels, plan.params, plan, inv_scale,
-                              head_work(plan.head_mode, scratch[1]))
+                              labels, plan.params, plan, inv_scale, multi_output)
     n_cur, depth = nl, 1
     while plan.max_conditions == 0 or depth < plan.max_conditions:  # beam_search._next_beam
         quality, refinable = cur[E_QUALITY], cur[E_REFINABLE]
@@ -298,7 +298,7 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
         nl = _truncate(cand, live, nl, used, width)
         nodes, n_nodes = _ENTRIES(nxt, cur, n_cur, cand, live, nl, slots, data, marks, nodes,
                                   n_nodes, depth, labels, plan.params, plan, inv_scale,
-                                  head_work(plan.head_mode, scratch[1]))
+                                  multi_output)
         n_cur = nl
         cur, nxt = nxt, cur
         if not refined:
