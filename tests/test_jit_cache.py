@@ -104,6 +104,44 @@ def test_kernel_forms_have_their_own_cache_entries_and_agree():
     np.testing.assert_array_equal(a, x.sum(0))
 
 
+_SUMS = None  # bound per driver (``variant``)
+
+
+def _sums_driver(x, out):
+    _SUMS(x, out)
+    return out.sum()
+
+
+def test_a_driver_compiles_without_parallel_and_calls_the_parallel_kernel():
+    """A driver (no ``prange`` of its own) compiles both forms without ``parallel``, so
+    Numba has no parallel transformation to warn about; its parallel form calls the
+    kernel's parallel form, which splits the work. The package's drivers are such
+    kernels, and every kernel with a ``prange`` compiles its parallel form in parallel."""
+    import warnings
+
+    from numba.core.errors import NumbaPerformanceWarning
+
+    from gpurules.backends.cpu import histogram_search, refine
+
+    columns = Kernel(_column_sums, "driven")
+    driver = Kernel(_sums_driver, "test", _SUMS=columns)
+    assert not driver.has_prange and columns.has_prange
+    x = np.random.default_rng(1).integers(0, 10, (40, 5)).astype(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumbaPerformanceWarning)
+        got = driver.form(True)(x, np.empty(5))
+    assert not driver.form(True).targetoptions.get("parallel")
+    assert columns.form(True).targetoptions.get("parallel")
+    assert driver.form(True).py_func.__globals__["_SUMS"] is columns.form(True)
+    assert got == x.sum()
+    drivers = [histogram_search.search, *refine.REFINE.values()]
+    assert not any(kernel.has_prange for kernel in drivers)
+    kernels = [value for module in list(sys.modules.values())
+               if module is not None and module.__name__.startswith("gpurules.")
+               for value in vars(module).values() if isinstance(value, Kernel)]
+    assert sum(kernel.has_prange for kernel in kernels) >= 8
+
+
 def test_a_one_thread_call_compiles_only_the_serial_form():
     kernel = Kernel(_column_sums, "one_thread")
     with thread_limit(1):

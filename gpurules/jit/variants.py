@@ -63,6 +63,14 @@ class Kernel:
 
     Calling a ``Kernel`` runs the form of ``numba.get_num_threads()``: serial on one
     thread, parallel on more. Jitted code calls a form: bind it with ``constants``.
+
+    A *driver* (a function without a ``prange`` of its own, which calls other kernels:
+    ``refine._refine_py``, ``histogram_search._search_py``) compiles both forms with
+    ``parallel=False``; its parallel form differs only in calling the parallel forms of the
+    kernels it is given, whose own compiled code splits the work among the threads.
+    Compiled with ``parallel=True``, a driver gains nothing, and Numba warns its user that
+    no transformation for parallel execution was possible (a two-thread histogram fit
+    printed that warning on its first fit).
     """
 
     def __init__(self, py_func, suffix="", **constants):
@@ -70,6 +78,8 @@ class Kernel:
         self.suffix = suffix
         self.constants = constants
         self._forms = {}
+        # ``nb.prange`` or a bare ``prange``: the name is among the code's names either way
+        self.has_prange = "prange" in py_func.__code__.co_names
 
     def form(self, parallel):
         """The dispatcher of the parallel (True) or serial (False) form; made on first use,
@@ -81,7 +91,7 @@ class Kernel:
             constants = {key: value.form(parallel) if isinstance(value, Kernel) else value
                          for key, value in self.constants.items()}
             copy = variant(self.py_func, name, IN_PARALLEL_FORM=parallel, **constants)
-            self._forms[parallel] = njit(parallel=parallel)(copy)
+            self._forms[parallel] = njit(parallel=parallel and self.has_prange)(copy)
         return self._forms[parallel]
 
     def compiled_forms(self):
