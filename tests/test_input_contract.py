@@ -258,3 +258,43 @@ def test_unlimited_seco_fit_terminates(data):
     X, Y = data
     est = SeCoClassifier(device="cpu", max_rules=0).fit(X, Y)
     assert 1 < len(est.model_) <= X.shape[0] * Y.shape[1] + 1
+
+
+def test_read_only_inputs_compile_nothing_new(data):
+    """Read-only X and Y (a memory map, an array frozen by its owner) fit and predict with
+    the code compiled for writable ones: the estimators copy them (``compiled_layout``)
+    rather than compile every kernel they reach a second time (seconds)."""
+    from numba.core import event
+
+    from gpurules import BoomerRegressor
+
+    # the dtypes the estimators compute in, which they would otherwise pass on as they are
+    X, Y = data[0].astype(np.float32), data[1].astype(np.uint8)
+    targets = X[:, :2].astype(np.float64)
+    fits = [(BoomerClassifier(device="cpu", max_rules=5), Y),
+            (BoomerRegressor(device="cpu", max_rules=5), targets)]
+    for est, y in fits:
+        est.fit(X, y).predict(X)
+
+    frozen = [np.array(a) for a in (X, Y, targets)]
+    for a in frozen:
+        a.flags.writeable = False
+    X_ro, Y_ro, targets_ro = frozen
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+        def on_end(self, ev):
+            pass
+
+    listener = Listener()
+    event.register("numba:compile", listener)
+    try:
+        for (est, _), y in zip(fits, (Y_ro, targets_ro)):
+            est.fit(X_ro, y).predict(X_ro)
+    finally:
+        event.unregister("numba:compile", listener)
+    assert compiled == []
+    assert not X_ro.flags.writeable  # (the caller's arrays are left as they were)

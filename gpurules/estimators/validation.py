@@ -122,6 +122,14 @@ def _check_float32_range(X):
                          f"stored; rescale the feature")
 
 
+def compiled_layout(a, dtype):
+    """``a`` as a writable C-contiguous ndarray of ``dtype``: copied only where it is not one
+    already (e.g. a read-only memory map). The compiled kernels are specialised on whether
+    an array is read-only, so a read-only input would compile every kernel it reaches a
+    second time (seconds on a first fit or predict)."""
+    return np.require(a, dtype, ("C_CONTIGUOUS", "WRITEABLE"))
+
+
 def check_features(X, num_features=None, estimator_name="the model", keep_sparse=False,
                    categories=None, min_samples=1):
     """Validate a feature matrix (scikit-learn's ``check_array`` does the conversion).
@@ -149,7 +157,7 @@ def check_features(X, num_features=None, estimator_name="the model", keep_sparse
         return info._replace(X=sp.csc_matrix(X, dtype=np.float32))
     if sp.issparse(X):
         X = X.toarray()
-    return info._replace(X=np.ascontiguousarray(X, dtype=np.float32))
+    return info._replace(X=compiled_layout(X, np.float32))
 
 
 def check_labels(Y, n_examples):
@@ -195,7 +203,7 @@ def check_labels(Y, n_examples):
     if bad.any():
         i, k = np.argwhere(bad)[0]
         raise ValueError(f"Y must be binary (0/1); found {Y[i, k]!r} at example {i}, label {k}")
-    return np.ascontiguousarray(Y, dtype=np.uint8), None, False
+    return compiled_layout(Y, np.uint8), None, False
 
 
 def check_targets(y, n_examples):
@@ -225,7 +233,7 @@ def check_targets(y, n_examples):
     if y.shape[0] != n_examples:
         raise ValueError(f"X and y have different numbers of examples: {n_examples} and "
                          f"{y.shape[0]}")
-    Y = np.ascontiguousarray(y.reshape(n_examples, -1), np.float64)
+    Y = compiled_layout(y.reshape(n_examples, -1), np.float64)
     if np.isnan(Y).any():
         raise ValueError("Input y contains NaN; regression targets must be finite")
     if np.isinf(Y).any():

@@ -19,6 +19,8 @@ calls its bit generator, so the stream is numpy's own, draw for draw), block by 
 outputs are fixed (``HeadFixingEngine`` takes the same draws in fewer calls).
 """
 
+import functools
+
 import numpy as np
 from numba.extending import register_jitable
 
@@ -307,6 +309,25 @@ def unpack(rules, count):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _steps(module):
+    """``refine._refine_py`` over ``module``'s search (serial form) and apply step, a jitable
+    function shared by every rule loop over ``module``: Numba types and compiles it once
+    per signature for all of them (one copy per loop compiled it again in each)."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    return register_jitable(variant(refine._refine_py, f"{name}_in_rules",
+                                    _SEARCH=module.search.form(False),
+                                    _APPLY=module.apply_step))
+
+
+@functools.lru_cache(maxsize=None)
+def _growth(module):
+    """The beam search's growth over ``module`` (``fused_beam.bind``), shared as
+    :func:`_steps`."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    return fused_beam.bind(name, module.search.form(False), module.apply_step)
+
+
 def _compile(module, non_decomposable, beam, sampled):
     """The rule loop over ``module``'s search (its serial form) and apply step, with the
     statistics update of decomposable or ``non_decomposable`` statistics, growing rules
@@ -318,13 +339,11 @@ def _compile(module, non_decomposable, beam, sampled):
     compiled 14.5 instead of 12.7 CPU-s). The statistics update is a dispatcher (its code
     is small)."""
     name = module.__name__.rsplit(".", 1)[-1]
-    search = module.search.form(False)
     steps = grow = None
     if beam:
-        grow = fused_beam.bind(name, search, module.apply_step)
+        grow = _growth(module)
     else:
-        steps = register_jitable(variant(refine._refine_py, f"{name}_in_rules",
-                                         _SEARCH=search, _APPLY=module.apply_step))
+        steps = _steps(module)
     update = _update_non_decomposable if non_decomposable else _update_decomposable
     suffix = "".join(part for part, on in (("_non_decomposable", non_decomposable),
                                            ("_beam", beam), ("_sampled", sampled)) if on)
