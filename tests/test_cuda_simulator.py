@@ -562,14 +562,14 @@ def beam_search_fit_equals_cpu():
     X, nominal, *_ = random_problem(rng, 80, 6, 1, n_distinct=20, nominal=(2,))
     Y = (rng.random((80, 3)) < 0.3).astype(np.uint8)
     config, _ = resolve_config(BoomerClassifier(
-        head_type="single", max_rules=4, random_state=1,
+        head_type="single", max_rules=3, random_state=1,
         rule_induction="top-down-beam-search{beam_width=3,resample_features=true}"))
     binned = bin_features(X, nominal, "equal-width", bin_ratio=0.5)
     cpu_model, gpu_model = (
         BoostingLearner(config, backend, np.random.default_rng(1)).fit(
             binned, Y, np.ones(X.shape[0])).build()
         for backend in (CpuBackend(), backend_class(0, block_size=32)))
-    assert len(cpu_model) == len(gpu_model) == 4, (cpu_model, gpu_model)
+    assert len(cpu_model) == len(gpu_model) == 3, (cpu_model, gpu_model)
     for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
                  "rule_cond_start", "head_label", "head_score", "rule_head_start"):
         np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
