@@ -5,12 +5,10 @@ PY := $(VENV)/bin/python
 
 .PHONY: demo test docs
 
-# --no-compile: Python byte-compiles what it imports on first use, not every installed module
-# (~10 s less to set up a fresh clone)
 $(VENV)/.installed-%: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --no-compile -e ".[$*]"
+	$(PY) -m pip install -q -e ".[$*]"
 	touch $@
 
 demo: $(VENV)/.installed-test
