@@ -131,7 +131,8 @@ def test_beam_search_in_batches(data, params, monkeypatch):
 def test_beam_search_redraws_the_first_condition_as_the_loop(monkeypatch):
     """Mostly constant features: the first beam draws other features until an informative
     one comes, later depths do not, and a fit where none comes stops with the loop's
-    warning."""
+    warning. Dense features (mostly zero, these would take the sparse search): the redraws
+    are the rule loop's, and the dense beam loop is compiled for the cases above."""
     rng = np.random.default_rng(0)
     X = np.zeros((80, 40), np.float32)
     Y = (rng.random((80, 3)) < 0.3).astype(np.uint8)
@@ -139,7 +140,7 @@ def test_beam_search_redraws_the_first_condition_as_the_loop(monkeypatch):
         X[:, j] = rng.integers(0, 4, 80)
         Y[:, k] |= X[:, j] > 1
     _assert_same_fits(X, Y, monkeypatch, max_rules=40, head_type="single",
-                      rule_induction="top-down-beam-search")
+                      rule_induction="top-down-beam-search", feature_format="dense")
 
 
 @pytest.mark.parametrize("params", [
