@@ -260,41 +260,24 @@ def test_unlimited_seco_fit_terminates(data):
     assert 1 < len(est.model_) <= X.shape[0] * Y.shape[1] + 1
 
 
-def test_read_only_inputs_compile_nothing_new(data):
-    """Read-only X and Y (a memory map, an array frozen by its owner) fit and predict with
-    the code compiled for writable ones: the estimators copy them (``compiled_layout``)
-    rather than compile every kernel they reach a second time (seconds)."""
-    from numba.core import event
 
-    from gpurules import BoomerRegressor
+def test_read_only_inputs_reach_the_kernels_writable(data):
+    """Read-only X, Y and targets (a memory map, an array frozen by its owner) are copied
+    by validation (``compiled_layout``): the compiled kernels are specialised on whether an
+    array is read-only, and a read-only input compiled every kernel it reached a second
+    time (seconds at a first fit or predict). Writable inputs of the right dtype are not
+    copied, and the caller's arrays are left as they were."""
+    from gpurules.estimators.validation import check_features, check_labels, check_targets
 
-    # the dtypes the estimators compute in, which they would otherwise pass on as they are
     X, Y = data[0].astype(np.float32), data[1].astype(np.uint8)
     targets = X[:, :2].astype(np.float64)
-    fits = [(BoomerClassifier(device="cpu", max_rules=5), Y),
-            (BoomerRegressor(device="cpu", max_rules=5), targets)]
-    for est, y in fits:
-        est.fit(X, y).predict(X)
-
-    frozen = [np.array(a) for a in (X, Y, targets)]
-    for a in frozen:
-        a.flags.writeable = False
-    X_ro, Y_ro, targets_ro = frozen
-    compiled = []
-
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-
-        def on_end(self, ev):
-            pass
-
-    listener = Listener()
-    event.register("numba:compile", listener)
-    try:
-        for (est, _), y in zip(fits, (Y_ro, targets_ro)):
-            est.fit(X_ro, y).predict(X_ro)
-    finally:
-        event.unregister("numba:compile", listener)
-    assert compiled == []
-    assert not X_ro.flags.writeable  # (the caller's arrays are left as they were)
+    validated = (lambda a: check_features(a).X, lambda a: check_labels(a, len(a))[0],
+                 lambda a: check_targets(a, len(a))[0])
+    for validate, a in zip(validated, (X, Y, targets)):
+        assert np.shares_memory(validate(a), a)  # (not copied)
+        frozen = a.copy()
+        frozen.flags.writeable = False
+        out = validate(frozen)
+        assert out.flags.writeable and out.flags.c_contiguous and out.dtype == a.dtype
+        np.testing.assert_array_equal(out, a)
+        assert not frozen.flags.writeable
