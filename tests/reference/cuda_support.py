@@ -84,8 +84,10 @@ def require(*modules):
 # thread polls them in a busy loop: with CPython's default switch interval (5 ms) each
 # hand-over of the GIL to a simulated thread waits out the poller's interval. A short one
 # makes the simulated checks 10-25x faster (tests.test_regressor's: 132 s -> 5 s of CPU
-# time); it is set in the isolated checking process only (:func:`run_checks`).
-SIMULATOR_SWITCH_INTERVAL = 2e-5
+# time); it is set in the isolated checking process only (:func:`run_checks`). 100 us
+# rather than 20: with the other pytest worker busy on the second core (as in the suite),
+# two checks took 8-15 % less wall time (``docs/benchmarks.md``, session 36), alone 6 %.
+SIMULATOR_SWITCH_INTERVAL = 1e-4
 
 
 def _lock_simulated_shared_arrays():
