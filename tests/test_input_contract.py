@@ -260,7 +260,6 @@ def test_unlimited_seco_fit_terminates(data):
     assert 1 < len(est.model_) <= X.shape[0] * Y.shape[1] + 1
 
 
-
 def test_read_only_inputs_reach_the_kernels_writable(data):
     """Read-only X, Y and targets (a memory map, an array frozen by its owner) are copied
     by validation (``compiled_layout``): the compiled kernels are specialised on whether an

@@ -309,13 +309,18 @@ def unpack(rules, count):
     return out
 
 
+def _representation(module):
+    """The name of ``module``'s search (``exact_search``, ..., ``sparse_search_compacting``):
+    the suffix of the functions compiled over it."""
+    return module.__name__.rsplit(".", 1)[-1]
+
+
 @functools.lru_cache(maxsize=None)
 def _steps(module):
     """``refine._refine_py`` over ``module``'s search (serial form) and apply step, a jitable
     function shared by every rule loop over ``module``: Numba types and compiles it once
     per signature for all of them (one copy per loop compiled it again in each)."""
-    name = module.__name__.rsplit(".", 1)[-1]
-    return register_jitable(variant(refine._refine_py, f"{name}_in_rules",
+    return register_jitable(variant(refine._refine_py, f"{_representation(module)}_in_rules",
                                     _SEARCH=module.search.form(False),
                                     _APPLY=module.apply_step))
 
@@ -324,8 +329,8 @@ def _steps(module):
 def _growth(module):
     """The beam search's growth over ``module`` (``fused_beam.bind``), shared as
     :func:`_steps`."""
-    name = module.__name__.rsplit(".", 1)[-1]
-    return fused_beam.bind(name, module.search.form(False), module.apply_step)
+    return fused_beam.bind(_representation(module), module.search.form(False),
+                           module.apply_step)
 
 
 def _compile(module, non_decomposable, beam, sampled):
@@ -338,7 +343,7 @@ def _compile(module, non_decomposable, beam, sampled):
     compiled code was optimised by LLVM again inside the loop's (emotions' first fit
     compiled 14.5 instead of 12.7 CPU-s). The statistics update is a dispatcher (its code
     is small)."""
-    name = module.__name__.rsplit(".", 1)[-1]
+    name = _representation(module)
     steps = grow = None
     if beam:
         grow = _growth(module)
