@@ -195,7 +195,7 @@ def check_device(args) -> None:
     GPU, dask-cuda installed, and at least ``max(--workers)`` visible GPUs."""
     if args.device == "cpu":
         return
-    from gpurules.device import cuda_status
+    from gpurules.backends.factory import cuda_status
 
     usable, reason = cuda_status(0)
     if not usable:

@@ -171,7 +171,7 @@ def parse_size(text: str) -> int:
 
 def cuda_reason() -> str | None:
     """None if gpurules can fit on cuda:0 (CuPy and Numba CUDA usable), else why not."""
-    from gpurules.device import cuda_status
+    from gpurules.backends.factory import cuda_status
 
     usable, reason = cuda_status(0)
     if not usable:

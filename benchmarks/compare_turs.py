@@ -32,7 +32,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
 from gpurules import TursClassifier  # noqa: E402
-from gpurules.device import cuda_status  # noqa: E402
+from gpurules.backends.factory import cuda_status  # noqa: E402
 
 # the authors' implementation, StratifiedKFold(5, shuffle=True, random_state=2), beam 10,
 # 20 cut points (issue 7): ROC-AUC, seconds per fold

@@ -99,7 +99,7 @@ def numba_cuda():
 @section("gpurules: cuda_status (the smoke test of device='auto')")
 def smoke():
     from gpurules.backends.cuda import sources
-    from gpurules.device import cuda_status
+    from gpurules.backends.factory import cuda_status
 
     print(f"kernel sources: {sources.kernel_dir()}")
     start = time.perf_counter()

@@ -185,7 +185,7 @@ def test_bad_parameters(data, param, value, match):
 def test_cuda_without_gpu_raises_runtime_error(data):
     X, Y = data
     pytest.importorskip("numba")
-    from gpurules.device import cuda_status
+    from gpurules.backends.factory import cuda_status
     if cuda_status()[0]:
         pytest.skip("a GPU is usable here")
     with pytest.raises(RuntimeError, match="cannot be used"):

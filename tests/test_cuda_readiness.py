@@ -1,6 +1,7 @@
 """Readiness of the CUDA backend without a GPU: the smoke test behind ``device="auto"`` /
-``"cuda"`` (``gpurules.backends.cuda.readiness``), its cache in ``gpurules.device`` and the
-NumPy 2.5 measure (``gpurules.backends.cuda.numpy_compat``).
+``"cuda"`` (``gpurules.backends.cuda.readiness``), its cache in
+``gpurules.backends.factory`` and the NumPy 2.5 measure
+(``gpurules.backends.cuda.numpy_compat``).
 
 CuPy and ``numba.cuda`` are replaced by small stand-in modules in ``sys.modules``; each test
 breaks one part of the smoke test and checks that the reason names that part.
@@ -14,8 +15,9 @@ import types
 import numpy as np
 import pytest
 
-from gpurules import device
+from gpurules.backends import factory
 from gpurules.backends.cuda import numpy_compat, readiness, sources
+from gpurules.device import Device
 
 
 # -- stand-ins -------------------------------------------------------------------------------
@@ -96,7 +98,7 @@ def stack(monkeypatch):
     def install(cupy=None, numba_cuda=None):
         monkeypatch.setitem(sys.modules, "cupy", cupy)
         monkeypatch.setitem(sys.modules, "numba.cuda", numba_cuda)
-    monkeypatch.setattr(device, "_CUDA_STATUS", {})
+    monkeypatch.setattr(factory, "_CUDA_STATUS", {})
     return install
 
 
@@ -151,7 +153,7 @@ def test_parts_are_checked_in_order():
                      "Numba CUDA kernel", "CuPy RawModule"]
 
 
-# -- device.py: cache, "auto" and "cuda" -----------------------------------------------------
+# -- backends/factory.py: cache, "auto" and "cuda" -------------------------------------------
 def test_cuda_status_runs_the_smoke_test_once_per_device(monkeypatch, stack):
     calls = []
 
@@ -161,16 +163,16 @@ def test_cuda_status_runs_the_smoke_test_once_per_device(monkeypatch, stack):
 
     stack()
     monkeypatch.setattr(readiness, "smoke_test", smoke_test)
-    assert device.cuda_status() == device.cuda_status(0) == device.cuda_status(index=0)
-    assert device.cuda_status(1)[1] == "CuPy failed: stand-in for cuda:1"
-    device.cuda_status(1)
+    assert factory.cuda_status() == factory.cuda_status(0) == factory.cuda_status(index=0)
+    assert factory.cuda_status(1)[1] == "CuPy failed: stand-in for cuda:1"
+    factory.cuda_status(1)
     assert calls == [0, 1]
 
 
 def test_auto_falls_back_and_logs_the_failing_part(stack, caplog):
     stack(fake_cupy(), fake_numba_cuda(launch=_wrong_numbers))
     with caplog.at_level(logging.INFO, logger="gpurules"):
-        assert str(device.resolve_device("auto")) == "cpu"
+        assert str(factory.resolve_device("auto")) == "cpu"
     assert "device='auto' uses the CPU (Numba CUDA kernel failed: a test kernel computed" \
         in caplog.text
 
@@ -179,15 +181,15 @@ def test_cuda_raises_naming_the_failing_part(stack):
     stack(fake_cupy(compile_error=RuntimeError("NVRTC_ERROR_COMPILATION")), fake_numba_cuda())
     with pytest.raises(RuntimeError, match=r"device='cuda:0' cannot be used: CuPy RawModule "
                                            r"failed: RuntimeError: NVRTC_ERROR_COMPILATION"):
-        device.resolve_device("cuda:0")
+        factory.resolve_device("cuda:0")
 
 
 def test_auto_and_cuda_use_a_working_device(stack, caplog):
     stack(fake_cupy(), fake_numba_cuda())
     with caplog.at_level(logging.INFO, logger="gpurules"):
-        assert device.resolve_device("auto") == device.Device("cuda", 0)
+        assert factory.resolve_device("auto") == Device("cuda", 0)
     assert "device='auto' uses cuda:0" in caplog.text
-    assert str(device.resolve_device("cuda")) == "cuda:0"
+    assert str(factory.resolve_device("cuda")) == "cuda:0"
 
 
 # -- NumPy 2.5 -------------------------------------------------------------------------------

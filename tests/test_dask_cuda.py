@@ -123,7 +123,7 @@ def partial_histograms_equal_cpu():
 
 @contextlib.contextmanager
 def _simulated_cuda_workers():
-    """``device='cuda'`` usable in this interpreter: ``gpurules.device.cuda_status(0)``
+    """``device='cuda'`` usable in this interpreter: ``backends.factory.cuda_status(0)``
     reports cuda:0 usable (the smoke test needs a real GPU), and the CudaBackend the
     partitions make (``backends.factory.get_backend``) is the simulated one (fake CuPy,
     blocks of 32 threads, ``simulated_cuda_estimators``) whose device work runs one
@@ -139,11 +139,11 @@ def _simulated_cuda_workers():
     import threading
 
     import gpurules.backends.cuda as cuda_backends
-    from gpurules import device
+    from gpurules.backends import factory
     from tests.test_cuda_non_decomposable import simulated_cuda_estimators
 
-    saved = dict(device._CUDA_STATUS)
-    device._CUDA_STATUS[0] = (True, "the Numba CUDA simulator with fake CuPy")
+    saved = dict(factory._CUDA_STATUS)
+    factory._CUDA_STATUS[0] = (True, "the Numba CUDA simulator with fake CuPy")
     try:
         with simulated_cuda_estimators():
             simulated = cuda_backends.CudaBackend
@@ -159,8 +159,8 @@ def _simulated_cuda_workers():
             cuda_backends.CudaBackend = OneAtATime
             yield  # simulated_cuda_estimators restores the class
     finally:
-        device._CUDA_STATUS.clear()
-        device._CUDA_STATUS.update(saved)
+        factory._CUDA_STATUS.clear()
+        factory._CUDA_STATUS.update(saved)
 
 
 def _fit_problem(seed=6, n=40):

@@ -1,4 +1,4 @@
-"""Device strings: parsing (``gpurules.device``) and the backend dispatch
+"""Device strings: parsing (``gpurules.device``), resolving and the backend dispatch
 (``gpurules.backends.factory``). No GPU needed: CUDA choices only go as far as the class."""
 
 import logging
@@ -6,11 +6,11 @@ import logging
 import numpy as np
 import pytest
 
-from gpurules import device as device_module
 from gpurules.backends import factory
 from gpurules.backends.cpu import CpuBackend
 from gpurules.backends.cpu.class_histograms import CpuClassHistograms
-from gpurules.device import Device, parse_device, resolve_device
+from gpurules.backends.factory import resolve_device
+from gpurules.device import Device, parse_device
 
 
 @pytest.mark.parametrize("text, kind, index", [
@@ -52,19 +52,19 @@ def test_invalid_device_records_raise(bad):
 
 
 def test_cpu_resolves_without_asking_for_a_gpu(monkeypatch):
-    monkeypatch.setattr(device_module, "cuda_status", _no_gpu_probe)
+    monkeypatch.setattr(factory, "cuda_status", _no_gpu_probe)
     assert resolve_device("cpu") == Device("cpu") and resolve_device(Device("cpu")).kind == "cpu"
 
 
 def test_auto_without_a_gpu_resolves_to_the_cpu_and_logs(monkeypatch, caplog):
-    monkeypatch.setattr(device_module, "cuda_status", lambda index=0: (False, "no GPU here"))
+    monkeypatch.setattr(factory, "cuda_status", lambda index=0: (False, "no GPU here"))
     with caplog.at_level(logging.INFO, logger="gpurules"):
         assert resolve_device("auto") == Device("cpu")
     assert "device='auto' uses the CPU (no GPU here)" in caplog.text
 
 
 def test_cuda_without_a_gpu_raises_runtime_error(monkeypatch):
-    monkeypatch.setattr(device_module, "cuda_status", lambda index=0: (False, "no GPU here"))
+    monkeypatch.setattr(factory, "cuda_status", lambda index=0: (False, "no GPU here"))
     with pytest.raises(RuntimeError, match=r"device='cuda:1' cannot be used: no GPU here"):
         resolve_device("cuda:1")
 

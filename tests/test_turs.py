@@ -150,7 +150,7 @@ def test_bad_input_and_parameters():
 
 
 def test_cuda_without_gpu_raises_clearly():
-    from gpurules.device import cuda_status
+    from gpurules.backends.factory import cuda_status
 
     if cuda_status(0)[0]:
         pytest.skip("a GPU is usable here")

@@ -1,13 +1,68 @@
 """The one dispatch point from a device to its backend.
 
-Estimators resolve their ``device`` parameter once (``gpurules.device.resolve_device``)
-and ask here for the backend of that :class:`~gpurules.device.Device`; what a backend can
-do (e.g. ``requires_binned_features``) is an attribute of its class, read through
+Estimators resolve their ``device`` parameter once (:func:`resolve_device`: ``"auto"``
+becomes ``cuda:0`` where the GPU's smoke test passes, else the CPU) and ask here for the
+backend of that :class:`~gpurules.device.Device`; what a backend can do (e.g.
+``requires_binned_features``) is an attribute of its class, read through
 :func:`backend_class` before anything is constructed. Importing the CUDA classes imports
-neither CuPy nor ``numba.cuda`` (``gpurules.backends.cuda``); constructing them does.
+neither CuPy nor ``numba.cuda`` (``gpurules.backends.cuda``); constructing them, or the
+smoke test, does. Nothing probes a GPU at import.
 """
 
-from gpurules.device import parse_device
+import logging
+
+from gpurules.device import CPU, Device, parse_device
+
+logger = logging.getLogger("gpurules")
+
+_CUDA_STATUS = {}  # device index -> (usable, reason): the smoke test runs once per process
+
+
+def cuda_status(index=0):
+    """Whether CUDA device ``index`` can run a fit. Returns (usable: bool, reason: str).
+
+    Runs the smoke test of ``gpurules.backends.cuda.readiness`` (CuPy, the device, its
+    compute capability, numba.cuda, a tiny Numba CUDA kernel, the RawModule of our kernels)
+    the first time it is asked about ``index`` in a process; later calls return that result.
+    A failure's reason names the part that failed.
+    """
+    index = int(index)
+    if index not in _CUDA_STATUS:
+        from gpurules.backends.cuda.readiness import smoke_test
+
+        _CUDA_STATUS[index] = smoke_test(index)
+    return _CUDA_STATUS[index]
+
+
+def resolve_device(device):
+    """The device a fit runs on: a :class:`~gpurules.device.Device` of kind ``"cpu"`` or
+    ``"cuda"``.
+
+    ``device`` is what ``gpurules.device.parse_device`` accepts. ``"auto"`` picks ``cuda:0``
+    when it is usable and logs one INFO line saying which device was chosen and why;
+    ``"cuda"`` raises ``RuntimeError`` saying why it cannot be used.
+    """
+    return resolve_device_and_reason(device)[0]
+
+
+def resolve_device_and_reason(device):
+    """:func:`resolve_device` (which it logs the same way), and why ``"auto"`` chose the
+    CPU: (Device, str or None; None unless ``device`` is ``"auto"`` and the CPU was
+    chosen)."""
+    parsed = parse_device(device)
+    if parsed.kind == "cpu":
+        return parsed, None
+    index = parsed.index if parsed.is_cuda else 0
+    usable, reason = cuda_status(index)
+    if parsed.is_cuda:
+        if not usable:
+            raise RuntimeError(f"device={device!r} cannot be used: {reason}")
+        return parsed, None
+    if usable:
+        logger.info("gpurules: device='auto' uses cuda:%d", index)
+        return Device("cuda", index), None
+    logger.info("gpurules: device='auto' uses the CPU (%s)", reason)
+    return CPU, reason
 
 
 def backend_class(device):
@@ -66,5 +121,5 @@ def _resolved(device):
     device = parse_device(device)
     if device.kind == "auto":
         raise ValueError("device='auto' must be resolved first "
-                         "(gpurules.device.resolve_device)")
+                         "(gpurules.backends.factory.resolve_device)")
     return device

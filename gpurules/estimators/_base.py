@@ -22,12 +22,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpurules.backends.factory import backend_class, get_backend
+from gpurules.backends.factory import backend_class, get_backend, resolve_device
 from gpurules.compile_log import logs_compilation
 from gpurules.data.binning import bin_features, drop_empty_bins
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
-from gpurules.device import CPU, parse_device, resolve_device
+from gpurules.device import CPU, parse_device
 from gpurules.estimators.options import parse_option_value
 from gpurules.estimators.persistence import (estimator_from_dict, estimator_to_dict,
                                              load_estimator, register_estimator, save_estimator)
@@ -94,8 +94,8 @@ class RuleEstimatorMixin:
                            time_limit, every)
 
     def _resolve_device(self):
-        """Resolve the ``device`` parameter (``gpurules.device``) into ``_device`` (a
-        ``Device``) and ``device_``."""
+        """Resolve the ``device`` parameter (``backends.factory.resolve_device``) into
+        ``_device`` (a ``Device``) and ``device_``."""
         self._device = resolve_device(self.device)
         self.device_ = str(self._device)
 

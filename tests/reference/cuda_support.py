@@ -190,7 +190,7 @@ def gpu_reason():
     """None if CUDA device 0 is usable with CuPy and Numba, else why not (checked lazily)."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return "NUMBA_ENABLE_CUDASIM=1 is set"
-    from gpurules.device import cuda_status
+    from gpurules.backends.factory import cuda_status
 
     usable, reason = cuda_status(0)
     if not usable:

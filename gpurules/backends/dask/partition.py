@@ -18,10 +18,9 @@ import numpy as np
 
 from gpurules.backends.base import refine_stepwise
 from gpurules.backends.dask.leader import Condition, LeaderSearch
-from gpurules.backends.factory import get_backend
+from gpurules.backends.factory import get_backend, resolve_device_and_reason
 from gpurules.data.binning import BinnedFeatures, drop_empty_bins
 from gpurules.data.partitioned_binning import assign_bins, partition_summary
-from gpurules.device import resolve_device_and_reason
 
 
 class PartitionState:
@@ -73,7 +72,7 @@ class PartitionState:
     # -- the device ------------------------------------------------------------------
     def resolve_device(self, device):
         """The device this partition's fit runs on, resolved on its worker as
-        ``gpurules.device.resolve_device`` resolves it in one process (``'auto'``: cuda:0
+        ``backends.factory.resolve_device`` resolves it in one process (``'auto'``: cuda:0
         when it is usable there, else the CPU, logged on the worker).
 
         Args:
