@@ -10,6 +10,12 @@ that does nothing: what waking Numba's thread pool costs under the current
 
     OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/thread_regions.py \\
         --data enron --loss logistic-non-decomposable
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/thread_regions.py \\
+        --synthetic 100000 --loss logistic-decomposable --rules 200 --every 50 --max-calls 20
+
+(``--synthetic N``: ``profile_fit.py``'s count data, N examples, 100 features, 20 labels,
+all of it for training; each captured call keeps a copy of the statistics and the feature
+arrays, so keep ``--max-calls`` small at large N.)
 
 Prints nothing about the model; times are wall seconds of this process alone (run it on a
 quiet machine).
@@ -58,9 +64,10 @@ def wake_cost(rounds=200):
     return float(np.median(times))
 
 
-def capture(split, loss, every, limit, seed):
+def capture(X, Y, nominal, loss, every, limit, seed, rules):
     """[(kernel, args)]: copies of every ``every``-th two-thread call of the fused
-    refinement during one two-thread fit (at most ``limit``), and the number of such calls."""
+    refinement during one two-thread fit of ``rules`` rules (0: the default) on ``X``,
+    ``Y`` (at most ``limit``), and the number of such calls."""
     calls, seen = [], [0]
     originals = {kernel: kernel.run for kernel in refine.REFINE.values()}
 
@@ -75,10 +82,11 @@ def capture(split, loss, every, limit, seed):
 
     for kernel in originals:
         kernel.run = recording(kernel)
+    params = dict(loss=loss, random_state=seed, device="cpu", **TWO_THREADS)
+    if rules:
+        params["max_rules"] = rules
     try:
-        BoomerClassifier(loss=loss, random_state=seed, device="cpu", **TWO_THREADS).fit(
-            split.X_train, split.Y_train,
-            nominal_feature_indices=list(split.nominal_features))
+        BoomerClassifier(**params).fit(X, Y, nominal_feature_indices=nominal)
     finally:
         for kernel, run in originals.items():
             kernel.run = run
@@ -101,21 +109,34 @@ def replay(calls, parallel, threads):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default="enron")
+    parser.add_argument("--data", default="enron", help="a data set of --data-dir")
+    parser.add_argument("--synthetic", type=int, default=0, metavar="N",
+                        help="count data of N examples instead of --data")
     parser.add_argument("--data-dir", default=str(C.DEFAULT_DATA_DIR))
     parser.add_argument("--loss", default="logistic-non-decomposable")
     parser.add_argument("--every", type=int, default=4, help="keep every k-th call")
     parser.add_argument("--max-calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rules", type=int, default=0, help="max_rules (0: the default)")
     args = parser.parse_args()
     if numba.config.NUMBA_NUM_THREADS < 2:
         sys.exit("thread_regions.py needs at least 2 Numba threads")
     print(f"threading layer wake-up (empty two-thread region): {wake_cost() * 1e6:.1f} us, "
           f"layer {numba.threading_layer()}")
-    split = C.load_split(args.data_dir, args.data)
-    calls, seen = capture(split, args.loss, args.every, args.max_calls, args.seed)
-    print(f"{args.data}, {args.loss}: {seen} refinement calls on two threads, "
+    if args.synthetic:
+        from profile_fit import synthetic
+
+        name = f"count data, n = {args.synthetic}"
+        X, Y = synthetic(args.synthetic, "int")
+        nominal = []
+    else:
+        name = args.data
+        split = C.load_split(args.data_dir, args.data)
+        X, Y, nominal = split.X_train, split.Y_train, list(split.nominal_features)
+    calls, seen = capture(X, Y, nominal, args.loss, args.every, args.max_calls, args.seed,
+                          args.rules)
+    print(f"{name}, {args.loss}: {seen} refinement calls on two threads, "
           f"{len(calls)} replayed")
     if not calls:
         return
