@@ -80,3 +80,36 @@ def test_a_search_counts_the_width_of_the_statistics(openmp):
         backend.start_fit(presort_dense(X, np.zeros(3, bool)), Y, loss, np.ones(n), 2.0 ** 30)
         chosen[name] = (backend._search_threads(n, S), backend._update_threads(range(K)))
     assert chosen == {"decomposable": (1, 1), "non-decomposable": (2, 1)}
+
+
+def _sparse_backend(X, K=20, loss="logistic-non-decomposable"):
+    """A two-thread CpuBackend started on the sparse representation of ``X``."""
+    from gpurules.data.sparse import presort_sparse
+
+    spec = {**DECOMPOSABLE_LOSSES, **NON_DECOMPOSABLE_LOSSES}[loss]
+    n, A = X.shape
+    backend = CpuBackend(2, 2)
+    backend.start_fit(presort_sparse(X, np.zeros(A, bool)), np.zeros((n, K), np.uint8), spec,
+                      np.ones(n), 2.0 ** 30)
+    return backend
+
+
+def test_a_sparse_search_counts_the_entries_it_reads(openmp):
+    """Per call (sleeping workers) the sparse search that reads every entry counts each
+    entry's coverage and the statistics of its covered ones, not a row per covered example
+    and feature: few entries (8 %, as enron's) stay on one thread at full
+    coverage, many entries go to two even when few examples are covered (each still has
+    its coverage read). The fit's size (spinning workers) counts as before."""
+    openmp.setenv("OMP_WAIT_POLICY", "passive")
+    rng = np.random.default_rng(0)
+    n, S = 2_000, 10
+    few = _sparse_backend(np.where(rng.random((n, 50)) < 0.08, 1.0, 0.0))
+    rows = n * S * few._row_visits()  # what the searches counted before
+    assert threads.MIN_PARALLEL_FIT <= rows and threads.MIN_PARALLEL_WORK <= rows
+    assert few._search_threads(n, S) == 1
+    m, T = 20_000, 7
+    counts = np.where(rng.random((m, 10)) < 0.8, rng.integers(1, 5, (m, 10)), 0)
+    many = _sparse_backend(counts.astype(float), K=5, loss="logistic-decomposable")
+    assert many._search_threads(threads.MIN_PARALLEL_WORK // (2 * T), T) == 2
+    openmp.delenv("OMP_WAIT_POLICY")  # spinning workers: the fit's rows decide
+    assert few._search_threads(1, S) == 2

@@ -23,9 +23,9 @@ class CpuBackend:
 
     Args:
         n_threads_search: the most threads for the search over features; small searches
-            run on one (``jit.threads.threads_for``: covered examples x sampled features
-            per call when the workers sleep between parallel regions, examples x sampled
-            features per fit when they spin; see :meth:`_search_threads`).
+            run on one (``jit.threads.threads_for``: what a call reads when the workers
+            sleep between parallel regions, examples x sampled features per fit when they
+            spin; see :meth:`_search_threads`).
         n_threads_update: threads for the statistics update.
     """
 
@@ -333,11 +333,13 @@ class CpuBackend:
         return self._records
 
     def _search_threads(self, covered, S):
-        """Threads for a search of ``S`` features over ``covered`` examples, counted in
-        visits of a row of decomposable statistics (:meth:`_row_visits`)."""
-        visits = self._row_visits()
-        return threads_for(int(covered * S * visits), self.n_threads_search,
-                           int(self.g.shape[0] * S * visits))
+        """Threads for a search of ``S`` features over ``covered`` examples: per call by
+        what it reads (``SearchState.visits``, in rows of decomposable statistics), per fit
+        by a row of each example and feature (:meth:`_row_visits`; spinning workers, for
+        which enron's fits gain from two threads)."""
+        visits, n = self._row_visits(), self.g.shape[0]
+        return threads_for(int(self._searches.visits(covered, n, S, visits)),
+                           self.n_threads_search, int(n * S * visits))
 
     def _row_visits(self):
         """What reading one example's statistics costs, in rows of decomposable ones (2K

@@ -43,6 +43,9 @@ class SearchState:
         epochs: int64 (A + 1,): per feature, the rule whose entries the sparse search's
             working copy holds, the current rule last (``sparse_search``), where it
             compacts its entries, else None.
+        entries: float, the mean explicit entries of a feature for the sparse search that
+            reads them all (``sparse_search``, not compacting), else None (see
+            :meth:`visits`).
     """
 
     module: object
@@ -54,6 +57,20 @@ class SearchState:
     parts: np.ndarray = None
     kept_len: np.ndarray = None
     epochs: np.ndarray = None
+    entries: float = None
+
+    def visits(self, covered, n, S, row_visits):
+        """float: what a search of ``S`` features over ``covered`` of the ``n`` examples
+        reads, in rows of decomposable statistics (``jit.threads.threads_for``'s unit; one
+        row costs ``row_visits``): a row per covered example and feature, or for the
+        sparse search that reads every entry, each entry's coverage (counted as a row) and
+        the rows of its covered entries. Counted as the covered rows, enron's searches
+        (94 entries a feature) went to two threads and count data's (38,000 entries a
+        feature at 10^5 examples) stayed on one below 14,300 covered examples, where each
+        step still read every entry (docs/benchmarks.md, session 37)."""
+        if self.entries is None:
+            return covered * S * row_visits
+        return S * self.entries * (1.0 + row_visits * covered / max(n, 1))
 
     def new_rule(self):
         """Forget what depended on the last rule's coverage (or on the statistics: the
@@ -112,7 +129,8 @@ def _sparse(fs, n, width, threads):
     data = (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present, fs.nominal,
             fs.sparse_value, None)
     if threads > 1 or not beyond_cache.py_func(n * width * 8):
-        return SearchState(sparse_search, data)
+        return SearchState(sparse_search, data,
+                           entries=float(fs.indptr[-1]) / max(fs.num_features, 1))
     return _compacting(fs)
 
 
