@@ -53,14 +53,13 @@ def _empty_region(out):
 def wake_cost(rounds=200):
     """Median seconds of a two-thread region over two trivial iterations."""
     out = np.zeros(2)
-    with numba.parallel_chunksize(0):
-        numba.set_num_threads(2)
+    numba.set_num_threads(2)
+    _empty_region(out)
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
         _empty_region(out)
-        times = []
-        for _ in range(rounds):
-            start = time.perf_counter()
-            _empty_region(out)
-            times.append(time.perf_counter() - start)
+        times.append(time.perf_counter() - start)
     return float(np.median(times))
 
 

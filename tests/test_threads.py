@@ -6,6 +6,7 @@ import pytest
 
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
+from gpurules.data.sparse import presort_sparse
 from gpurules.jit import threads
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES
@@ -84,8 +85,6 @@ def test_a_search_counts_the_width_of_the_statistics(openmp):
 
 def _sparse_backend(X, K=20, loss="logistic-non-decomposable"):
     """A two-thread CpuBackend started on the sparse representation of ``X``."""
-    from gpurules.data.sparse import presort_sparse
-
     spec = {**DECOMPOSABLE_LOSSES, **NON_DECOMPOSABLE_LOSSES}[loss]
     n, A = X.shape
     backend = CpuBackend(2, 2)
@@ -97,9 +96,9 @@ def _sparse_backend(X, K=20, loss="logistic-non-decomposable"):
 def test_a_sparse_search_counts_the_entries_it_reads(openmp):
     """Per call (sleeping workers) the sparse search that reads every entry counts each
     entry's coverage and the statistics of its covered ones, not a row per covered example
-    and feature: few entries (8 %, as enron's) stay on one thread at full
-    coverage, many entries go to two even when few examples are covered (each still has
-    its coverage read). The fit's size (spinning workers) counts as before."""
+    and feature: few entries (8 %, as enron's) stay on one thread at full coverage, many
+    entries go to two even when few examples are covered (each still has its coverage
+    read). The fit's size (spinning workers) counts as before."""
     openmp.setenv("OMP_WAIT_POLICY", "passive")
     rng = np.random.default_rng(0)
     n, S = 2_000, 10

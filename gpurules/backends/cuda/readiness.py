@@ -11,8 +11,8 @@ It checks, in this order, every part a CUDA fit needs and stops at the first tha
 6. ``CuPy RawModule``: ``kernels/histogram.cu`` compiles (NVRTC) and its kernels load.
 
 :func:`smoke_test` returns ``(usable, reason)``; a failure's reason starts with the part's
-name. ``gpurules.backends.factory.cuda_status`` runs it once per process and device index. Nothing
-here is imported or run when gpurules is imported.
+name. ``gpurules.backends.factory.cuda_status`` runs it once per process and device index.
+Nothing here is imported or run when gpurules is imported.
 """
 
 import importlib
