@@ -29,6 +29,13 @@ variants, each compiled on first use.
 Ties are broken canonically — larger quality, then smaller threshold, then ``<=`` before
 ``>`` (``==`` before ``!=``) — which is the order the dense search meets the same
 candidates in, so dense and sparse inputs give the same model.
+
+Compiled: the phase walk (:func:`_phase`) is a function of its own, called for phases I
+and II (not inlined by Numba: each inlined copy was typed again), and each place that
+scores candidates scores a boundary's pair in one loop (:func:`_score_pair`): the
+per-feature search had 14 inlined scoring calls, and Numba spent 10-11 of a first sparse
+fit's ~30 CPU-s typing and inlining them (docs/benchmarks.md, session 38). LLVM still
+inlines the scoring into the compiled walk.
 """
 
 import numba as nb
@@ -43,6 +50,7 @@ from gpurules.jit.variants import parallel_kernel, variant
 
 
 COMPACTS = None  # bound per variant (jit.variants.variant): whether the search compacts
+_PHASE = None  # bound per variant: the compiled phase walk of that variant
 
 
 def _search_sparse_feature(j, f, indptr, index, value, kept, n_present, nominal, z, mask,
@@ -51,8 +59,8 @@ def _search_sparse_feature(j, f, indptr, index, value, kept, n_present, nominal,
                            out):
     """Best condition on sparse feature ``f``; writes slot ``j`` of the ``out`` arrays
     (``out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h``, one tuple so that the call
-    has fewer than 30 arguments and is inlined, see :func:`_phase`); in the variant that
-    ``COMPACTS``, keeps the covered entries (module docstring).
+    has fewer than 30 arguments, see :func:`_phase`); in the variant that ``COMPACTS``,
+    keeps the covered entries (module docstring).
 
     ``scratch`` (as in ``exact_search``): slot ``j``'s rows hold the phase sums, the current
     value group and the feature totals, so that no memory is allocated per feature."""
@@ -76,17 +84,16 @@ def _search_sparse_feature(j, f, indptr, index, value, kept, n_present, nominal,
         neg_end, pos_start = kept[f, 0], kept[f, 1]
     else:
         neg_end = pos_start = start + kept[f]
-    # the scoring arguments travel as one tuple: Numba inlines the phases only into calls
-    # without *args, and Python passes a call of more than 30 arguments as *args (a call
-    # passing two dozen arrays cost more than scoring a feature of a few entries)
+    # the scoring arguments travel as one tuple: Python passes a call of more than 30
+    # arguments as *args, which Numba compiles into a tuple built per call
     args = (labels, head_mode, params, inv_scale, min_coverage, covered, min_quality, work,
             gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
     # phase I: below z, ascending; phase II: above z, descending
-    neg_max, n_lo, groups_lo, neg_kept = _phase(
-        j, start, neg_end, 1, is_nominal, index, value, COMPACTS, z, mask, indicator, weights,
+    neg_max, n_lo, groups_lo, neg_kept = _PHASE(
+        j, start, neg_end, 1, is_nominal, index, value, z, mask, indicator, weights,
         g, h, tot_g, tot_h, tot_count, -1, 0, neg_g, neg_h, grp_g, grp_h, work, args)
-    pos_min, n_hi, groups_hi, pos_kept = _phase(
-        j, pos_end - 1, pos_start - 1, -1, is_nominal, index, value, COMPACTS, z, mask,
+    pos_min, n_hi, groups_hi, pos_kept = _PHASE(
+        j, pos_end - 1, pos_start - 1, -1, is_nominal, index, value, z, mask,
         indicator, weights, g, h, tot_g, tot_h, tot_count, groups_lo, n_lo, pos_g, pos_h,
         grp_g, grp_h, work, args)
     if COMPACTS:
@@ -111,24 +118,33 @@ def _second_of_two(prior_groups, prior_cnt, tot_count, cnt):
 
 @nb.njit(inline="always")
 def _score(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, a):
-    """``exact_search._evaluate`` with its trailing arguments packed in the tuple ``a`` (a
-    ``*args`` call would keep the phases from being inlined).
+    """``exact_search._evaluate`` with its trailing arguments packed in the tuple ``a``.
 
     ``op``, ``thr``, ``count`` and ``complement`` are passed with one type each: the call
     sites pass constants (typed as literals) and float32 or float64 thresholds, and every
     distinct combination compiled its own ``_evaluate`` with the head's quality code
-    inlined (14 of them, 41 of the 60 CPU-s of a first sparse fit)."""
+    inlined (14 of them, 41 of the 60 CPU-s of a first sparse fit, before :func:`_score_pair`
+    left one call site per place)."""
     _evaluate(j, np.int8(op), np.float32(thr), np.int64(count), complement != 0, run_g, run_h,
               tot_g, tot_h, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
               a[11], a[12], a[13], a[14], a[15])
 
 
 @nb.njit(inline="always")
-def _phase(j, lo, hi, step, is_nominal, index, value, compacts, z, mask, indicator, weights, g,
+def _score_pair(j, pair, thr, first_complement, run_g, run_h, tot_g, tot_h, a):
+    """Score a boundary's two candidates, ``pair = (op, count, op, count)``: the second
+    the complement of the first (``first_complement``: whether the first's sums are
+    ``tot - run``), from one call site of :func:`_score` (the module's "Compiled")."""
+    for side in range(2):
+        _score(j, pair[2 * side], thr, pair[2 * side + 1], first_complement != (side == 1),
+               run_g, run_h, tot_g, tot_h, a)
+
+
+def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weights, g,
            h, tot_g, tot_h, tot_count, prior_groups, prior_cnt, acc_g, acc_h, grp_g, grp_h,
            work, args):
-    """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``; with
-    ``compacts``, moving the covered ones (of any weight: the weights may change in a rule)
+    """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``; in
+    the variant that ``COMPACTS``, moving the covered ones (of any weight: the weights may change in a rule)
     to ``lo, lo + step, ...`` in the same arrays (a write never passes the read).
 
     Ascending (step 1): ``<=`` is the running sum; descending (step -1): ``>`` is. Nominal
@@ -158,7 +174,7 @@ def _phase(j, lo, hi, step, is_nominal, index, value, compacts, z, mask, indicat
             if mask[i] != indicator:
                 continue
             v = value[p]
-            if compacts:
+            if COMPACTS:
                 index[dst] = i
                 value[dst] = v
                 dst += step
@@ -166,12 +182,23 @@ def _phase(j, lo, hi, step, is_nominal, index, value, compacts, z, mask, indicat
             if w == 0:
                 continue
         if cnt > 0 and (at_end or v != prev):
+            # the boundary's two candidates: ``==`` / ``!=`` of a nominal value group, or
+            # ``<=`` / ``>`` of a numeric threshold (none at the phase's end)
             if is_nominal:
-                if not (at_end and groups == 0 and prior_groups >= 0
-                        and _second_of_two(prior_groups, prior_cnt, tot_count, cnt)):
-                    _score(j, OP_EQ, prev, gcnt, False, grp_g, grp_h, tot_g, tot_h, args)
-                    _score(j, OP_NEQ, prev, tot_count - gcnt, True, grp_g, grp_h, tot_g,
-                              tot_h, args)
+                scored = not (at_end and groups == 0 and prior_groups >= 0
+                              and _second_of_two(prior_groups, prior_cnt, tot_count, cnt))
+                pair = (OP_EQ, gcnt, OP_NEQ, tot_count - gcnt)
+                thr, first_complement, run_g, run_h = prev, False, grp_g, grp_h
+            else:
+                scored = not at_end
+                thr = midpoint(prev, v) if step == 1 else midpoint(v, prev)
+                below = step == 1  # whether the running sums are the ``<=`` side
+                pair = (OP_LEQ, cnt if below else tot_count - cnt,
+                        OP_GR, tot_count - cnt if below else cnt)
+                first_complement, run_g, run_h = not below, acc_g, acc_h
+            if scored:
+                _score_pair(j, pair, thr, first_complement, run_g, run_h, tot_g, tot_h, args)
+            if is_nominal:
                 groups += 1
                 for k in range(acc_g.shape[0]):
                     acc_g[k] += grp_g[k]
@@ -180,13 +207,6 @@ def _phase(j, lo, hi, step, is_nominal, index, value, compacts, z, mask, indicat
                 grp_g[:] = 0
                 grp_h[:] = 0
                 gcnt = 0
-            elif not at_end:
-                thr = midpoint(prev, v) if step == 1 else midpoint(v, prev)
-                below = step == 1  # whether the running sums are the ``<=`` side
-                _score(j, OP_LEQ, thr, cnt if below else tot_count - cnt, not below, acc_g,
-                          acc_h, tot_g, tot_h, args)
-                _score(j, OP_GR, thr, tot_count - cnt if below else cnt, below, acc_g, acc_h,
-                          tot_g, tot_h, args)
         if at_end:
             break
         if is_nominal:
@@ -213,31 +233,37 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
                 exp_g[k] = neg_g[k] + pos_g[k]
             for k in range(exp_h.shape[0]):
                 exp_h[k] = neg_h[k] + pos_h[k]
-            _score(j, OP_EQ, z, n_zero, True, exp_g, exp_h, tot_g, tot_h, args)
-            _score(j, OP_NEQ, z, n_neg + n_pos, False, exp_g, exp_h, tot_g, tot_h, args)
+            _score_pair(j, (OP_EQ, n_zero, OP_NEQ, n_neg + n_pos), z, True, exp_g, exp_h,
+                        tot_g, tot_h, args)
         return
-    if n_zero > 0:
-        if n_neg > 0:
-            thr = midpoint(neg_max, z)
-            _score(j, OP_LEQ, thr, n_neg, False, neg_g, neg_h, tot_g, tot_h, args)
-            _score(j, OP_GR, thr, tot_count - n_neg, True, neg_g, neg_h, tot_g, tot_h,
-                      args)
-        if n_pos > 0:
-            thr = midpoint(z, pos_min)
-            _score(j, OP_LEQ, thr, tot_count - n_pos, True, pos_g, pos_h, tot_g, tot_h,
-                      args)
-            _score(j, OP_GR, thr, n_pos, False, pos_g, pos_h, tot_g, tot_h, args)
-    elif n_neg > 0 and n_pos > 0:
-        thr = midpoint(neg_max, pos_min)
-        _score(j, OP_LEQ, thr, n_neg, False, neg_g, neg_h, tot_g, tot_h, args)
-        _score(j, OP_GR, thr, n_pos, True, neg_g, neg_h, tot_g, tot_h, args)
+    for side in range(2):  # the thresholds below and above z (or between, without zeros)
+        if n_zero > 0 and side == 0:
+            if n_neg == 0:
+                continue
+            thr, pair = midpoint(neg_max, z), (OP_LEQ, n_neg, OP_GR, tot_count - n_neg)
+            first_complement, run_g, run_h = False, neg_g, neg_h
+        elif n_zero > 0:
+            if n_pos == 0:
+                break
+            thr, pair = midpoint(z, pos_min), (OP_LEQ, tot_count - n_pos, OP_GR, n_pos)
+            first_complement, run_g, run_h = True, pos_g, pos_h
+        elif side == 0 and n_neg > 0 and n_pos > 0:
+            thr, pair = midpoint(neg_max, pos_min), (OP_LEQ, n_neg, OP_GR, n_pos)
+            first_complement, run_g, run_h = False, neg_g, neg_h
+        else:
+            break
+        _score_pair(j, pair, thr, first_complement, run_g, run_h, tot_g, tot_h, args)
 
 
 # not inlined: compiled without reference counting (see jit/variants.py), one call per
-# feature; a variant that compacts and one that does not, each compiled on first use (the
-# flag a constant: a runtime flag made small fits ~4 % slower, session 27)
+# feature (the walk: two); a variant that compacts and one that does not, each compiled on
+# first use (the flag a constant: a runtime flag made small fits ~4 % slower, session 27)
+_PHASES = {compacts: nb.njit(_nrt=False)(
+    variant(_phase, "compacting" if compacts else "reading", COMPACTS=compacts))
+    for compacts in (False, True)}
 _FEATURE_SEARCHES = {compacts: nb.njit(_nrt=False)(
-    variant(_search_sparse_feature, "compacting" if compacts else "reading", COMPACTS=compacts))
+    variant(_search_sparse_feature, "compacting" if compacts else "reading", COMPACTS=compacts,
+            _PHASE=_PHASES[compacts]))
     for compacts in (False, True)}
 _FEATURE_SEARCH = None  # bound per kernel below
 
