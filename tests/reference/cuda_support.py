@@ -126,10 +126,11 @@ def _lock_simulated_shared_arrays():
 
 def run_checks(checks):
     """Run ``{name: function}``; print ``{name: None or traceback}`` after the marker.
-    Under the simulator, with :data:`SIMULATOR_SWITCH_INTERVAL` and
-    :func:`_lock_simulated_shared_arrays`."""
+    Under the simulator, with :data:`SIMULATOR_SWITCH_INTERVAL`,
+    :func:`_lock_simulated_shared_arrays` and :func:`_cpu_fits_in_the_rule_loop`."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         _lock_simulated_shared_arrays()
+        _cpu_fits_in_the_rule_loop()
         sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
     results = {}
     for name, check in checks.items():
@@ -139,6 +140,18 @@ def run_checks(checks):
         except Exception:  # reported to the parent test, which fails with the traceback
             results[name] = traceback.format_exc()
     print(RESULTS_MARKER + json.dumps(results), flush=True)
+
+
+def _cpu_fits_in_the_rule_loop():
+    """Make the CPU backend's fits in this process learn their rules in the learner's loop
+    (``learners.boosting``), never in the batches (``CpuBackend.learn_rules``), which
+    ``tests/test_fused_rules.py`` holds equal to it model for model. The simulated checks
+    compare the CUDA backend's fits with the CPU's; a batched CPU fit compiled a rule loop
+    per configuration in this process (cold, ``test_cuda_non_decomposable``'s fits: 128
+    CPU-s in the loop's place 92; ``docs/benchmarks.md``, session 38)."""
+    from gpurules.backends.cpu import CpuBackend
+
+    CpuBackend.learns_rules = lambda self, plan: False
 
 
 def run_simulated_checks(checks):
