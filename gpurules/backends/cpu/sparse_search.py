@@ -144,8 +144,9 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
            h, tot_g, tot_h, tot_count, prior_groups, prior_cnt, acc_g, acc_h, grp_g, grp_h,
            work, args):
     """Walk entries ``lo, lo + step, ...`` (``hi`` excluded) with running sums ``acc``; in
-    the variant that ``COMPACTS``, moving the covered ones (of any weight: the weights may change in a rule)
-    to ``lo, lo + step, ...`` in the same arrays (a write never passes the read).
+    the variant that ``COMPACTS``, moving the covered ones (of any weight: the weights may
+    change in a rule) to ``lo, lo + step, ...`` in the same arrays (a write never passes
+    the read).
 
     Ascending (step 1): ``<=`` is the running sum; descending (step -1): ``>`` is. Nominal
     features accumulate each value group in ``grp`` and fold it into ``acc`` at its end.
