@@ -28,15 +28,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
 
 CHILD = "GPURULES_COMPILE_LAYERS_CHILD"
-
-
-def _parse_param(text):
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"--param takes key=value, got {text!r}")
-    return key, value
 
 
 def _child(args):
@@ -64,7 +61,8 @@ def _child(args):
             excl[name] += spent - children
 
     X, Y = make_multilabel_classification(args.n, 10, n_classes=4, random_state=0)
-    clf = BoomerClassifier(max_rules=args.rules, random_state=0, **dict(args.param))
+    clf = BoomerClassifier(**{"max_rules": args.rules, "random_state": 0,
+                              **C.parse_params(args.param)})
     with event.install_listener("numba:compile", Compiles()):
         start = time.process_time()
         clf.fit(X.astype(np.float32), Y)
@@ -82,8 +80,8 @@ def _child(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--param", type=_parse_param, action="append", default=[],
-                   help="a BoomerClassifier parameter, key=value (repeatable)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a BoomerClassifier parameter (repeatable; numbers parsed)")
     p.add_argument("--n", type=int, default=200, help="examples (default 200)")
     p.add_argument("--rules", type=int, default=20, help="max_rules (default 20)")
     p.add_argument("--top", type=int, default=15, help="rows of the table (default 15)")
@@ -93,15 +91,18 @@ def main():
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, NUMBA_LLVM_PASS_TIMINGS="1",
                    **{CHILD: "1"})
-        out = subprocess.run([sys.executable, *sys.argv], env=env, check=True,
-                             capture_output=True, text=True).stdout
+        child = subprocess.run([sys.executable, *sys.argv], env=env, capture_output=True,
+                               text=True)
+    if child.returncode:
+        sys.exit(f"the fit failed:\n{child.stderr[-3000:]}")
+    out = child.stdout
     result = json.loads(out.strip().splitlines()[-1])
     excl, llvm = result["excl"], result["llvm"]
     opt_total = sum(o for o, _ in llvm.values())
     emit_total = sum(e for _, e in llvm.values())
     print(f"first fit {result['fit_cpu']:.1f} CPU-s; compiles {sum(excl.values()):.1f} CPU-s "
           f"(exclusive, summed); LLVM {opt_total:.1f} s optimising and {emit_total:.1f} s "
-          f"emitting ({', '.join(f'{k}={v}' for k, v in args.param) or 'defaults'})")
+          f"emitting ({', '.join(args.param) or 'defaults'})")
     print("| function | excl CPU s | LLVM opt s | LLVM emit s |\n|---|---:|---:|---:|")
     for name in sorted(excl, key=excl.get, reverse=True)[:args.top]:
         opt, emit = llvm.get(name, (0.0, 0.0))
