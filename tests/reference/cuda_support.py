@@ -17,7 +17,6 @@ import sys
 import traceback
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,58 +79,16 @@ def require(*modules):
                     f"{' '.join(missing)} (listed in the 'test' extra)", pytrace=False)
 
 
-# The simulator runs every CUDA thread of a block as a Python thread, and the launching
-# thread polls them in a busy loop: with CPython's default switch interval (5 ms) each
-# hand-over of the GIL to a simulated thread waits out the poller's interval. A short one
-# makes the simulated checks 10-25x faster (tests.test_regressor's: 132 s -> 5 s of CPU
-# time); it is set in the isolated checking process only (:func:`run_checks`). 100 us
-# rather than 20: with the other pytest worker busy on the second core (as in the suite),
-# two checks took 8-15 % less wall time (``docs/benchmarks.md``, session 36), alone 6 %.
-SIMULATOR_SWITCH_INTERVAL = 1e-4
-
-
-def _lock_simulated_shared_arrays():
-    """Make the simulator's ``cuda.shared.array`` atomic. numba-cuda's (0.30) makes a block's
-    array at the first thread's call, keyed by the calling line, without a lock: when the
-    interpreter switches threads between its lookup and its store, two threads of a block
-    get different "shared" arrays (seen with a short switch interval as garbage indices in
-    ``select_best``). Same keying as numba-cuda's, under a lock."""
-    import threading
-
-    from numba import types
-    from numba.cuda.simulator import kernelapi
-    from numba.np import numpy_support
-
-    shared = kernelapi.FakeCUDAShared
-    if getattr(shared.array, "gpurules_locked", False):
-        return
-    original, lock = shared.array, threading.Lock()
-
-    def array(self, shape, dtype, alignment=None):
-        if alignment is not None or shape == 0:  # errors, dynamic shared memory: no key
-            return original(self, shape, dtype, alignment)
-        if isinstance(dtype, types.Type):
-            dtype = numpy_support.as_dtype(dtype)
-        frame = sys._getframe(1)  # the kernel's line that asks for the array
-        caller = (frame.f_code.co_filename, frame.f_lineno)
-        with lock:
-            res = self._allocations.get(caller)
-            if res is None:
-                res = self._allocations[caller] = np.empty(shape, dtype)
-        return res
-
-    array.gpurules_locked = True
-    shared.array = array
-
-
 def run_checks(checks):
     """Run ``{name: function}``; print ``{name: None or traceback}`` after the marker.
-    Under the simulator, with :data:`SIMULATOR_SWITCH_INTERVAL`,
-    :func:`_lock_simulated_shared_arrays` and :func:`_cpu_fits_in_the_rule_loop`."""
+    Under the simulator: a block's threads one at a time
+    (``simulator.run_threads_one_at_a_time``), CPU fits as :func:`_cpu_fits_in_the_rule_loop`
+    makes them."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        _lock_simulated_shared_arrays()
+        from tests.reference import simulator
+
+        simulator.run_threads_one_at_a_time()
         _cpu_fits_in_the_rule_loop()
-        sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL)
     results = {}
     for name, check in checks.items():
         try:
