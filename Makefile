@@ -15,7 +15,7 @@ demo: $(VENV)/.installed-test
 	$(PY) -m gpurules.demo
 
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile --durations=15 tests
+	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile --no-loadscope-reorder --durations=15 tests
 
 # the documentation site (mkdocs.yml) into site/; `$(VENV)/bin/mkdocs serve` to browse it live
 docs: $(VENV)/.installed-docs

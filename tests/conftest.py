@@ -6,12 +6,26 @@ from gpurules.jit import threads
 from tests.reference.host_kernels import HostKernels, compiler
 
 
+# the test files that took longest (busy seconds of a cold suite, docs/benchmarks.md,
+# session 39): they start first, so that two workers end together
+LONGEST_FILES = {"test_fused_rules.py": 297, "test_histogram_search.py": 108,
+                 "test_sklearn_checks.py": 63, "test_non_decomposable_search.py": 48,
+                 "test_exact_search.py": 47, "test_cuda_compile.py": 35,
+                 "test_boomer_non_decomposable.py": 35, "test_non_decomposable.py": 31}
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """The modules whose checks run under the CUDA simulator in a fresh process
-    (``simulator_fixture``) last: their CPU references then load from the Numba cache
-    what the other tests compiled, instead of compiling it while the others do."""
-    items.sort(key=lambda item: getattr(getattr(item, "module", None), "simulator_results",
-                                        None) is not None)
+    """The order in which files run (``make test`` keeps it: ``--no-loadscope-reorder``):
+    the modules whose checks run under the CUDA simulator in a fresh process
+    (``simulator_fixture``) last, so that their CPU references load from the Numba cache
+    what the other tests compiled instead of compiling it while the others do; the longest
+    files (:data:`LONGEST_FILES`) first; the others as collected."""
+    def key(item):
+        simulated = getattr(getattr(item, "module", None), "simulator_results",
+                            None) is not None
+        return simulated, -LONGEST_FILES.get(item.path.name, 0)
+
+    items.sort(key=key)
 
 
 @pytest.fixture
