@@ -10,7 +10,8 @@ The Numba CUDA kernels under the CUDA simulator. The simulator must be on before
 ``kernels/histogram.cu`` run on the host in ``test_cuda_c_histograms.py``.)
 
 The simulator runs no blocks concurrently, and here a block's threads one at a time
-(``tests/reference/simulator.py``), so it cannot find races. It costs about 1 ms per
+(``tests/reference/simulator.py``, checked in ``test_simulator.py``), so it cannot find
+races. It costs about 1 ms per
 simulated thread: grids and inputs are tiny.
 """
 
@@ -575,46 +576,6 @@ def beam_search_fit_equals_cpu():
                  "rule_cond_start", "head_label", "head_score", "rule_head_start"):
         np.testing.assert_array_equal(getattr(gpu_model, name), getattr(cpu_model, name),
                                       err_msg=name)
-
-
-@check
-def threads_one_at_a_time_keep_barriers_and_errors():
-    """``tests/reference/simulator.py``'s way of running a block: each thread reads what the
-    others wrote before a barrier (two rounds, a thread returning early between them), and a
-    thread's exception reaches the launch, the others aborted."""
-    global cuda  # a global of the kernel's module, which the simulator swaps for its own
-    from numba import cuda, int64
-    from numba.cuda.simulator import kernel
-
-    assert kernel.BlockManager.run.gpurules_one_at_a_time
-
-    @cuda.jit
-    def rotate(out, fail):
-        shared = cuda.shared.array(8, int64)
-        t = cuda.threadIdx.x
-        shared[t] = t
-        cuda.syncthreads()
-        out[t] = shared[(t + 1) % 8]
-        cuda.syncthreads()
-        if t == 7:
-            return
-        shared[t] = 10 * out[t]
-        cuda.syncthreads()
-        out[t] += shared[(t + 2) % 7]
-        if t == fail:
-            raise ValueError("thread 3")
-
-    out = np.zeros(8, np.int64)
-    rotate[1, 8](out, -1)
-    expected = np.arange(1, 9) % 8
-    expected[:7] += 10 * expected[(np.arange(7) + 2) % 7]
-    np.testing.assert_array_equal(out, expected)
-    try:
-        rotate[1, 8](out, 3)
-    except ValueError as error:
-        assert "thread 3" in str(error)
-    else:
-        raise AssertionError("no ValueError")
 
 
 # -- the tests: read the results of the simulator run ------------------------------------
