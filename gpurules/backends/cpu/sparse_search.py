@@ -259,13 +259,16 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
 # not inlined: compiled without reference counting (see jit/variants.py), one call per
 # feature (the walk: two); a variant that compacts and one that does not, each compiled on
 # first use (the flag a constant: a runtime flag made small fits ~4 % slower, session 27)
-_PHASES = {compacts: nb.njit(_nrt=False)(
-    variant(_phase, "compacting" if compacts else "reading", COMPACTS=compacts))
-    for compacts in (False, True)}
-_FEATURE_SEARCHES = {compacts: nb.njit(_nrt=False)(
-    variant(_search_sparse_feature, "compacting" if compacts else "reading", COMPACTS=compacts,
-            _PHASE=_PHASES[compacts]))
-    for compacts in (False, True)}
+def _without_reference_counting(py_func, compacts, **constants):
+    """``py_func`` compiled without reference counting in the variant that ``compacts``
+    (named ``..._compacting`` or ``..._reading``)."""
+    return nb.njit(_nrt=False)(variant(py_func, "compacting" if compacts else "reading",
+                                       COMPACTS=compacts, **constants))
+
+
+_PHASES = {compacts: _without_reference_counting(_phase, compacts) for compacts in (False, True)}
+_FEATURE_SEARCHES = {compacts: _without_reference_counting(
+    _search_sparse_feature, compacts, _PHASE=_PHASES[compacts]) for compacts in (False, True)}
 _FEATURE_SEARCH = None  # bound per kernel below
 
 
