@@ -216,6 +216,40 @@ def test_stratified_sampling_with_holdout_draws_training_examples_only(data, kin
     assert_same_model(fit(X, Y, **params).model_, fit(X, flipped, **params).model_)
 
 
+@pytest.mark.parametrize("n", [1, 2, 7, 1_000, 70_000])
+def test_compiled_shuffle_takes_numpys_draws(n):
+    """``instance_draws._shuffle`` (the stratified draw's permutation of a stratum) puts
+    ``arange(n)`` in the order of ``rng.shuffle`` and leaves the generator where it does."""
+    shuffle = numba.njit(lambda rng, x: instance_draws._shuffle(rng, x))
+    for seed in range(3):
+        got_rng, want_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        got, want = np.arange(n), np.arange(n)
+        shuffle(got_rng, got)
+        want_rng.shuffle(want)
+        np.testing.assert_array_equal(got, want)
+        assert got_rng.random() == want_rng.random()
+
+
+def test_one_caller_compiled_for_every_kind_of_draw():
+    """The kinds of ``instance_draws.DRAWS`` are one first-class function type
+    (``DRAW_SIGNATURE``): a compiled caller of all three is compiled once, and each draws
+    its sample (40 draws with replacement; 40 examples without; 40 % of each stratum)."""
+    @numba.njit
+    def call(draw, rng, num_samples, sample_size, members, offsets, weights):
+        draw(rng, num_samples, sample_size, members, offsets, weights)
+
+    members, offsets = np.arange(100, dtype=np.int64), np.array([0, 50, 100], np.int64)
+    rng = np.random.default_rng(0)
+    for kind, drawn in [(instance_draws.SAMPLE_WITH_REPLACEMENT, 40),
+                        (instance_draws.SAMPLE_WITHOUT_REPLACEMENT, 40),
+                        (instance_draws.SAMPLE_STRATIFIED, 40)]:
+        weights = np.full(100, 7, np.int32)
+        call(instance_draws.DRAWS[kind], rng, 40, 0.4, members, offsets, weights)
+        assert weights.sum() == drawn and weights.min() == 0
+    assert len(call.signatures) == 1
+    assert call.signatures[0][0] == numba.types.FunctionType(instance_draws.DRAW_SIGNATURE)
+
+
 @pytest.mark.parametrize("n, m", [(1, 1), (5, 5), (160, 106), (1123, 742), (10_000, 6_600),
                                   (10_001, 200), (10_001, 201), (20_000, 13_200)])
 def test_compiled_choice_without_replacement_takes_numpys_draws(n, m):

@@ -90,7 +90,7 @@ class RulePlan(NamedTuple):
     rules in one call (``learn_rules``, optional: ``backends/cpu/fused_rules.py``).
 
     A plain fit draws its instance samples (if any) by
-    ``backends.instance_draws.draw_weights`` (BOOMER's draws) and no output sample but
+    ``backends.instance_draws.DRAWS`` (BOOMER's draws) and no output sample but
     round-robin's (rule ``i``, the default rule not counted, may predict output ``i % K``
     only) and grows its rules greedily or by beam search without a time limit, global
     pruning, holdout set or IREP, with a decomposable loss or the non-decomposable logistic

@@ -1,17 +1,19 @@
 """Instance samples drawn in compiled code (mlrl-boomer's algorithms, numpy's draws): the
 stratified draw that ``learners.sampling.InstanceSampling`` makes, and
-:func:`draw_weights`, the draw of a rule's sample inside the CPU's batched rule loop
+:data:`DRAWS`, the draws of a rule's sample inside the CPU's batched rule loop
 (``backends/cpu/fused_rules.py``), the same draws as ``InstanceSampling.sample``'s. Numba
 calls numpy's bit generator, so the streams are numpy's, draw for draw."""
 
 import math
 
 import numpy as np
+from numba import types
 from numba.extending import register_jitable
+from numba.np.random.random_methods import random_interval
 
 from gpurules.jit.cache import njit
 
-#: the instance sampling of a rule as :func:`draw_weights` draws it (``RulePlan.sampling``)
+#: the instance sampling of a rule as :data:`DRAWS` draws it (``RulePlan.sampling``)
 SAMPLE_NONE, SAMPLE_WITH_REPLACEMENT, SAMPLE_STRATIFIED, SAMPLE_WITHOUT_REPLACEMENT = 0, 1, 2, 3
 
 #: numpy's ``Generator.choice(n, m, replace=False)`` shuffles the tail of ``arange(n)``
@@ -27,6 +29,17 @@ def round_stratum(rng, sample_size, size, wanted_in, wanted_out):
     decimal = np.float32(sample_size) * np.float32(size)
     round_up = wanted_in > wanted_out or (wanted_in == wanted_out and rng.random() < 0.5)
     return int(math.ceil(decimal) if round_up else math.floor(decimal))
+
+
+@register_jitable
+def _shuffle(rng, x):
+    """``rng.shuffle(x)`` of a 1-d array, draw for draw (numpy's Fisher-Yates with a masked
+    bounded draw per position, as Numba's own ``shuffle``), without compiling the n-d
+    version's transposes and error messages, which took 7-8 of a first stratified fit's
+    CPU seconds (docs/benchmarks.md, session 40)."""
+    for i in range(x.shape[0] - 1, 0, -1):
+        j = np.intp(random_interval(rng.bit_generator, i))
+        x[i], x[j] = x[j], x[i]
 
 
 @njit
@@ -59,28 +72,79 @@ def stratified_sample(rng, members, offsets, sample_size, num_samples, weights):
         view = order[:size]
         for p in range(size):
             view[p] = p
-        rng.shuffle(view)
+        _shuffle(rng, view)
         for p in range(counts[s]):
             weights[members[first + view[p]]] = 1
 
 
-@register_jitable
-def draw_weights(rng, kind, num_samples, sample_size, members, offsets, weights):
-    """Fill ``weights`` (int32 (n,)) with a rule's instance sample as
-    ``InstanceSampling.sample`` (BOOMER's draws) draws it: ``SAMPLE_WITH_REPLACEMENT``,
-    ``num_samples`` draws of ``rng.integers(0, n)`` counted per example;
-    ``SAMPLE_WITHOUT_REPLACEMENT``: :func:`choice_without_replacement`;
-    ``SAMPLE_STRATIFIED``: :func:`stratified_sample` of the strata ``members`` int64 with
-    ``offsets`` int64 (``sampling.Strata``), ``sample_size`` as float32."""
+#: the numba type of a numpy ``Generator`` passed to compiled code
+_GENERATOR = types.NumPyRandomGeneratorType("NumPyRandomGeneratorType")
+
+#: what every compiled draw of :data:`DRAWS` takes: ``(rng, num_samples int64, sample_size
+#: float64, members int64 (M,), offsets int64 (S + 1,), weights int32 (n,))``, arrays
+#: C-contiguous and writable (a first-class function's arguments must match exactly)
+DRAW_SIGNATURE = types.none(_GENERATOR, types.int64, types.float64, types.int64[::1],
+                            types.int64[::1], types.int32[::1])
+
+
+@njit
+def _with_replacement(rng, num_samples, sample_size, members, offsets, weights):
+    """``num_samples`` draws of ``rng.integers(0, n)``, counted per example."""
     weights[:] = 0
-    if kind == SAMPLE_WITHOUT_REPLACEMENT:
-        choice_without_replacement(rng, weights.shape[0], num_samples, weights)
-    elif kind == SAMPLE_WITH_REPLACEMENT:
-        drawn = rng.integers(0, weights.shape[0], size=num_samples)
-        for i in range(drawn.shape[0]):
-            weights[drawn[i]] += 1
-    elif kind == SAMPLE_STRATIFIED:
-        stratified_sample(rng, members, offsets, np.float32(sample_size), num_samples, weights)
+    drawn = rng.integers(0, weights.shape[0], size=num_samples)
+    for i in range(drawn.shape[0]):
+        weights[drawn[i]] += 1
+
+
+@njit
+def _without_replacement(rng, num_samples, sample_size, members, offsets, weights):
+    """:func:`choice_without_replacement` of ``num_samples`` examples."""
+    weights[:] = 0
+    choice_without_replacement(rng, weights.shape[0], num_samples, weights)
+
+
+@njit
+def _stratified(rng, num_samples, sample_size, members, offsets, weights):
+    """:func:`stratified_sample` of the strata ``members`` / ``offsets``, ``sample_size``
+    as float32."""
+    weights[:] = 0
+    stratified_sample(rng, members, offsets, np.float32(sample_size), num_samples, weights)
+
+
+class CompiledDraw(types.WrapperAddressProtocol):
+    """One kind of draw as a first-class function of :data:`DRAW_SIGNATURE` (Numba's
+    wrapper address protocol), so that the rule loop that calls it is compiled once for
+    every kind, and only the kind a fit draws is compiled (compiled in, the three kinds
+    and numpy's shuffle, with its error messages, made a first sampled fit compile about
+    as long as two plain ones; docs/benchmarks.md, session 40). Its function is compiled
+    the first time a loop is called with it."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self._address = None
+
+    def signature(self):
+        """The signature every draw has (:data:`DRAW_SIGNATURE`)."""
+        return DRAW_SIGNATURE
+
+    def __wrapper_address__(self):
+        """The address of the compiled function's C wrapper (compiled on first use)."""
+        if self._address is None:
+            result = self.dispatcher.get_compile_result(DRAW_SIGNATURE)
+            self._address = result.library.get_pointer_to_function(
+                result.fndesc.llvm_cfunc_wrapper_name)
+        return self._address
+
+
+#: ``SAMPLE_*`` -> the compiled draw of a rule's instance sample as
+#: ``InstanceSampling.sample`` (BOOMER's draws) draws it, which fills ``weights`` (int32
+#: (n,)): ``SAMPLE_WITH_REPLACEMENT``, ``num_samples`` draws of ``rng.integers(0, n)``
+#: counted per example; ``SAMPLE_WITHOUT_REPLACEMENT``: :func:`choice_without_replacement`;
+#: ``SAMPLE_STRATIFIED``: :func:`stratified_sample` of the strata ``members`` with
+#: ``offsets`` (``sampling.Strata``), ``sample_size`` as float32
+DRAWS = {SAMPLE_WITH_REPLACEMENT: CompiledDraw(_with_replacement),
+         SAMPLE_WITHOUT_REPLACEMENT: CompiledDraw(_without_replacement),
+         SAMPLE_STRATIFIED: CompiledDraw(_stratified)}
 
 
 @register_jitable

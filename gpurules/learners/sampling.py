@@ -108,7 +108,7 @@ class InstanceSampling:
         return min(max(m, self.min_samples, 1), num_examples)
 
     def compiled_kind(self):
-        """This sampling as ``backends.instance_draws.draw_weights`` draws it inside the
+        """This sampling as ``backends.instance_draws.DRAWS`` draws it inside the
         CPU's batched rule loop (``SAMPLE_*``), or None where it does not (SeCo's
         draws)."""
         if self.kind == "none":

@@ -5,7 +5,7 @@ import numpy as np
 from gpurules.backends.base import BATCH_NO_RULE, Refinement, select_refinement
 from gpurules.backends.cpu import fused_beam, fused_rules, histograms, refine, statistics
 from gpurules.backends.cpu.representations import every_feature_state, search_state
-from gpurules.backends.instance_draws import SAMPLE_NONE
+from gpurules.backends.instance_draws import DRAWS, SAMPLE_NONE
 from gpurules.data.binning import rows_of
 from gpurules.jit.threads import threads_for
 from gpurules.objectives.losses import target_matrix
@@ -279,16 +279,19 @@ class CpuBackend:
         rules = self._rule_buffers(count)
         plan = plan._replace(head_mode=family_head_mode(plan.head_mode))
         beam, sampled = plan.beam_width > 0, plan.sampling != SAMPLE_NONE
-        if sampled and self._sample is None:  # (made anew per fit: start_fit)
-            self._sample = np.empty(self.mask.shape[0], np.int32)
-        sample = self._sample if sampled else self._ones
+        sample, draw = self._ones, None
+        if sampled:
+            plan, draw = _typed_for_draws(plan), DRAWS[plan.sampling]
+            if self._sample is None:  # (made anew per fit: start_fit)
+                self._sample = np.empty(self.mask.shape[0], np.int32)
+            sample = self._sample
         taken, status, self.indicator, big = fused_rules.RULES[self._rules_key(module, plan)](
             rng, count, plan, data, self._searches.rule_marks(), self._searches.gh,
             self.mask, self._ones,
             self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
             self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules,
             float(score_room), int(first_rule), self._beam_buffers(plan) if beam else None,
-            sample)
+            sample, draw)
         self._full_coverage = status == BATCH_NO_RULE
         self._search_weights = sample  # (what the histograms were last built with)
         if self.non_decomposable:
@@ -428,3 +431,12 @@ class CpuBackend:
     def training_scores(self):
         """float64 (n, K): the current scores of the training examples."""
         return self.P
+
+
+def _typed_for_draws(plan):
+    """``plan`` with what its compiled draw reads as ``instance_draws.DRAW_SIGNATURE``
+    types it (a first-class function converts nothing): ``num_samples`` an int,
+    ``sample_size`` a float, the strata C-contiguous writable int64."""
+    strata = tuple(np.require(a, np.int64, ["C", "W"]) for a in plan.strata)
+    return plan._replace(num_samples=int(plan.num_samples),
+                         sample_size=float(plan.sample_size), strata=strata)

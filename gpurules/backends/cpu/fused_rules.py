@@ -28,7 +28,6 @@ from gpurules.backends.base import BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD
 from gpurules.backends.cpu import (exact_search, fused_beam, histogram_search, histograms,
                                    refine, sparse_search, statistics)
 from gpurules.backends.cpu.representations import forget_marks
-from gpurules.backends.instance_draws import draw_weights
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
@@ -123,15 +122,15 @@ def _largest_abs(scores):
 
 
 @register_jitable
-def _draw_sample(rng, plan, weights, g, h, g_all, h_all, tot_g, tot_h):
-    """Draw a rule's instance sample into ``weights`` (``instance_draws.draw_weights``) and
+def _draw_sample(rng, draw, plan, weights, g, h, g_all, h_all, tot_g, tot_h):
+    """Draw a rule's instance sample into ``weights`` (by ``draw``, ``plan.sampling``'s
+    ``instance_draws.DRAWS``, a first-class function: one loop for every kind) and
     its weighted sums over every example into ``tot_g``, ``tot_h``; returns the number of
     examples drawn (as ``statistics.covered_totals`` counts them). The sums are those of
     every example (``g_all``, ``h_all``) plus ``(w - 1)`` times the rows of weight ``w != 1``
     where those are fewer than the drawn ones (a stratified sample of 66 % leaves out a
     third), else the drawn rows' weighted sums: exact integers either way."""
-    draw_weights(rng, plan.sampling, plan.num_samples, plan.sample_size, plan.strata[0],
-                 plan.strata[1], weights)
+    draw(rng, plan.num_samples, plan.sample_size, plan.strata[0], plan.strata[1], weights)
     n = weights.shape[0]
     left_out = others = 0
     for i in range(n):
@@ -156,7 +155,7 @@ def _draw_sample(rng, plan, weights, g, h, g_all, h_all, tot_g, tot_h):
 
 def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
               inv_scale, stats, scratch, out, result, rules, score_room, first_rule, beam,
-              sample):
+              sample, draw):
     """Learn up to ``count`` rules (module docstring), each grown greedily (block by block,
     ``rule_induction.induce_rule``) or by beam search (``_GROW``: ``fused_beam``).
 
@@ -191,6 +190,8 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         beam: the beam search's buffers (``fused_beam.buffers``), or None (greedy).
         sample: int32 (n,), the buffer of a rule's instance sample (``plan.sampling``;
             ``ones`` where the rules draw none).
+        draw: the compiled draw of ``plan.sampling`` (``instance_draws.DRAWS``), or None
+            where the rules draw none.
 
     Returns:
         (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator,
@@ -218,7 +219,8 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
         weights, tot_count = ones, n
         if _SAMPLED:  # (BoostingLearner._sample_weights, BoostingRule.start)
             weights = sample
-            tot_count = _draw_sample(rng, plan, weights, g, h, g_all, h_all, tot_g, tot_h)
+            tot_count = _draw_sample(rng, draw, plan, weights, g, h, g_all, h_all, tot_g,
+                                     tot_h)
         else:
             copy_row(tot_g, g_all)
             copy_row(tot_h, h_all)
