@@ -18,9 +18,8 @@ import os
 import sys
 
 import numpy as np
-import pytest
 
-from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
+from tests.reference.cuda_support import run_checks, simulated_tests
 
 CHECKS = {}
 N = 32  # examples: the simulator costs ~1 ms per simulated thread
@@ -488,14 +487,7 @@ NOT_YET = {
 }
 
 
-simulator_results = simulator_fixture("tests.test_cuda_budget")
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name]))
-    if name in NOT_YET else name for name in sorted(CHECKS)])
-def test_budget(simulator_results, name):
-    assert_check_passed(simulator_results, name)
+simulator_results, test_budget = simulated_tests(__name__, CHECKS, xfail=NOT_YET)
 
 
 def main():

@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from gpurules.backends.cuda.graphs import BlockGraphs, run_steps
-from tests.reference.cuda_support import (assert_check_passed, run_simulated_checks,
-                                          simulator_fixture)
+from tests.reference.cuda_support import run_simulated_checks, simulated_tests
 
 CHECKS = {}
 
@@ -269,12 +268,7 @@ def graphs_need_a_gpu():
         backend_class(0, block_size=32, graphs=True)
 
 
-simulator_results = simulator_fixture("tests.test_cuda_graphs")
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_launches_under_simulator(simulator_results, name):
-    assert_check_passed(simulator_results, name)
+simulator_results, test_launches_under_simulator = simulated_tests(__name__, CHECKS)
 
 
 @pytest.mark.parametrize("tool", ["counters", "profiler"])

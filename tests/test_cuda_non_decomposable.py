@@ -35,8 +35,8 @@ from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES, packed
 from gpurules.objectives.quality import boosting_params
 from tests.reference.cuda_reference import (assert_same_refinements, dataset_histograms,
                                             random_problem, slot_histograms, slot_layout)
-from tests.reference.cuda_support import (assert_check_passed, require, run_checks,
-                                          run_isolated, simulator_fixture, skip_without_gpu)
+from tests.reference.cuda_support import (require, run_checks, run_isolated, simulated_tests,
+                                          skip_without_gpu)
 from tests.reference.histogram import histograms
 
 LOGISTIC = NON_DECOMPOSABLE_LOSSES["logistic-non-decomposable"]
@@ -401,12 +401,7 @@ COMPILE_CHECKS["gpurules_kernels_compile_without_fma"] = _fma_options
 
 
 # -- the pytest side of the isolated runs --------------------------------------------------
-simulator_results = simulator_fixture("tests.test_cuda_non_decomposable")
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_under_simulator(simulator_results, name):
-    assert_check_passed(simulator_results, name)
+simulator_results, test_under_simulator = simulated_tests(__name__, CHECKS)
 
 
 def test_gpurules_kernels_compile_without_fma():

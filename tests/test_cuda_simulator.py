@@ -16,7 +16,6 @@ simulated thread: grids and inputs are tiny.
 """
 
 import numpy as np
-import pytest
 
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
@@ -31,8 +30,7 @@ from tests.reference.cuda_reference import (
     cpu_backend, empty_outputs, exact_bins,
     histogram_per_feature, random_problem, reference_per_feature, slot_histograms,
     slot_refinements, uncovered_bin_problem)
-from tests.reference.cuda_support import (assert_check_passed, run_simulated_checks,
-                                          simulator_fixture)
+from tests.reference.cuda_support import run_simulated_checks, simulated_tests
 from tests.reference.search import USELESS, constant_columns_problem, satisfied
 
 INV_SCALE = 2.0 ** -20  # the scale of the reference searches
@@ -579,12 +577,7 @@ def beam_search_fit_equals_cpu():
 
 
 # -- the tests: read the results of the simulator run ------------------------------------
-simulator_results = simulator_fixture("tests.test_cuda_simulator")
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_kernel_under_simulator(simulator_results, name):
-    assert_check_passed(simulator_results, name)
+simulator_results, test_kernel_under_simulator = simulated_tests(__name__, CHECKS)
 
 
 if __name__ == "__main__":

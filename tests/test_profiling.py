@@ -11,7 +11,6 @@
 """
 
 import contextlib
-import os
 import time
 import types
 
@@ -20,7 +19,7 @@ import pytest
 
 from gpurules.backends.cuda.profiling import (
     BYTE_COUNT, D2H, H2D, PHASES, PhaseProfiler, copy_bandwidth, histogram_bytes)
-from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
+from tests.reference.cuda_support import run_simulated_checks, simulated_tests
 
 CHECKS = {}
 
@@ -234,14 +233,8 @@ def profiled_backend_equals_unprofiled():
     assert "start_fit" in s and s["start_fit"].self_ms >= 0
 
 
-simulator_results = simulator_fixture("tests.test_profiling")
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_under_simulator(simulator_results, name):
-    assert_check_passed(simulator_results, name)
+simulator_results, test_under_simulator = simulated_tests(__name__, CHECKS)
 
 
 if __name__ == "__main__":
-    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
-    run_checks(CHECKS)
+    run_simulated_checks(CHECKS)

@@ -4,12 +4,9 @@ with ``NUMBA_ENABLE_CUDASIM=1``, as ``test_cuda_simulator.py``): the replacement
 installed, barriers, an early return and an exception behave as CUDA (and numba-cuda's own
 simulator) has them."""
 
-import os
-
 import numpy as np
-import pytest
 
-from tests.reference.cuda_support import assert_check_passed, run_checks, simulator_fixture
+from tests.reference.cuda_support import run_simulated_checks, simulated_tests
 
 
 def threads_one_at_a_time_keep_barriers_and_errors():
@@ -53,14 +50,8 @@ def threads_one_at_a_time_keep_barriers_and_errors():
 
 CHECKS = {"threads_one_at_a_time_keep_barriers_and_errors":
           threads_one_at_a_time_keep_barriers_and_errors}
-simulator_results = simulator_fixture("tests.test_simulator")
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_under_simulator(simulator_results, name):
-    assert_check_passed(simulator_results, name)
+simulator_results, test_under_simulator = simulated_tests(__name__, CHECKS)
 
 
 if __name__ == "__main__":
-    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
-    run_checks(CHECKS)
+    run_simulated_checks(CHECKS)

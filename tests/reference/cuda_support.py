@@ -155,6 +155,25 @@ def assert_check_passed(results, name):
     assert error is None, error
 
 
+def simulated_tests(module, checks, xfail=None):
+    """The pytest side of ``module``'s checks run under the simulator, as two names for the
+    module to bind: ``simulator_results, test_... = simulated_tests(__name__, CHECKS)``.
+
+    Returns (fixture, test): :func:`simulator_fixture` of ``module``, and a test
+    parametrised over the names of ``checks`` (sorted) that fails with a check's traceback
+    (:func:`assert_check_passed`); ``xfail``: {name: reason} of checks expected to fail,
+    strictly (one that passes fails the test)."""
+    xfail = xfail or {}
+    names = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=xfail[name]))
+             if name in xfail else name for name in sorted(checks)]
+
+    @pytest.mark.parametrize("name", names)
+    def test_under_simulator(simulator_results, name):
+        assert_check_passed(simulator_results, name)
+
+    return simulator_fixture(module), test_under_simulator
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_reason():
     """None if CUDA device 0 is usable with CuPy and Numba, else why not (checked lazily)."""
