@@ -54,6 +54,7 @@ CASES = {
                                                 "head_type": "single"}, False),
     "boomer-regressor": ("regressor", "make_regression", {}, False),
     "boomer-beam": ("boomer", "emotions", {"rule_induction": "top-down-beam-search"}, False),
+    "boomer-sampled": ("boomer", "emotions", {"instance_sampling": "with-replacement"}, False),
     "seco-default": ("seco", "emotions", {}, False),
     "turs-iris": ("turs", "iris", {}, False),
 }
