@@ -117,7 +117,8 @@ class CompiledDraw(types.WrapperAddressProtocol):
     every kind, and only the kind a fit draws is compiled (compiled in, the three kinds
     and numpy's shuffle, with its error messages, made a first sampled fit compile about
     as long as two plain ones; docs/benchmarks.md, session 40). Its function is compiled
-    the first time a loop is called with it."""
+    the first time a loop is called with it. An exception could not cross such a call (its
+    C wrapper returns no error): the draws raise none."""
 
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
