@@ -11,8 +11,7 @@ The Numba CUDA kernels under the CUDA simulator. The simulator must be on before
 
 The simulator runs no blocks concurrently, and here a block's threads one at a time
 (``tests/reference/simulator.py``, checked in ``test_simulator.py``), so it cannot find
-races. It costs about 1 ms per
-simulated thread: grids and inputs are tiny.
+races. It costs about 1 ms per simulated thread: grids and inputs are tiny.
 """
 
 import numpy as np

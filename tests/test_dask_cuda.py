@@ -33,8 +33,7 @@ from gpurules.conditions import OP_LEQ
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.non_decomposable import NON_DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import exact_bins, random_problem
-from tests.reference.cuda_support import (assert_check_passed, gpu_reason,
-                                          run_simulated_checks, simulator_fixture,
+from tests.reference.cuda_support import (gpu_reason, run_simulated_checks, simulated_tests,
                                           skip_without_gpu)
 
 da = pytest.importorskip("dask.array", reason="dask is not installed (pip install gpurules[dask])")
@@ -228,12 +227,7 @@ def distributed_fit_with_cuda_partitions_equals_cpu():
         _distributed_fits_equal_cpu(client)
 
 
-simulator_results = simulator_fixture("tests.test_dask_cuda")
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_under_simulator(simulator_results, name):
-    assert_check_passed(simulator_results, name)
+simulator_results, test_under_simulator = simulated_tests(__name__, CHECKS)
 
 
 # -- 2. in this process: no GPU here; the same checks on a real GPU --------------------------

@@ -18,8 +18,7 @@ from gpurules import BoomerClassifier, BoomerRegressor, load_estimator, load_mod
 from gpurules.backends.cpu import statistics
 from gpurules.objectives import losses, non_decomposable
 from gpurules.objectives.fixed_point import quantize
-from tests.reference.cuda_support import (assert_check_passed, run_simulated_checks,
-                                          simulator_fixture)
+from tests.reference.cuda_support import run_simulated_checks, simulated_tests
 
 CHECKS = {}
 # mlrl-boomer 0.15.6: BoomerRegressor().get_params() (mlrl/boosting/learners.py)
@@ -266,12 +265,7 @@ def regressor_fits_equal_cpu():
             assert "histogram_shared" in launched, name
 
 
-simulator_results = simulator_fixture("tests.test_regressor")
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_under_simulator(simulator_results, name):
-    assert_check_passed(simulator_results, name)
+simulator_results, test_under_simulator = simulated_tests(__name__, CHECKS)
 
 
 if __name__ == "__main__":
