@@ -112,7 +112,9 @@ class RulePlan(NamedTuple):
         sampling: int, a rule's instance sample (``instance_draws.SAMPLE_*``) of
             ``num_samples`` (int) examples, ``sample_size`` (float) the fraction of each
             stratum, ``strata`` (members int64 (n,), offsets int64 (S + 1,)) of the
-            stratified kinds (``learners.sampling.Strata``), empty arrays otherwise.
+            stratified kinds (``learners.sampling.Strata``), empty arrays otherwise; all
+            four as ``instance_draws.DRAW_SIGNATURE`` types them (an int, a float, C-contiguous
+            writable arrays: a first-class function converts nothing).
         recalculate: bool, a head is computed from all covered examples where the sample
             left examples out (``recalculate_predictions``), else from the sample's.
     """

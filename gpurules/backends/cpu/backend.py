@@ -281,7 +281,7 @@ class CpuBackend:
         beam, sampled = plan.beam_width > 0, plan.sampling != SAMPLE_NONE
         sample, draw = self._ones, None
         if sampled:
-            plan, draw = _typed_for_draws(plan), DRAWS[plan.sampling]
+            draw = DRAWS[plan.sampling]
             if self._sample is None:  # (made anew per fit: start_fit)
                 self._sample = np.empty(self.mask.shape[0], np.int32)
             sample = self._sample
@@ -431,12 +431,3 @@ class CpuBackend:
     def training_scores(self):
         """float64 (n, K): the current scores of the training examples."""
         return self.P
-
-
-def _typed_for_draws(plan):
-    """``plan`` with what its compiled draw reads as ``instance_draws.DRAW_SIGNATURE``
-    types it (a first-class function converts nothing): ``num_samples`` an int,
-    ``sample_size`` a float, the strata C-contiguous writable int64."""
-    strata = tuple(np.require(a, np.int64, ["C", "W"]) for a in plan.strata)
-    return plan._replace(num_samples=int(plan.num_samples),
-                         sample_size=float(plan.sample_size), strata=strata)
