@@ -61,6 +61,14 @@ def threads_for(work, n_threads, fit_work=None):
     return n_threads if fit_work >= MIN_PARALLEL_FIT else 1
 
 
+def team_threads(fit_work, n_threads):
+    """How many of ``n_threads`` threads a team (``jit.team``) of a fit has whose searches
+    visit ``fit_work`` elements at full coverage: all from ``MIN_PARALLEL_FIT``, else one
+    (its helpers spin through the fit, as spinning workers do, whatever the pool's workers
+    do between regions)."""
+    return n_threads if n_threads > 1 and fit_work >= MIN_PARALLEL_FIT else 1
+
+
 @contextlib.contextmanager
 def thread_limit(n_threads):
     """Run the enclosed Numba parallel code on at most ``n_threads`` threads."""

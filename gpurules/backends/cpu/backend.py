@@ -4,10 +4,12 @@ import numpy as np
 
 from gpurules.backends.base import BATCH_NO_RULE, Refinement, select_refinement
 from gpurules.backends.cpu import fused_beam, fused_rules, histograms, refine, statistics
-from gpurules.backends.cpu.representations import every_feature_state, search_state
+from gpurules.backends.cpu.representations import (every_feature_state, search_state,
+                                                   team_state)
 from gpurules.backends.instance_draws import DRAWS, SAMPLE_NONE
 from gpurules.data.binning import rows_of
-from gpurules.jit.threads import threads_for
+from gpurules.jit import team as teams
+from gpurules.jit.threads import team_threads, threads_for
 from gpurules.objectives.losses import target_matrix
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, work_sizes
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
@@ -57,6 +59,7 @@ class CpuBackend:
         self._buffers = self._records = self._deltas = self._rules = self._beam = None
         self._sample = None  # int32 (n,): a batched rule's instance sample
         self._every_feature = False  # whether learn_rules saw searches of every feature
+        self._team = False  # whether learn_rules ran a team (jit.team)
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
         self._searches = search_state(features, n, K + W, self.n_threads_search)
@@ -227,7 +230,7 @@ class CpuBackend:
             (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
              int(totals[2])), labels, family_head_mode(search.head_mode), search.params,
             self.inv_scale, search.min_coverage, search.min_quality, fix_label_after, scratch,
-            outs, result)
+            outs, result, None)
         if steps == 0:
             return [], None, labels, finished
         self._full_coverage = False
@@ -241,14 +244,28 @@ class CpuBackend:
     def learns_rules(self, plan):
         """Whether :meth:`learn_rules` serves a fit of ``plan`` (``base.RulePlan``, which
         the learner makes for plain fits only): searches and updates that run on one
-        thread even over every example (the fused loop calls their
-        serial forms; fits that large spend next to nothing in Python per rule)."""
+        thread even over every example (the fused loop calls their serial forms; fits that
+        large spend next to nothing in Python per rule), or a fit that a team serves
+        (:meth:`_team_threads`)."""
         module, _ = self._representation()
         if self._rules_key(module, plan) not in fused_rules.RULES:
             return False
         n, K = self.g.shape
         S = plan.num_drawn or plan.num_features
-        return self._search_threads(n, S) == 1 and self._update_threads(range(K)) == 1
+        serial = self._search_threads(n, S) == 1 and self._update_threads(range(K)) == 1
+        return serial or self._team_threads(plan) > 1
+
+    def _team_threads(self, plan):
+        """The threads of a team that learns ``plan``'s rules (``jit.team``), 1 for none:
+        greedy growth over a search with one-feature tasks, more than one search thread,
+        and a fit whose searches at full coverage are large enough
+        (``jit.threads.team_threads``)."""
+        module, _ = self._representation()
+        if plan.beam_width > 0 or module not in fused_rules.HELPERS:
+            return 1
+        S = plan.num_drawn or plan.num_features
+        return team_threads(int(self.g.shape[0] * S * self._row_visits()),
+                            self.n_threads_search)
 
     def learn_rules(self, plan, rng, count, score_room=np.inf, first_rule=0):
         """Learn up to ``count`` rules of a plain fit in one compiled call
@@ -270,6 +287,11 @@ class CpuBackend:
             self._every_feature = True
             self._searches = every_feature_state(self._searches, self.features,
                                                  self.n_threads_search)
+        threads = self._team_threads(plan)
+        if threads > 1 and not self._team:  # (once, as for every feature above)
+            self._team = True
+            self._searches = team_state(self._searches, self.features, self.g.shape[0],
+                                        self.g.shape[1] + self.h.shape[1])
         module, data = self._representation()
         S = plan.num_drawn or plan.num_features
         scratch, outs = self._result_buffers(S, plan.head_mode)
@@ -285,13 +307,24 @@ class CpuBackend:
             if self._sample is None:  # (made anew per fit: start_fit)
                 self._sample = np.empty(self.mask.shape[0], np.int32)
             sample = self._sample
-        taken, status, self.indicator, big = fused_rules.RULES[self._rules_key(module, plan)](
-            rng, count, plan, data, self._searches.rule_marks(), self._searches.gh,
-            self.mask, self._ones,
-            self.g, self.h, self._all_totals[:2], np.arange(self.g.shape[1], dtype=np.int32),
-            self.inv_scale, stats, scratch, outs, self._step_records(plan.block), rules,
-            float(score_room), int(first_rule), self._beam_buffers(plan) if beam else None,
-            sample, draw)
+        args = (rng, count, plan, data, self._searches.rule_marks(), self._searches.gh,
+                self.mask, self._ones, self.g, self.h, self._all_totals[:2],
+                np.arange(self.g.shape[1], dtype=np.int32), self.inv_scale, stats, scratch,
+                outs, self._step_records(plan.block), rules, float(score_room),
+                int(first_rule))
+        loop = fused_rules.RULES[self._rules_key(module, plan)]
+        if threads > 1:  # (jit.team)
+            team = refine.team_buffers(S, self.g.shape[1], self.h.shape[1],
+                                       plan.params.shape[0])
+            taken, status, self.indicator, big = teams.run(
+                team[0], threads, loop, (*args, None, sample, draw, team),
+                fused_rules.HELPERS[module],
+                (team, data, self.mask, sample, self.g, self.h, plan.head_mode,
+                 self.inv_scale, plan.min_coverage, scratch, outs))
+        else:  # (a loop over a search that a team could share takes buffers either way)
+            no_team = refine.NO_TEAM if module in fused_rules.HELPERS and not beam else None
+            taken, status, self.indicator, big = loop(
+                *args, self._beam_buffers(plan) if beam else None, sample, draw, no_team)
         self._full_coverage = status == BATCH_NO_RULE
         self._search_weights = sample  # (what the histograms were last built with)
         if self.non_decomposable:

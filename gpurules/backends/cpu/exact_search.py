@@ -388,6 +388,20 @@ def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, kep
 search = parallel_kernel(_search_all_py)
 
 
+@nb.njit(_nrt=False)  # (jit/variants.py)
+def feature_task(j, features, sorted_index, sorted_value, n_present, nominal, kept_index,
+                 kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
+                 tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                 scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    """Slot ``j`` of :func:`search` alone (its arguments, ``j`` int64 first): what a
+    thread of a team takes as one task (``refine``'s team search)."""
+    _search_feature(j, features[j], sorted_index, sorted_value, n_present, nominal,
+                    kept_index, kept_value, kept_len, mask, indicator, weights, g, h, tot_g,
+                    tot_h, tot_count, labels, head_mode, params, inv_scale, min_coverage,
+                    min_quality, scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+                    out_h)
+
+
 @nb.njit(inline="always")
 def _apply_row(op, threshold, index, value, m, mask, indicator):
     """Move the covered examples among ``index[:m]`` whose value satisfies ``op threshold``

@@ -155,7 +155,7 @@ def _draw_sample(rng, draw, plan, weights, g, h, g_all, h_all, tot_g, tot_h):
 
 def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, all_labels,
               inv_scale, stats, scratch, out, result, rules, score_room, first_rule, beam,
-              sample, draw):
+              sample, draw, team):
     """Learn up to ``count`` rules (module docstring), each grown greedily (block by block,
     ``rule_induction.induce_rule``) or by beam search (``_GROW``: ``fused_beam``).
 
@@ -192,6 +192,8 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
             ``ones`` where the rules draw none).
         draw: the compiled draw of ``plan.sampling`` (``instance_draws.DRAWS``), or None
             where the rules draw none.
+        team: ``refine.team_buffers`` where this loop leads a team (``jit.team``: its
+            searches shared with :data:`HELPERS`; greedy growth only), else None.
 
     Returns:
         (rules learned, status: BATCH_LEARNED, BATCH_NO_RULE or BATCH_ZERO_HEAD, indicator,
@@ -243,7 +245,7 @@ def _rules_py(rng, count, plan, data, marks, gh, mask, ones, g, h, all_totals, a
                 taken, indicator, labels, finished = _REFINE(
                     data, uniforms, plan.num_features, mask, indicator, weights, g, h,
                     (tot_g, tot_h, tot_count), labels, head_mode, params, inv_scale,
-                    plan.min_coverage, min_quality, fix_after, scratch, out, result)
+                    plan.min_coverage, min_quality, fix_after, scratch, out, result, team)
                 if taken == 0:
                     if done == 0 and redraws > 0:
                         redraws -= 1  # no first condition: draw other features
@@ -322,9 +324,12 @@ def _steps(module):
     """``refine._refine_py`` over ``module``'s search (serial form) and apply step, a jitable
     function shared by every rule loop over ``module``: Numba types and compiles it once
     per signature for all of them (one copy per loop compiled it again in each)."""
+    team_search = None
+    if hasattr(module, "feature_task"):
+        team_search = refine.team_functions(module)[0]
     return register_jitable(variant(refine._refine_py, f"{_representation(module)}_in_rules",
                                     _SEARCH=module.search.form(False),
-                                    _APPLY=module.apply_step))
+                                    _APPLY=module.apply_step, _team_search=team_search))
 
 
 @functools.lru_cache(maxsize=None)
@@ -354,8 +359,8 @@ def _compile(module, non_decomposable, beam, sampled):
     update = _update_non_decomposable if non_decomposable else _update_decomposable
     suffix = "".join(part for part, on in (("_non_decomposable", non_decomposable),
                                            ("_beam", beam), ("_sampled", sampled)) if on)
-    return njit(variant(_rules_py, name + suffix, _BEAM=beam, _SAMPLED=sampled,
-                        _REFINE=steps, _GROW=grow, _UPDATE=update))
+    return njit(nogil=True)(variant(_rules_py, name + suffix, _BEAM=beam, _SAMPLED=sampled,
+                                    _REFINE=steps, _GROW=grow, _UPDATE=update))
 
 
 # (search module, non-decomposable statistics, beam search, instance samples) -> its rule
@@ -363,3 +368,9 @@ def _compile(module, non_decomposable, beam, sampled):
 RULES = {(module, nd, beam, sampled): _compile(module, nd, beam, sampled)
          for module in (exact_search, sparse_search, sparse_search.compacting, histogram_search)
          for nd in (False, True) for beam in (False, True) for sampled in (False, True)}
+
+# search module -> the loop of a team's helper threads (``refine.team_functions``), for the
+# searches that have a one-feature task (not the histogram search); the rule loops above are
+# its leaders (compiled without the GIL, as the helpers)
+HELPERS = {module: njit(nogil=True)(variant(refine.team_functions(module)[1], "helper"))
+           for module in (exact_search, sparse_search, sparse_search.compacting)}

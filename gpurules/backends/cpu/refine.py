@@ -16,27 +16,39 @@ avoid; a closure over them would miss Numba's disk cache in every new process):
   labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch, *out)`` fills
   the ``out`` slots as ``exact_search.search`` does;
 - ``apply_step(f, op, threshold, data, mask, indicator)`` returns the new indicator.
+
+In a team's rule loop (``jit.team``: the batched rule loop on several threads in one
+parallel region) the leader runs these steps and hands each search's features to the team
+as tasks (:func:`_team_search`, the search module's ``feature_task``); the other threads
+take them in :func:`_help_searches`; :func:`team_functions` binds both to a search. The team's buffers (:func:`team_buffers`) carry what a
+step's search reads besides the fit's fixed arrays.
 """
+
+import functools
 
 import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.backends.base import _first_best, floyd_indices
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
+from gpurules.jit import team as teams
 from gpurules.jit.rows import copy_row
-from gpurules.jit.variants import Kernel
+from gpurules.jit.variants import Kernel, variant
 from gpurules.objectives.compiled import multi_output_head
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs
 from gpurules.objectives.quality import head_code, head_work
 
 
-# the search kernel and apply step a variant calls, bound by ``jit.variant`` below
-_SEARCH = _APPLY = None
+# the search kernel, apply step and one-feature search (a team's task) a variant calls,
+# bound by ``jit.variant`` below
+_SEARCH = _APPLY = _TASK = None
+# the values of a team's step in its ``values`` buffer (:func:`team_buffers`)
+_INDICATOR, _COUNT, _FEATURES, _LABELS, _PARAMS = range(5)
 
 
 def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, totals, labels,
                head_mode, params, inv_scale, min_coverage, min_quality, fix_label_after,
-               scratch, out, result):
+               scratch, out, result, team):
     """Up to ``R = uniforms.shape[0]`` refinement steps of the current rule.
 
     Args:
@@ -55,6 +67,10 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
         result: (feature int64 (R,), op int8 (R,), threshold float32 (R,), quality
             float64 (R,), count int64 (R,), label int32 (R,), g int64 (R, K),
             h int64 (R, W)): step ``r``'s refinement.
+        team: :func:`team_buffers` where the steps run in a team's leader (its searches
+            shared with the team's helpers), or :data:`NO_TEAM` (the rule loops over a
+            search with one-feature tasks, on one thread); None (a constant of the types)
+            elsewhere: the search kernel, on the threads of the Numba thread count.
 
     Returns:
         (steps taken, new indicator, labels after the steps, finished): ``finished`` is
@@ -72,9 +88,14 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
             features = floyd_indices(uniforms[r], num_features)
         else:
             features = all_features
-        _SEARCH(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
-                *out)
+        if team is None:
+            _SEARCH(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                    labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
+                    *out)
+        else:
+            _team_search(team, features, data, mask, indicator, weights, g, h, tot_g, tot_h,
+                         tot_count, labels, head_mode, params, inv_scale, min_coverage,
+                         min_quality, scratch, out)
         j = _first_best(out_q, out_op)
         if j < 0:
             return r, indicator, labels, True
@@ -113,6 +134,95 @@ def fix_head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, multi_ou
         return (multi_output_head(g_sum, h_sum, labels, inv_scale, params)[0],
                 all_outputs(params))
     return labels, params
+
+
+def team_buffers(S, K, W, P):
+    """A team's buffers for searches of up to ``S`` features, ``K`` outputs, ``W`` Hessian
+    entries and ``P`` objective parameters: (state int64 (``jit.team.STATE_SIZE``,),
+    features int64 (S,), labels int32 (K,), params float64 (P,), values int64 (5,): the
+    step's indicator, covered count and the lengths of the three arrays before,
+    min_quality float64 (1,), tot_g int64 (K,), tot_h int64 (W,)).
+    :data:`NO_TEAM` (no state): the loop that takes them searches alone."""
+    return (teams.new_state(), np.empty(S, np.int64),
+            np.empty(K, np.int32), np.empty(P), np.zeros(5, np.int64), np.empty(1),
+            np.empty(K, np.int64), np.empty(W, np.int64))
+
+
+# the buffers of no team, for one thread: the rule loop over a search with one-feature tasks
+# takes buffers in either case, so that one compiled loop serves both (a loop compiled for a
+# team as well cost its first fit ~30 CPU-s)
+NO_TEAM = tuple(np.empty(0, a.dtype) for a in team_buffers(0, 0, 0, 0))
+
+
+def _team_search(team, features, data, mask, indicator, weights, g, h, tot_g, tot_h,
+                 tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                 scratch, out):
+    """The search of ``_SEARCH``'s arguments by a team's leader: the step's values written
+    to ``team``'s buffers, each feature a task of a phase that the leader and the helpers
+    (:func:`_help_searches`) take, the slots filled when it returns; with
+    :data:`NO_TEAM`, ``_SEARCH`` itself."""
+    state, t_features, t_labels, t_params, values, quality, t_g, t_h = team
+    if state.shape[0] == 0:
+        _SEARCH(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
+                *out)
+        return
+    S, m, P = features.shape[0], labels.shape[0], params.shape[0]
+    copy_row(t_features[:S], features)
+    copy_row(t_labels[:m], labels)
+    copy_row(t_params[:P], params)
+    copy_row(t_g, tot_g)
+    copy_row(t_h, tot_h)
+    values[_INDICATOR], values[_COUNT] = indicator, tot_count
+    values[_FEATURES], values[_LABELS], values[_PARAMS] = S, m, P
+    quality[0] = min_quality
+    generation = teams.publish(state, S)
+    mine = 0
+    while True:
+        c = teams.take(state, generation)
+        if c >= S:
+            break
+        _team_task(c, team, data, mask, weights, g, h, head_mode, inv_scale, min_coverage,
+                   scratch, out)
+        mine += 1
+    teams.finish(state, S, mine)
+
+
+def _team_task(c, team, data, mask, weights, g, h, head_mode, inv_scale, min_coverage,
+               scratch, out):
+    """Task ``c`` of the open phase: the search of slot ``c`` with the step's values from
+    ``team``'s buffers."""
+    _, features, labels, params, values, quality, tot_g, tot_h = team
+    _TASK(np.int64(c), features[:values[_FEATURES]], *data, mask, values[_INDICATOR],
+          weights, g, h, tot_g, tot_h, values[_COUNT], labels[:values[_LABELS]], head_mode,
+          params[:values[_PARAMS]], inv_scale, min_coverage, quality[0], scratch, *out)
+
+
+def _help_searches(team, data, mask, weights, g, h, head_mode, inv_scale, min_coverage,
+                   scratch, out):
+    """A helper of a team (``jit.team``): take the leader's search tasks until it stops.
+    The other arguments are the leader's: its search's arrays, coverage mask, weights,
+    statistics, head mode, scale, minimum coverage, scratch and slot arrays."""
+    state = team[0]
+    while True:
+        c = teams.offered(state)
+        if c == teams.STOPPED:
+            return
+        if c >= 0:
+            _team_task(c, team, data, mask, weights, g, h, head_mode, inv_scale,
+                       min_coverage, scratch, out)
+            teams.done(state)
+
+
+@functools.lru_cache(maxsize=None)
+def team_functions(module):
+    """(team search, helper): :func:`_team_search` and :func:`_help_searches` over
+    ``module``'s ``feature_task``, jitable functions (one pair per search module)."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    task = register_jitable(variant(_team_task, name, _TASK=module.feature_task))
+    return (register_jitable(variant(_team_search, name, _team_task=task,
+                                     _SEARCH=module.search.form(False))),
+            register_jitable(variant(_help_searches, name, _team_task=task)))
 
 
 def _compile(module):

@@ -177,6 +177,17 @@ def every_feature_state(state, features, threads):
     return _compacting(features)
 
 
+def team_state(state, features, n, width):
+    """``state``, or the one a team's searches use instead (``jit.team``: each feature
+    searched by one thread at a time, as on one thread): the sparse search that compacts
+    its entries where the statistics (``n`` rows of ``width`` int64) outgrow the caches.
+    Count data, 10^5 x 100, 200 rules, a team of two: 17.4-21.0 s against 25.8-31.0 s
+    reading the entries (docs/benchmarks.md, session 41)."""
+    if state.module is not sparse_search or not beyond_cache.py_func(n * width * 8):
+        return state
+    return _compacting(features)
+
+
 def search_state(features, n, width, threads=1):
     """The :class:`SearchState` of a fit over ``features`` with ``n`` examples,
     statistics of ``width = K + W`` columns and searches on up to ``threads`` threads."""

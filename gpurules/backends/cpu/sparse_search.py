@@ -359,13 +359,35 @@ def _ensure(f, indptr, index, value, kept, restore):
     epochs[f] = epochs[-1]
 
 
+# (after :func:`_ensure`: a variant's globals are a snapshot)
+def _feature_task_py(j, features, indptr, index, value, kept, n_present, nominal, z, restore,
+                     mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
+                     head_mode, params, inv_scale, min_coverage, min_quality, scratch, out_q,
+                     out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    """Slot ``j`` of the search alone (its arguments, ``j`` int64 first): what a thread of
+    a team takes as one task (``refine``'s team search)."""
+    if COMPACTS:
+        _ensure(features[j], indptr, index, value, kept, restore)
+    _FEATURE_SEARCH(j, features[j], indptr, index, value, kept, n_present, nominal, z, mask,
+                    indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode,
+                    params, inv_scale, min_coverage, min_quality, scratch,
+                    (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
+
+
+feature_task, feature_task_compacting = (_without_reference_counting(
+    _feature_task_py, compacts, _FEATURE_SEARCH=_FEATURE_SEARCHES[compacts])
+    for compacts in (False, True))
+
+
 class SearchVariant:
     """What the backend and the fused refinement (``refine.REFINE``) take from a search
     module (``__name__``, ``search``, ``apply_step``), with another search kernel."""
 
-    def __init__(self, name, search, apply_step):
+    def __init__(self, name, search, apply_step, feature_task):
         self.__name__, self.search, self.apply_step = name, search, apply_step
+        self.feature_task = feature_task
 
 
 # the sparse search for data that it compacts (``representations._sparse``)
-compacting = SearchVariant(f"{__name__}_compacting", search_compacting, apply_step_compacting)
+compacting = SearchVariant(f"{__name__}_compacting", search_compacting, apply_step_compacting,
+                           feature_task_compacting)
