@@ -328,14 +328,18 @@ def _learner(X, Y, backend, **params):
 
 
 def test_searches_on_several_threads_take_the_loop(data, monkeypatch):
-    """A backend whose searches may run on two threads does not learn in batches (they
-    call the serial forms); the same on one thread does."""
+    """A backend whose updates may run on two threads does not learn in batches (the loop
+    calls the serial forms); the same on one thread does, and so does one whose searches
+    may run on two, as a team (``jit.team``: the exact search's features shared by the
+    threads; ``test_team.py``)."""
     X, Y = data
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
     monkeypatch.setattr(threads, "MIN_PARALLEL_FIT", 0)
-    assert _learner(X, Y, CpuBackend(2, 1))._rule_plan(*X.shape[::-1]) is None
     assert _learner(X, Y, CpuBackend(1, 2))._rule_plan(*X.shape[::-1]) is None
     assert _learner(X, Y, CpuBackend(1, 1))._rule_plan(*X.shape[::-1]) is not None
+    team = _learner(X, Y, CpuBackend(2, 1))
+    plan = team._rule_plan(*X.shape[::-1])
+    assert plan is not None and team.backend._team_threads(plan) == 2
 
 
 def test_learn_rules_returns_the_rules_it_applied(data):
