@@ -17,11 +17,11 @@ avoid; a closure over them would miss Numba's disk cache in every new process):
   the ``out`` slots as ``exact_search.search`` does;
 - ``apply_step(f, op, threshold, data, mask, indicator)`` returns the new indicator.
 
-In a team's rule loop (``jit.team``: the batched rule loop on several threads in one
-parallel region) the leader runs these steps and hands each search's features to the team
-as tasks (:func:`_team_search`, the search module's ``feature_task``); the other threads
-take them in :func:`_help_searches`; :func:`team_functions` binds both to a search. The team's buffers (:func:`team_buffers`) carry what a
-step's search reads besides the fit's fixed arrays.
+In a team (``jit.team``: the batched rule loop as the leader, helper threads beside it)
+the leader runs these steps and hands each search's features to the team as tasks
+(:func:`_team_search`, the search module's ``feature_task``); the helpers take them in
+:func:`_help_searches`; :func:`team_functions` binds both to a search. The team's buffers
+(:func:`team_buffers`) carry what a step's search reads besides the fit's fixed arrays.
 """
 
 import functools
