@@ -377,15 +377,11 @@ def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, kep
                    tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
                    scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
-        _search_feature(np.int64(j), features[j], sorted_index, sorted_value, n_present,
-                        nominal, kept_index, kept_value, kept_len, mask, indicator, weights,
-                        g, h, tot_g, tot_h, tot_count, labels, head_mode, params, inv_scale,
-                        min_coverage, min_quality, scratch, out_q, out_op, out_thr, out_cnt,
-                        out_label, out_g, out_h)
-
-
-# one kernel for every thread count (``jit.parallel_kernel``)
-search = parallel_kernel(_search_all_py)
+        feature_task(np.int64(j), features, sorted_index, sorted_value, n_present, nominal,
+                     kept_index, kept_value, kept_len, mask, indicator, weights, g, h, tot_g,
+                     tot_h, tot_count, labels, head_mode, params, inv_scale, min_coverage,
+                     min_quality, scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+                     out_h)
 
 
 @nb.njit(_nrt=False)  # (jit/variants.py)
@@ -393,13 +389,19 @@ def feature_task(j, features, sorted_index, sorted_value, n_present, nominal, ke
                  kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
                  tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
                  scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    """Slot ``j`` of :func:`search` alone (its arguments, ``j`` int64 first): what a
-    thread of a team takes as one task (``refine``'s team search)."""
+    """Slot ``j`` of :func:`search` alone (its arguments, ``j`` int64 first): the body of
+    its ``prange``, and what a thread of a team takes as one task (``refine``'s team
+    search; one compiled function for both, so that a rule loop holds one copy of the
+    search's code)."""
     _search_feature(j, features[j], sorted_index, sorted_value, n_present, nominal,
                     kept_index, kept_value, kept_len, mask, indicator, weights, g, h, tot_g,
                     tot_h, tot_count, labels, head_mode, params, inv_scale, min_coverage,
                     min_quality, scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g,
                     out_h)
+
+
+# one kernel for every thread count (``jit.parallel_kernel``)
+search = parallel_kernel(_search_all_py)
 
 
 @nb.njit(inline="always")

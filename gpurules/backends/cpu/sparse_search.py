@@ -277,19 +277,13 @@ def _search_all_py(features, indptr, index, value, kept, n_present, nominal, z, 
                    params, inv_scale, min_coverage, min_quality, scratch, out_q, out_op,
                    out_thr, out_cnt, out_label, out_g, out_h):
     for j in nb.prange(features.shape[0]):
-        if COMPACTS:
-            _ensure(features[j], indptr, index, value, kept, restore)
-        _FEATURE_SEARCH(np.int64(j), features[j], indptr, index, value, kept, n_present,
-                        nominal, z, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                        labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                        scratch, (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
+        _FEATURE_TASK(np.int64(j), features, indptr, index, value, kept, n_present, nominal,
+                      z, restore, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                      labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                      scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
-# one kernel for every thread count (``jit.parallel_kernel``), per variant
-search = parallel_kernel(_search_all_py, _FEATURE_SEARCH=_FEATURE_SEARCHES[False],
-                         COMPACTS=False)
-search_compacting = parallel_kernel(_search_all_py, "compacting",
-                                    _FEATURE_SEARCH=_FEATURE_SEARCHES[True], COMPACTS=True)
+_FEATURE_TASK = None  # bound per kernel (``feature_task`` below, of the kernel's variant)
 
 
 @nb.njit(inline="always")
@@ -364,8 +358,8 @@ def _feature_task_py(j, features, indptr, index, value, kept, n_present, nominal
                      mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
                      head_mode, params, inv_scale, min_coverage, min_quality, scratch, out_q,
                      out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    """Slot ``j`` of the search alone (its arguments, ``j`` int64 first): what a thread of
-    a team takes as one task (``refine``'s team search)."""
+    """Slot ``j`` of the search alone (its arguments, ``j`` int64 first): the body of its
+    ``prange`` and what a thread of a team takes as one task (``refine``'s team search)."""
     if COMPACTS:
         _ensure(features[j], indptr, index, value, kept, restore)
     _FEATURE_SEARCH(j, features[j], indptr, index, value, kept, n_present, nominal, z, mask,
@@ -377,6 +371,12 @@ def _feature_task_py(j, features, indptr, index, value, kept, n_present, nominal
 feature_task, feature_task_compacting = (_without_reference_counting(
     _feature_task_py, compacts, _FEATURE_SEARCH=_FEATURE_SEARCHES[compacts])
     for compacts in (False, True))
+# one kernel for every thread count (``jit.parallel_kernel``), per variant; its ``prange``
+# body is the variant's ``feature_task`` (one compiled function for both, so that a rule
+# loop holds one copy of the search's code)
+search = parallel_kernel(_search_all_py, _FEATURE_TASK=feature_task)
+search_compacting = parallel_kernel(_search_all_py, "compacting",
+                                    _FEATURE_TASK=feature_task_compacting)
 
 
 class SearchVariant:
