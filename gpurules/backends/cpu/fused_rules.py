@@ -372,5 +372,5 @@ RULES = {(module, nd, beam, sampled): _compile(module, nd, beam, sampled)
 # search module -> the loop of a team's helper threads (``refine.team_functions``), for the
 # searches that have a one-feature task (not the histogram search); the rule loops above are
 # its leaders (compiled without the GIL, as the helpers)
-HELPERS = {module: njit(nogil=True)(variant(refine.team_functions(module)[1], "helper"))
+HELPERS = {module: refine.team_functions(module)[1]
            for module in (exact_search, sparse_search, sparse_search.compacting)}

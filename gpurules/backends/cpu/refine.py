@@ -33,6 +33,7 @@ from numba.extending import register_jitable
 from gpurules.backends.base import _first_best, floyd_indices
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
 from gpurules.jit import team as teams
+from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import Kernel, variant
 from gpurules.objectives.compiled import multi_output_head
@@ -217,8 +218,9 @@ def _help_searches(team, data, mask, weights, g, h, head_mode, inv_scale, min_co
 
 @functools.lru_cache(maxsize=None)
 def team_functions(module):
-    """(team search, helper): :func:`_team_search` and :func:`_help_searches` over
-    ``module``'s ``feature_task``, jitable functions (one pair per search module)."""
+    """(team search, helper) over ``module``'s ``feature_task``: :func:`_team_search`, a
+    function inlined into the rule loop's steps, and :func:`_help_searches` compiled
+    without the GIL for a team's helper threads (one pair per search module)."""
     name = module.__name__.rsplit(".", 1)[-1]
     # inlined by Numba: each function compiled apart is a library in which LLVM optimises
     # the search's code once more (a first sparse fit compiled ~4 CPU-s longer)
@@ -226,7 +228,7 @@ def team_functions(module):
     task = inline(variant(_team_task, name, _TASK=module.feature_task))
     return (inline(variant(_team_search, name, _team_task=task,
                            _SEARCH=module.search.form(False))),
-            register_jitable(variant(_help_searches, name, _team_task=task)))
+            njit(nogil=True)(variant(_help_searches, f"{name}_helper", _team_task=task)))
 
 
 def _compile(module):

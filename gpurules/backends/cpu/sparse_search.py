@@ -269,7 +269,8 @@ def _without_reference_counting(py_func, compacts, **constants):
 _PHASES = {compacts: _without_reference_counting(_phase, compacts) for compacts in (False, True)}
 _FEATURE_SEARCHES = {compacts: _without_reference_counting(
     _search_sparse_feature, compacts, _PHASE=_PHASES[compacts]) for compacts in (False, True)}
-_FEATURE_SEARCH = None  # bound per kernel below
+_FEATURE_SEARCH = None  # bound per variant of ``feature_task`` (below): its feature search
+_FEATURE_TASK = None  # bound per kernel: the ``feature_task`` of the kernel's variant
 
 
 def _search_all_py(features, indptr, index, value, kept, n_present, nominal, z, restore, mask,
@@ -282,8 +283,6 @@ def _search_all_py(features, indptr, index, value, kept, n_present, nominal, z, 
                       labels, head_mode, params, inv_scale, min_coverage, min_quality,
                       scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
-
-_FEATURE_TASK = None  # bound per kernel (``feature_task`` below, of the kernel's variant)
 
 
 @nb.njit(inline="always")
