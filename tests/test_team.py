@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_multilabel_classification
 
 from gpurules import BoomerClassifier
+from gpurules.estimators.boomer_params import num_threads
 from gpurules.jit import prefetch, team, threads
 from gpurules.jit.atomics import compare_exchange, fetch_add, load_acquire, store_release
 
@@ -102,10 +103,11 @@ def _run_team(n_threads, phases, fail_at=-1):
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 4])
-def test_every_task_runs_once_and_the_leader_waits_for_its_helpers(n_threads):
+def test_every_task_runs_once_and_the_leader_waits_for_its_helpers(n_threads, monkeypatch):
     """Phases of 1-11 tasks, many of them: a ``publish`` that wrote the task count before
     closing the last phase's word let a helper take a task twice in 6 of 30 runs of 3,000
-    phases (4 threads)."""
+    phases (4 threads; seated on any machine)."""
+    monkeypatch.setattr(team.SEATS, "cores", lambda: 4)
     phases = np.random.default_rng(0).integers(1, 12, 20_000)
     missing, ran, taken = _run_team(n_threads, phases)
     assert missing == 0
@@ -119,6 +121,38 @@ def test_a_leader_that_raises_stops_its_helpers():
     with pytest.raises(ValueError, match="the leader failed"):
         _run_team(3, np.full(100, 4), fail_at=50)
     assert not [t for t in threading.enumerate() if t.name.startswith("gpurules-team")]
+
+
+def test_teams_at_once_share_the_cores(monkeypatch):
+    """A team gets only the helpers the cores have room for (``team.SEATS``): a second
+    team while the first holds both cores runs its leader alone, and the seats come back."""
+    monkeypatch.setattr(team.SEATS, "cores", lambda: 2)
+    helped, inside, release, out = [], threading.Event(), threading.Event(), []
+
+    def first():
+        inside.set()
+        assert release.wait(10)
+        return "first"
+    holder = threading.Thread(target=lambda: out.append(
+        team.run(team.new_state(), 2, first, (), helped.append, ("first",))))
+    holder.start()
+    assert inside.wait(10)
+    assert team.run(team.new_state(), 2, lambda: "second", (), helped.append,
+                    ("second",)) == "second"
+    release.set()
+    holder.join(10)
+    assert out == ["first"]
+    assert team.run(team.new_state(), 3, lambda: "third", (), helped.append,
+                    ("third",)) == "third"
+    assert helped == ["first", "third"]  # the third: one helper, as the cores allow
+
+
+def test_all_cores_means_at_most_numbas_thread_count(monkeypatch):
+    """``parallel_*="true"`` takes at most ``NUMBA_NUM_THREADS`` (which joblib's process
+    workers set to their share of the cores): a team's threads are not Numba's own."""
+    monkeypatch.setattr(nb.config, "NUMBA_NUM_THREADS", 1)
+    assert num_threads("parallel_rule_refinement", "true") == 1
+    assert num_threads("parallel_rule_refinement", "true{num_preferred_threads=2}") == 1
 
 
 def _fit(X, Y, n_threads, **kw):

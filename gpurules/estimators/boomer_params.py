@@ -8,6 +8,7 @@ plus thread counts, raising ``ValueError`` for anything unsupported.
 import dataclasses
 import os
 
+import numba
 import numpy as np
 
 from gpurules.estimators.boomer_tables import LOSSES, PARALLEL, SUPPORTED
@@ -42,12 +43,17 @@ def _param(est, param, default=None):
 
 
 def num_threads(param, value):
-    """Threads for one parallelisable phase: 1 for 'false', all cores for 'auto'/'true'."""
+    """Threads for one parallelisable phase: 1 for 'false', all cores for 'auto'/'true'
+    (``num_preferred_threads`` if fewer), at most Numba's thread count
+    (``NUMBA_NUM_THREADS``, which joblib's process workers, e.g. a ``GridSearchCV`` with
+    ``n_jobs``, set to their share of the cores; the threads of a team, ``jit.team``, are
+    not Numba's own and would not be capped otherwise)."""
     name, opts = parse_option_value(param, value, PARALLEL)
     if name == "false":
         return 1
     available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
+    available = max(1, min(available, numba.config.NUMBA_NUM_THREADS))
     preferred = opts.get("num_preferred_threads", 0)
     return max(1, min(preferred, available)) if preferred > 0 else available
 

@@ -48,21 +48,60 @@ def new_state():
     return np.zeros(STATE_SIZE, np.int64)
 
 
+class _Seats:
+    """The threads of the process's running teams, leaders and helpers, against the cores
+    (Numba's thread count): a team gets only the helpers the cores have room for, so fits
+    run at once in several Python threads (a thread pool, joblib's threading backend) do
+    not spin on each other's cores. Two team fits at once on the 2-core VM took 6.3-6.4 s
+    each where one took 2.7 s alone and two one-thread fits at once 5.2 s
+    (docs/benchmarks.md, session 42)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._taken = 0
+
+    @staticmethod
+    def cores():
+        """The seats: Numba's thread count (``NUMBA_NUM_THREADS``, the cores by default)."""
+        return nb.config.NUMBA_NUM_THREADS
+
+    def take(self, threads):
+        """Seat a new team's leader and up to ``threads - 1`` helpers; returns the helpers
+        seated (give all back with :meth:`give_back`)."""
+        with self._lock:
+            helpers = max(0, min(threads - 1, self.cores() - self._taken - 1))
+            self._taken += 1 + helpers
+            return helpers
+
+    def give_back(self, helpers):
+        """Free the seats of a team's leader and its ``helpers``."""
+        with self._lock:
+            self._taken -= 1 + helpers
+
+
+SEATS = _Seats()
+
+
 def run(state, threads, leader, leader_args, helper, helper_args):
-    """``leader(*leader_args)`` on this thread with ``threads - 1`` helper threads running
-    ``helper(*helper_args)`` (both compiled without the GIL: ``nogil=True``); returns the
+    """``leader(*leader_args)`` on this thread with up to ``threads - 1`` helper threads
+    running ``helper(*helper_args)`` (both compiled without the GIL: ``nogil=True``),
+    fewer while other teams of the process hold the cores (:data:`SEATS`); returns the
     leader's result. The helpers are told to stop once the leader returns or raises, and
     joined."""
-    helpers = [threading.Thread(target=helper, args=helper_args, daemon=True,
-                                name=f"gpurules-team-{k}") for k in range(1, threads)]
-    for thread in helpers:
-        thread.start()
+    seated = SEATS.take(threads)
+    started = []
     try:
+        for k in range(1, 1 + seated):
+            thread = threading.Thread(target=helper, args=helper_args, daemon=True,
+                                      name=f"gpurules-team-{k}")
+            thread.start()
+            started.append(thread)
         return leader(*leader_args)
     finally:
         state[_STOPPED] = 1  # (a plain store: the helpers read it atomically)
-        for thread in helpers:
+        for thread in started:
             thread.join()
+        SEATS.give_back(seated)
 
 
 @nb.njit(inline="always")
