@@ -51,10 +51,10 @@ def new_state():
 class _Seats:
     """The threads of the process's running teams, leaders and helpers, against the cores
     (Numba's thread count): a team gets only the helpers the cores have room for, so fits
-    run at once in several Python threads (a thread pool, joblib's threading backend) do
-    not spin on each other's cores. Two team fits at once on the 2-core VM took 6.3-6.4 s
-    each where one took 2.7 s alone and two one-thread fits at once 5.2 s
-    (docs/benchmarks.md, session 42)."""
+    run at once in several Python threads (a thread pool, joblib's threading backend)
+    never have more threads spinning than there are cores. A bound, not a speed-up where
+    measured: on the 2-core VM two or four team fits at once took as long with it as
+    without (docs/benchmarks.md, session 42)."""
 
     def __init__(self):
         self._lock = threading.Lock()
