@@ -51,9 +51,9 @@ def num_threads(param, value):
     name, opts = parse_option_value(param, value, PARALLEL)
     if name == "false":
         return 1
-    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
-    available = max(1, min(available, numba.config.NUMBA_NUM_THREADS))
+    available = min(cores, numba.config.NUMBA_NUM_THREADS)  # (both at least 1)
     preferred = opts.get("num_preferred_threads", 0)
     return max(1, min(preferred, available)) if preferred > 0 else available
 

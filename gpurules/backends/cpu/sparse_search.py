@@ -284,7 +284,6 @@ def _search_all_py(features, indptr, index, value, kept, n_present, nominal, z, 
                       scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
-
 @nb.njit(inline="always")
 def _apply_range(op, threshold, index, value, lo, hi, mask, indicator, implicit_satisfies):
     """:func:`apply_condition`'s walk over the entries ``lo .. hi - 1``."""
