@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from gpurules.jit.rows import copy_row
+from gpurules.data.columns import gather_columns
+from gpurules.data.radix_sort import from_keys, radix_argsort, to_keys
 from gpurules.jit.variants import parallel_kernel
 
 
@@ -55,15 +56,11 @@ class BinnedFeatures:
 METHODS = ("equal-width", "equal-frequency")
 _EQUAL_WIDTH, _EQUAL_FREQUENCY, _NOMINAL = 0, 1, 2
 _CHUNK_ELEMENTS = 1 << 23  # values sorted at a time (bounds the scratch memory)
-_RADIX_BITS = 11
-_RADIX_MASK = (1 << _RADIX_BITS) - 1
-_NAN_KEY = 0xFFFFFFFF
 _FEW = 16  # distinct values of a nominal column binned without sorting it
 # values (examples x features) from which the kernels run on every thread Numba has; below,
 # on one (their parallel forms compile in ~2 CPU-s more than the serial ones, and the
 # serial ones bin 10^7 values in about 0.05 s without a sort)
 PARALLEL_VALUES = 1 << 24
-_SIGN = 0x80000000
 
 
 def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0):
@@ -183,7 +180,7 @@ def _bin_chunk(X, start, modes, options, bin_index, num_bins, threads):
     float32 (sum(num_bins),). The kernels run on ``threads`` threads."""
     C, n = bin_index.shape
     values = np.empty((C, n), dtype=np.float32)
-    _gather_columns.run(threads, X, start, values)
+    gather_columns.run(threads, X, start, values)
     table = np.empty((C, _FEW), dtype=np.float32)
     n_present = np.zeros(C, dtype=np.int64)
     n_distinct = np.zeros(C, dtype=np.int64)
@@ -317,20 +314,6 @@ def _sort_small(table, count):
         table[j + 1] = v
 
 
-def _gather_columns_py(X, start, values):
-    """values[c, i] = X[i, start + c] (a transposed copy of a block of columns)."""
-    C, n = values.shape
-    block = 64
-    for first in nb.prange((n + block - 1) // block):
-        stop = min(n, (first + 1) * block)
-        for c in range(C):
-            for i in range(first * block, stop):
-                values[c, i] = X[i, start + c]
-
-
-_gather_columns = parallel_kernel(_gather_columns_py)
-
-
 def _sort_columns_py(values, order, selected, n_present, n_distinct):
     """Sort the rows ``c`` of ``values`` (C, n) with ``selected[c]`` in place, NaN last;
     ``order`` (C, n) int32 gets their permutation, ``n_present`` and ``n_distinct`` (int64
@@ -340,9 +323,9 @@ def _sort_columns_py(values, order, selected, n_present, n_distinct):
         if not selected[c]:
             continue
         keys = values[c].view(np.uint32)
-        _to_keys(keys)
-        _radix_argsort(keys, order[c])
-        _from_keys(keys)
+        to_keys(keys)
+        radix_argsort(keys, order[c])
+        from_keys(keys)
         row = values[c]
         p, distinct = 0, 0
         while p < n and row[p] == row[p]:
@@ -353,63 +336,6 @@ def _sort_columns_py(values, order, selected, n_present, n_distinct):
 
 
 _sort_columns = parallel_kernel(_sort_columns_py)
-
-
-@nb.njit(inline="always")
-def _to_keys(keys):
-    """float32 bit patterns -> uint32 keys in the order of the values; -0.0 becomes +0.0
-    and every NaN the largest key."""
-    for i in range(keys.shape[0]):
-        b = keys[i]
-        if (b & 0x7FFFFFFF) > 0x7F800000:
-            keys[i] = _NAN_KEY
-        elif b == _SIGN:
-            keys[i] = _SIGN
-        elif b & _SIGN:
-            keys[i] = b ^ 0xFFFFFFFF
-        else:
-            keys[i] = b | _SIGN
-
-
-@nb.njit(inline="always")
-def _from_keys(keys):
-    """Inverse of :func:`_to_keys` (NaN keys become a NaN)."""
-    for i in range(keys.shape[0]):
-        b = keys[i]
-        keys[i] = b ^ _SIGN if b & _SIGN else b ^ 0xFFFFFFFF
-
-
-@nb.njit
-def _radix_argsort(keys, order):
-    """Stable LSD radix sort of uint32 ``keys`` (n,) in place; ``order`` (n,) int32 gets
-    the permutation (``order[p]`` = original position of the p-th smallest key)."""
-    n = keys.shape[0]
-    for i in range(n):
-        order[i] = i
-    src_k, src_o = keys, order
-    dst_k, dst_o = np.empty_like(keys), np.empty_like(order)
-    count = np.empty(_RADIX_MASK + 1, dtype=np.int64)
-    swapped = False
-    for shift in range(0, 32, _RADIX_BITS):
-        count[:] = 0
-        for i in range(n):
-            count[(src_k[i] >> shift) & _RADIX_MASK] += 1
-        if n == 0 or count.max() == n:
-            continue  # every key has the same digit: the pass would not move anything
-        total = 0
-        for d in range(_RADIX_MASK + 1):
-            total, count[d] = total + count[d], total
-        for i in range(n):
-            d = (src_k[i] >> shift) & _RADIX_MASK
-            dst_k[count[d]] = src_k[i]
-            dst_o[count[d]] = src_o[i]
-            count[d] += 1
-        src_k, dst_k = dst_k, src_k
-        src_o, dst_o = dst_o, src_o
-        swapped = not swapped
-    if swapped:
-        copy_row(keys, src_k)  # not keys[:] = src_k: jit/rows.py
-        copy_row(order, src_o)
 
 
 def _equal_frequency_counts_py(values, n_present, per_bin):

@@ -57,8 +57,8 @@ def presort_sparse(X, nominal_mask, sparse_value=0.0, n_threads=1):
     sorted on its own, on ``n_threads`` threads side by side where ``X`` holds at least
     ``presorted.PARALLEL_SORT_ELEMENTS`` explicit entries (``presorted.sort_parts``; one
     sort of all entries by (column, missing, value) took 2.6 s at 10^6 x 100 count data,
-    the sorts column by column 0.6 s: docs/benchmarks.md, session 27); else all at once. Either way, and on any
-    number of threads, the result is the same.
+    the sorts column by column 0.6 s: docs/benchmarks.md, session 27); else all at once.
+    Either way, and on any number of threads, the result is the same.
 
     Args:
         X: scipy sparse matrix (n, A) or dense float32 ndarray; entries equal to
