@@ -39,10 +39,25 @@ def use_repo_checkout() -> None:
 
     Scripts run as ``python benchmarks/x.py`` get ``benchmarks/`` on the path, not the root;
     without this an installed (possibly stale, non-editable) gpurules would be imported.
+    Says so on stderr where ``PYTHONPATH`` names another checkout, or gpurules was already
+    imported from one: a script that imports these helpers from one checkout while
+    ``PYTHONPATH`` points at another measures this one (session 43 found A/B comparisons
+    of session 42 that had compared a checkout with itself that way).
     """
     root = str(REPO_ROOT)
     if root not in sys.path:
         sys.path.insert(0, root)
+    others = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+              if p and (Path(p) / "gpurules" / "__init__.py").exists()
+              and Path(p).resolve() != REPO_ROOT.resolve()]
+    loaded = sys.modules.get("gpurules")
+    if loaded is not None:
+        checkout = Path(loaded.__file__).resolve().parent.parent
+        if checkout != REPO_ROOT.resolve():
+            others.append(str(checkout))
+    for other in others:
+        print(f"benchmarks: measuring the gpurules of {root}, not the one in {other}",
+              file=sys.stderr, flush=True)
 
 
 def log(msg: str) -> None:
