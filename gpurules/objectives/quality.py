@@ -103,6 +103,26 @@ def _gains_all(run_g, run_h, tot_g, tot_h, complement, inv_scale, l1, l2, gains)
 
 
 @register_jitable(forceinline=True)
+def complete_pair_quality(run_g, run_h, tot_g, tot_h, inv_scale, l1, l2, gains):
+    """(quality of ``run_*``, quality of ``tot_* - run_*``) of the complete head over every
+    label ``0..K-1``: both sides of a boundary at once, each bit for bit the quality of
+    :func:`complete_side_quality` (the gains of :func:`_gains_all`, summed in label order).
+    ``gains``: float64 (2K,) scratch (the first K the running side's, the rest the
+    other's). The two sums run in one loop, so that their chains of dependent additions
+    overlap."""
+    K = run_g.shape[0]
+    _gains_all(run_g, run_h, tot_g, tot_h, False, inv_scale, l1, l2, gains)
+    rest = gains[K:]  # a view: an index ``K + k`` compiled to a scatter
+    _gains_all(run_g, run_h, tot_g, tot_h, True, inv_scale, l1, l2, rest)
+    total_run = 0.0
+    total_rest = 0.0
+    for k in range(K):
+        total_run += gains[k]
+        total_rest += rest[k]
+    return total_run, total_rest
+
+
+@register_jitable(forceinline=True)
 def _label_sums(run_g, run_h, tot_g, tot_h, complement, k, inv_scale):
     """(G, H) float64 of label ``k``: ``run_*[k]`` or, with ``complement``,
     ``tot_*[k] - run_*[k]``, scaled by ``inv_scale``."""

@@ -393,7 +393,7 @@ class CpuBackend:
             K, W = self.g.shape[1], self.h.shape[1]
             needs_work = head_mode == HEAD_MULTI_OUTPUT or W != K  # exact_search.accumulate
             work = work_sizes(K) if needs_work else None
-            sums, gains = np.empty((S, 8, max(K, W)), np.int64), np.empty((S, K))
+            sums, gains = np.empty((S, 8, max(K, W)), np.int64), np.empty((S, 2 * K))
             scratch = (sums, None, None, gains)
             if work is not None:  # None: the searches compile without multi-output heads
                 scratch = (sums, np.zeros((S, work[0])), np.zeros((S, work[1]), np.int64),

@@ -45,7 +45,8 @@ from gpurules.jit.cache import njit
 from gpurules.jit.prefetch import beyond_cache, prefetch_row
 from gpurules.jit.variants import parallel_kernel
 from gpurules.objectives.compiled import family_side_quality, work_views
-from gpurules.objectives.quality import head_code, side_quality
+from gpurules.objectives.quality import (CompleteHeadMode, complete_pair_quality, head_code,
+                                         side_quality)
 
 
 #: how many sorted entries ahead the searches prefetch an example (:func:`prefetch_example`)
@@ -121,6 +122,18 @@ _evaluate = nb.njit(_nrt=False)(_evaluate_py)  # no reference counting (jit/vari
 
 
 @nb.njit(inline="always")
+def _take(best_q, q, lab, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q,
+          out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    """Keep the candidate of quality ``q`` (label ``lab``) in slot ``j`` if ``q`` beats
+    ``best_q`` (so ties keep the canonical first); returns the new best quality."""
+    if q > best_q:
+        _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
+              out_thr, out_cnt, out_label, out_g, out_h)
+        return q
+    return best_q
+
+
+@nb.njit(inline="always")
 def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels,
               head_mode, params, inv_scale, work, gains, out_q, out_op, out_thr, out_cnt,
               out_label, out_g, out_h):
@@ -130,10 +143,35 @@ def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h,
     the new best quality."""
     q, lab = _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, inv_scale,
                       params, work, gains)
-    if q > best_q:
-        _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
-              out_thr, out_cnt, out_label, out_g, out_h)
-        return q
+    return _take(best_q, q, lab, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h,
+                 out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+
+
+@nb.njit(inline="always")
+def _boundary(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, run_g, run_h, tot_g,
+              tot_h, labels, head_mode, params, inv_scale, work, gains, out_q, out_op,
+              out_thr, out_cnt, out_label, out_g, out_h):
+    """Consider both candidates of a boundary of an ordered scan, each if
+    ``thresholds.admissible``: ``ops[0] thr`` (the ``cnt`` examples of the running sums)
+    before ``ops[1] thr`` (the other ``tot_count - cnt``); returns the new best quality.
+    Where both are and :func:`_pairs` says so, their qualities are computed together."""
+    ok_run = admissible(cnt, covered, min_coverage)
+    ok_rest = admissible(tot_count - cnt, covered, min_coverage)
+    if ok_run and ok_rest and _pairs(run_g, labels, head_mode, work, gains):
+        q_run, q_rest = _pair_quality(run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params,
+                                      gains)
+        best_q = _take(best_q, q_run, -1, j, ops[0], thr, cnt, False, run_g, run_h, tot_g,
+                       tot_h, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+        return _take(best_q, q_rest, -1, j, ops[1], thr, tot_count - cnt, True, run_g, run_h,
+                     tot_g, tot_h, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+    if ok_run:
+        best_q = _consider(best_q, j, ops[0], thr, cnt, False, run_g, run_h, tot_g, tot_h,
+                           labels, head_mode, params, inv_scale, work, gains, out_q, out_op,
+                           out_thr, out_cnt, out_label, out_g, out_h)
+    if ok_rest:
+        best_q = _consider(best_q, j, ops[1], thr, tot_count - cnt, True, run_g, run_h, tot_g,
+                           tot_h, labels, head_mode, params, inv_scale, work, gains, out_q,
+                           out_op, out_thr, out_cnt, out_label, out_g, out_h)
     return best_q
 
 
@@ -221,6 +259,49 @@ def _quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, in
         return quality_of(run_g, run_h, tot_g, tot_h, complement, labels, head_code(head_mode),
                           inv_scale, params, work, gains)
     return with_work
+
+
+def _fuses_pairs(head_mode, work, gains):
+    """Whether the argument types are those of a complete head's search over decomposable
+    statistics with a gains buffer: the searches whose boundaries :func:`_pair_quality`
+    scores."""
+    return (getattr(head_mode, "instance_class", None) is CompleteHeadMode
+            and isinstance(work, types.NoneType) and isinstance(gains, types.Array))
+
+
+def _pairs(run_g, labels, head_mode, work, gains):
+    """Whether :func:`_pair_quality` scores a boundary: for the searches of
+    :func:`_fuses_pairs`, a head of every label and a gains buffer of 2K; else False
+    (decided by the argument types)."""
+
+
+@overload(_pairs, inline="always")
+def _pairs_typed(run_g, labels, head_mode, work, gains):
+    if _fuses_pairs(head_mode, work, gains):
+        def fused(run_g, labels, head_mode, work, gains):
+            # labels are sorted and distinct: K of them are all of them
+            K = run_g.shape[0]
+            return labels.shape[0] == K and gains.shape[0] >= 2 * K
+        return fused
+    return lambda run_g, labels, head_mode, work, gains: False
+
+
+def _pair_quality(run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params, gains):
+    """(quality of ``run_*``, quality of ``tot_* - run_*``): ``quality.complete_pair_quality``
+    for the searches of :func:`_fuses_pairs`; the others never call it (:func:`_pairs` is
+    False for them) and compile none of it."""
+
+
+@overload(_pair_quality, jit_options={"forceinline": True})
+def _pair_quality_typed(run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params, gains):
+    if isinstance(gains, types.Array) and \
+            getattr(head_mode, "instance_class", None) is CompleteHeadMode:
+        def pair(run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params, gains):
+            return complete_pair_quality(run_g, run_h, tot_g, tot_h, inv_scale, params[0],
+                                         params[1], gains)
+        return pair
+    return lambda run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params, gains: (
+        -np.inf, -np.inf)  # not reached: _pairs is False for these argument types
 
 
 @nb.njit(inline="always")
@@ -349,17 +430,11 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_i
             else:
                 ops = (OP_LEQ, OP_GR)
                 thr = midpoint(prev, v) if not at_end else prev
-            for side in range(2):
-                complement = side == 1
-                side_cnt = tot_count - cnt if complement else cnt
-                if at_end and not is_nominal:
-                    break  # ``<= max`` covers everything, ``> max`` nothing
-                if not admissible(side_cnt, covered, min_coverage):
-                    continue
-                best_q = _consider(best_q, j, ops[side], thr, side_cnt, complement, run_g,
-                                   run_h, tot_g, tot_h, labels, head_mode, params, inv_scale,
-                                   work, gains, out_q, out_op, out_thr, out_cnt, out_label,
-                                   out_g, out_h)
+            if is_nominal or not at_end:  # ``<= max`` covers everything, ``> max`` nothing
+                best_q = _boundary(best_q, j, ops, thr, cnt, tot_count, covered,
+                                   min_coverage, run_g, run_h, tot_g, tot_h, labels,
+                                   head_mode, params, inv_scale, work, gains, out_q, out_op,
+                                   out_thr, out_cnt, out_label, out_g, out_h)
             if is_nominal and not at_end:
                 run_g[:] = 0
                 run_h[:] = 0

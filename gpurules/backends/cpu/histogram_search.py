@@ -25,9 +25,9 @@ import numba as nb
 import numpy as np
 
 from gpurules.backends.cpu.coverage import _apply_listed, covered_list
-from gpurules.backends.cpu.exact_search import _consider, _work_row
+from gpurules.backends.cpu.exact_search import _boundary, _work_row
 from gpurules.backends.cpu.histograms import build
-from gpurules.backends.thresholds import admissible, bin_threshold
+from gpurules.backends.thresholds import bin_threshold
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.jit.cache import njit
 from gpurules.jit.threads import thread_limit
@@ -122,13 +122,10 @@ def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count,
         elif prev >= 0:
             thr = bin_threshold(bin_min, bin_max, r)
         if is_nominal or prev >= 0:
-            for side in range(2):
-                side_cnt = tot_count - cnt if side else cnt
-                if admissible(side_cnt, covered, min_coverage):
-                    best_q = _consider(best_q, j, ops[side], thr, side_cnt, side == 1, run_g,
-                                       run_h, tot_g, tot_h, labels, head_mode, params,
-                                       inv_scale, work, gains, out_q, out_op, out_thr,
-                                       out_cnt, out_label, out_g, out_h)
+            best_q = _boundary(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage,
+                               run_g, run_h, tot_g, tot_h, labels, head_mode, params,
+                               inv_scale, work, gains, out_q, out_op, out_thr, out_cnt,
+                               out_label, out_g, out_h)
         if not is_nominal:
             _add_bin(run_g, run_h, hist, r)
             cnt += hist_count[r]
@@ -176,7 +173,7 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_
         work = work_arrays(features.shape[0], labels.shape[0]) if needed else (None, None)
     K, W = out_g.shape[1], hist.shape[1] - out_g.shape[1]
     sums = np.empty((features.shape[0], 4, max(K, W)), np.int64)
-    gains = np.empty((features.shape[0], K))
+    gains = np.empty((features.shape[0], 2 * K))  # exact_search._boundary's pairs
     with thread_limit(n_threads):
         scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
              family_head_mode(head_mode), params, inv_scale, min_coverage, covered, min_quality,
