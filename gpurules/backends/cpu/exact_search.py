@@ -148,34 +148,6 @@ def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h,
 
 
 @nb.njit(inline="always")
-def _boundary(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, run_g, run_h, tot_g,
-              tot_h, labels, head_mode, params, inv_scale, work, gains, out_q, out_op,
-              out_thr, out_cnt, out_label, out_g, out_h):
-    """Consider both candidates of a boundary of an ordered scan, each if
-    ``thresholds.admissible``: ``ops[0] thr`` (the ``cnt`` examples of the running sums)
-    before ``ops[1] thr`` (the other ``tot_count - cnt``); returns the new best quality.
-    Where both are and :func:`_pairs` says so, their qualities are computed together."""
-    ok_run = admissible(cnt, covered, min_coverage)
-    ok_rest = admissible(tot_count - cnt, covered, min_coverage)
-    if ok_run and ok_rest and _pairs(run_g, labels, head_mode, work, gains):
-        q_run, q_rest = _pair_quality(run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params,
-                                      gains)
-        best_q = _take(best_q, q_run, -1, j, ops[0], thr, cnt, False, run_g, run_h, tot_g,
-                       tot_h, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
-        return _take(best_q, q_rest, -1, j, ops[1], thr, tot_count - cnt, True, run_g, run_h,
-                     tot_g, tot_h, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
-    if ok_run:
-        best_q = _consider(best_q, j, ops[0], thr, cnt, False, run_g, run_h, tot_g, tot_h,
-                           labels, head_mode, params, inv_scale, work, gains, out_q, out_op,
-                           out_thr, out_cnt, out_label, out_g, out_h)
-    if ok_rest:
-        best_q = _consider(best_q, j, ops[1], thr, tot_count - cnt, True, run_g, run_h, tot_g,
-                           tot_h, labels, head_mode, params, inv_scale, work, gains, out_q,
-                           out_op, out_thr, out_cnt, out_label, out_g, out_h)
-    return best_q
-
-
-@nb.njit(inline="always")
 def _add(run_g, run_h, g, h, i, w):
     """run += w * row i of (g, h) of decomposable statistics (g and h of one width). Unit
     weights skip the int64 multiply (which has no AVX2 vector form), so the common case
@@ -261,47 +233,53 @@ def _quality_typed(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, in
     return with_work
 
 
-def _fuses_pairs(head_mode, work, gains):
-    """Whether the argument types are those of a complete head's search over decomposable
-    statistics with a gains buffer: the searches whose boundaries :func:`_pair_quality`
-    scores."""
-    return (getattr(head_mode, "instance_class", None) is CompleteHeadMode
-            and isinstance(work, types.NoneType) and isinstance(gains, types.Array))
+def _boundary(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, run_g, run_h, tot_g,
+              tot_h, labels, head_mode, params, inv_scale, work, gains, out_q, out_op,
+              out_thr, out_cnt, out_label, out_g, out_h):
+    """Consider both candidates of a boundary of an ordered scan, each if
+    ``thresholds.admissible``: ``ops[0] thr`` (the ``cnt`` examples of the running sums)
+    before ``ops[1] thr`` (the other ``tot_count - cnt``); returns the new best quality.
+
+    A complete head's search over decomposable statistics (the head family's type, no work
+    rows, a gains buffer) scores both sides at once (``quality.complete_pair_quality``:
+    the same bits as one side at a time) and compiles no other quality code; the other
+    searches score one side after the other (:func:`_consider`)."""
 
 
-def _pairs(run_g, labels, head_mode, work, gains):
-    """Whether :func:`_pair_quality` scores a boundary: for the searches of
-    :func:`_fuses_pairs`, a head of every label and a gains buffer of 2K; else False
-    (decided by the argument types)."""
+@overload(_boundary, inline="always")
+def _boundary_typed(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, run_g, run_h,
+                    tot_g, tot_h, labels, head_mode, params, inv_scale, work, gains, out_q,
+                    out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    if getattr(head_mode, "instance_class", None) is CompleteHeadMode and \
+            isinstance(work, types.NoneType) and isinstance(gains, types.Array):
+        def paired(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, run_g, run_h,
+                   tot_g, tot_h, labels, head_mode, params, inv_scale, work, gains, out_q,
+                   out_op, out_thr, out_cnt, out_label, out_g, out_h):
+            q_run, q_rest = complete_pair_quality(run_g, run_h, tot_g, tot_h, labels,
+                                                  inv_scale, params[0], params[1], gains)
+            if admissible(cnt, covered, min_coverage):
+                best_q = _take(best_q, q_run, -1, j, ops[0], thr, cnt, False, run_g, run_h,
+                               tot_g, tot_h, out_q, out_op, out_thr, out_cnt, out_label,
+                               out_g, out_h)
+            if admissible(tot_count - cnt, covered, min_coverage):
+                best_q = _take(best_q, q_rest, -1, j, ops[1], thr, tot_count - cnt, True,
+                               run_g, run_h, tot_g, tot_h, out_q, out_op, out_thr, out_cnt,
+                               out_label, out_g, out_h)
+            return best_q
+        return paired
 
-
-@overload(_pairs, inline="always")
-def _pairs_typed(run_g, labels, head_mode, work, gains):
-    if _fuses_pairs(head_mode, work, gains):
-        def fused(run_g, labels, head_mode, work, gains):
-            # labels are sorted and distinct: K of them are all of them
-            K = run_g.shape[0]
-            return labels.shape[0] == K and gains.shape[0] >= 2 * K
-        return fused
-    return lambda run_g, labels, head_mode, work, gains: False
-
-
-def _pair_quality(run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params, gains):
-    """(quality of ``run_*``, quality of ``tot_* - run_*``): ``quality.complete_pair_quality``
-    for the searches of :func:`_fuses_pairs`; the others never call it (:func:`_pairs` is
-    False for them) and compile none of it."""
-
-
-@overload(_pair_quality, jit_options={"forceinline": True})
-def _pair_quality_typed(run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params, gains):
-    if isinstance(gains, types.Array) and \
-            getattr(head_mode, "instance_class", None) is CompleteHeadMode:
-        def pair(run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params, gains):
-            return complete_pair_quality(run_g, run_h, tot_g, tot_h, inv_scale, params[0],
-                                         params[1], gains)
-        return pair
-    return lambda run_g, run_h, tot_g, tot_h, head_mode, inv_scale, params, gains: (
-        -np.inf, -np.inf)  # not reached: _pairs is False for these argument types
+    def one_by_one(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, run_g, run_h,
+                   tot_g, tot_h, labels, head_mode, params, inv_scale, work, gains, out_q,
+                   out_op, out_thr, out_cnt, out_label, out_g, out_h):
+        for side in range(2):
+            side_cnt = tot_count - cnt if side else cnt
+            if admissible(side_cnt, covered, min_coverage):
+                best_q = _consider(best_q, j, ops[side], thr, side_cnt, side == 1, run_g,
+                                   run_h, tot_g, tot_h, labels, head_mode, params, inv_scale,
+                                   work, gains, out_q, out_op, out_thr, out_cnt, out_label,
+                                   out_g, out_h)
+        return best_q
+    return one_by_one
 
 
 @nb.njit(inline="always")
