@@ -60,8 +60,9 @@ def presort_dense(X, nominal_mask, n_threads=1):
         X: float32 ndarray (n, A); NaN marks a missing value.
         nominal_mask: bool ndarray (A,).
         n_threads: int, threads that sort columns side by side (NumPy's sort releases the
-            GIL) where X has at least :data:`PARALLEL_SORT_ELEMENTS` elements; the result
-            does not depend on it (each column's stable sort is its own).
+            GIL; the radix sort from :data:`RADIX_EXAMPLES` examples is a ``prange``
+            kernel) where X has at least :data:`PARALLEL_SORT_ELEMENTS` elements; the
+            result does not depend on it (each column's stable sort is its own).
 
     Returns:
         PresortedFeatures.
@@ -71,16 +72,15 @@ def presort_dense(X, nominal_mask, n_threads=1):
     order = np.empty((A, n), np.int32)
     values = np.empty((A, n), np.float32)
     n_present = np.empty(A, np.int32)
-    if n >= RADIX_EXAMPLES:
-        if X.dtype == np.float32 and X.flags.c_contiguous:
-            Xt = np.empty((A, n), np.float32)
-            gather_columns.run(parts, X, 0, Xt)
-        else:
-            Xt = np.ascontiguousarray(X.T, dtype=np.float32)
-        _radix_presort.run(parts, Xt, order, values, n_present)
+    radix = n >= RADIX_EXAMPLES
+    if radix and X.dtype == np.float32 and X.flags.c_contiguous:
+        Xt = np.empty((A, n), np.float32)
+        gather_columns.run(parts, X, 0, Xt)
     else:
         Xt = np.ascontiguousarray(X.T, dtype=np.float32)
-
+    if radix:
+        _radix_presort.run(parts, Xt, order, values, n_present)
+    else:
         def sort_columns(lo, hi):
             # NaN sorts last, so the first n_present entries of each row are the real values
             rows = Xt[lo:hi]

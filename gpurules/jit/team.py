@@ -52,9 +52,9 @@ class _Seats:
     """The threads of the process's running teams, leaders and helpers, against the cores
     (Numba's thread count): a team gets only the helpers the cores have room for, so fits
     run at once in several Python threads (a thread pool, joblib's threading backend)
-    never have more threads spinning than there are cores. A bound, not a speed-up where
-    measured: on the 2-core VM two or four team fits at once took as long with it as
-    without (docs/benchmarks.md, session 42)."""
+    never have more threads spinning than there are cores. A bound, not a measured
+    speed-up (session 42's comparison had measured one checkout against itself;
+    docs/benchmarks.md, session 43)."""
 
     def __init__(self):
         self._lock = threading.Lock()
