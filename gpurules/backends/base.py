@@ -181,10 +181,14 @@ class Backend(Protocol):
     scale: float
     inv_scale: float
 
-    def start_fit(self, features, Y, loss, base_weight, scale):
+    def start_fit(self, features, Y, loss, base_weight, scale, statistic_dtype=np.int64):
         """Take the pre-sorted features, labels (uint8 (n, K)), loss, per-example weights
         (float64 (n,)) and fixed-point scale; set scores to 0 and compute the statistics.
-        ``loss=None``: statistics are zero until :meth:`set_statistics` sets them."""
+        ``loss=None``: statistics are zero until :meth:`set_statistics` sets them.
+        ``statistic_dtype``: ``np.int32`` where the caller guarantees that every example's
+        statistic fits one at every scale it sets (``statistic_type="32-bit"``,
+        ``fixed_point.choose_scale``); a backend may then store them in it (the CPU
+        backend does), else int64. Sums are int64 either way: the same model."""
 
     def set_statistics(self, g, h):
         """Replace the statistics by ``g``, ``h`` (int64 (n, K)); resets the coverage."""

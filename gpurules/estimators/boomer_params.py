@@ -28,6 +28,10 @@ from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
                                               multi_output_params)
 
 
+#: ``statistic_type`` -> ``BoostingConfig.statistic_bits`` (mlrl-boomer's default: 32-bit)
+STATISTIC_BITS = {"32-bit": 32, "float32": 32, "64-bit": 64, "float64": 64}
+
+
 def parse(param, value):
     return parse_option_value(param, value, SUPPORTED[param])
 
@@ -340,6 +344,7 @@ def _resolve_config(est, losses, head_type_rule, calibrations, targets=None):
         pruning=pruning,
         irep=resolve_irep(est, instance_sampling),
         post_optimization=resolve_post_optimization(est),
+        statistic_bits=STATISTIC_BITS[_param(est, "statistic_type", "32-bit")[0]],
     )
     threads = {
         "search": num_threads("parallel_rule_refinement", est.parallel_rule_refinement),

@@ -36,7 +36,8 @@ SUPPORTED = {
     # "sparse": mlrl-boomer's rules for heads and the default rule (our statistics hold the
     # same sums either way; predictors.resolve_statistics_format)
     "statistic_format": {"auto": {}, "dense": {}, "sparse": {}},
-    # "32-bit"/"64-bit": mlrl-boomer's names; statistics are fixed-point int64 either way
+    # "32-bit" (the default, as mlrl-boomer's) / "64-bit", also mlrl-boomer's float names: how
+    # fine the statistics' fixed-point scale may be (objectives.fixed_point)
     "statistic_type": {"float64": {}, "float32": {}, "64-bit": {}, "32-bit": {}},
     "global_pruning": {
         "none": {},

@@ -98,8 +98,13 @@ class BoostingConfig:
     irep_coverage: str = IREP_COVERAGE_MLRL
     # post_optimization="sequential{...}": a post_optimization.SequentialPostOptimization
     post_optimization: object = None
+    # statistic_type: 32 ("32-bit", mlrl-boomer's default) or 64; how fine the fixed-point
+    # scale may be (fixed_point.choose_scale) and so the model; see _statistic_dtype
+    statistic_bits: int = 32
 
     def __post_init__(self):
+        if self.statistic_bits not in (32, 64):
+            raise ValueError(f"statistic_bits={self.statistic_bits!r}; supported: 32, 64")
         if self.irep_coverage not in IREP_COVERAGES:
             raise ValueError(f"irep_coverage={self.irep_coverage!r}; supported: "
                              f"{', '.join(map(repr, IREP_COVERAGES))}")
@@ -154,7 +159,8 @@ class BoostingLearner:
         self.backend = backend
         self.rng = rng
         self.progress = progress or FitProgress(type(self).__name__)
-        self._scale_of = (None, None)  # ((total weight, statistic bound), scale): _scale
+        self._scale_of = (None, None)  # ((choose_scale's arguments), scale): _scale
+        self._example_weight = None  # choose_scale's example_weight (fit sets it)
 
     def fit(self, features, Y, base_weight):
         """Learn the rules.
@@ -183,7 +189,10 @@ class BoostingLearner:
         criterion = None if cfg.pruning is None else cfg.pruning.criterion()
         self._score_bound = 0.0
         self._total_weight = float(n) * float(base_weight.max())
-        backend.start_fit(features, Y, cfg.loss, base_weight, self._scale())
+        dtype = self._statistic_dtype()
+        # with int32 statistics, scales at which each example's statistic fits one
+        self._example_weight = float(base_weight.max()) if dtype is np.int32 else None
+        backend.start_fit(features, Y, cfg.loss, base_weight, self._scale(), dtype)
         self._rescale()
         builder = RuleModelBuilder(K)
         all_labels = np.arange(K, dtype=np.int32)
@@ -367,7 +376,7 @@ class BoostingLearner:
                                          getattr(self.backend, "max_statistic", 0.0))
         else:
             bound = loss.statistic_bound(self._score_bound)
-        key = (self._total_weight, bound)
+        key = (self._total_weight, bound, self._example_weight)
         if key != self._scale_of[0]:
             self._scale_of = (key, fixed_point.choose_scale(*key))
         return self._scale_of[1]
@@ -384,7 +393,8 @@ class BoostingLearner:
             return math.inf
 
         def scale_at(score_bound):
-            return fixed_point.choose_scale(total, loss.statistic_bound(score_bound))
+            return fixed_point.choose_scale(total, loss.statistic_bound(score_bound),
+                                            self._example_weight)
 
         scale = scale_at(self._score_bound)
         lo, hi = self._score_bound, self._score_bound + 1.0
@@ -399,6 +409,21 @@ class BoostingLearner:
             else:
                 hi = mid
         return lo - self._score_bound
+
+    def _statistic_dtype(self):
+        """How the statistics are kept: ``np.int32`` with ``statistic_type="32-bit"`` for
+        the logistic losses, whose statistics are bounded before they are computed (|g|,
+        |h| <= 1 per unit weight), so that a scale of 2**30 units per unit weight
+        (``fixed_point.choose_scale``'s ``example_weight``) keeps every one of them within
+        an int32 and the backend may store them so (``Backend.start_fit``); ``np.int64``
+        otherwise, at the finest scale the sums allow. The squared losses keep int64: their
+        bound grows with the scores and targets while their Hessians stay near 1 (targets
+        of 10**9 would leave a Hessian less than one unit at a 32-bit scale), and a value
+        computed before a re-encoding (:meth:`_rescale`) may exceed the bound."""
+        cfg = self.config
+        if cfg.statistic_bits == 32 and cfg.loss.code in (LOGISTIC, ND_LOGISTIC):
+            return np.int32
+        return np.int64
 
     def _rescale(self):
         """Re-encode the statistics if they outgrew the fixed-point scale."""

@@ -1,9 +1,18 @@
 """Fixed-point encoding of statistics (DESIGN §3).
 
-Gradients and Hessians are stored as int64 multiples of ``1 / scale`` with ``scale`` a
-power of two chosen once per fit. Sums of such integers are exact and independent of
-the summation order, so ``>`` statistics (``totals - running sum``) are exact and every
-backend (serial, parallel, GPU) aggregates bit-identical sums.
+Gradients and Hessians are stored as integer multiples of ``1 / scale`` with ``scale`` a
+power of two chosen once per fit (and again when the statistics outgrow it). Sums of such
+integers are exact and independent of the summation order, so ``>`` statistics (``totals -
+running sum``) are exact and every backend (serial, parallel, GPU) aggregates bit-identical
+sums, always in int64.
+
+``statistic_type`` (mlrl-boomer's option) chooses how fine the scale may be for the
+logistic losses: ``"64-bit"`` as fine as the int64 sums allow (2**44 units per unit of
+gradient with 10**5 examples of weight 1), ``"32-bit"`` (the default, as mlrl-boomer's) at
+most 2**30 units per unit of the largest example's statistic (:func:`choose_scale`'s
+``example_weight``), so that each example's statistics fit an int32 and a backend may store
+them in half the bytes (``BoostingLearner._statistic_dtype`` says where). The scale, not
+the storage, decides the model: every backend learns the same rules from the same scale.
 """
 
 import math
@@ -12,6 +21,9 @@ import math
 _SUM_BITS = 62
 # Finer resolution than float64's mantissa buys nothing.
 _MAX_EXPONENT = 52
+# statistic_type="32-bit": the largest magnitude one example's statistic may reach, one bit of
+# headroom below 2**31, so that it is stored in an int32 (sums stay int64).
+_VALUE_BITS_32 = 30
 
 
 def quantize(value, scale):
@@ -19,16 +31,23 @@ def quantize(value, scale):
     return math.floor(value * scale + 0.5)
 
 
-def choose_scale(total_weight, statistic_bound):
+def choose_scale(total_weight, statistic_bound, example_weight=None):
     """Largest power-of-two scale whose sums over all examples cannot overflow int64.
 
     Args:
         total_weight: float, an upper bound on the summed example weights of one aggregate.
         statistic_bound: float, an upper bound on |g| and h of one example per unit weight.
+        example_weight: float or None. Given (``statistic_type="32-bit"``): the largest
+            weight of one example; the scale is then also small enough that each example's
+            statistic, ``statistic_bound * example_weight * scale``, stays within 2**30, so
+            it fits an int32 (with a bit of headroom).
 
     Returns:
         float, a power of two.
     """
     magnitude = max(float(total_weight) * float(statistic_bound), 1.0)
-    exponent = _SUM_BITS - math.ceil(math.log2(magnitude)) - 1
-    return float(2.0 ** min(exponent, _MAX_EXPONENT))
+    exponent = min(_SUM_BITS - math.ceil(math.log2(magnitude)) - 1, _MAX_EXPONENT)
+    value = 0.0 if example_weight is None else float(example_weight) * float(statistic_bound)
+    if value > 0.0:
+        exponent = min(exponent, _VALUE_BITS_32 - math.ceil(math.log2(value)))
+    return float(2.0 ** exponent)

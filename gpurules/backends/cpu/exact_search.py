@@ -23,7 +23,8 @@ where they outgrow the caches, the waits for memory overlap (a search of the who
 took 2.3-2.5x less time there; issue 17, docs/benchmarks.md). Statistics that fit in the
 caches (:func:`prefetches`) are not prefetched: there the prefetches cost fits 10-20 %.
 
-Statistics: ``g`` int64 (n, K) and ``h`` int64 (n, W): ``W = K`` for decomposable losses,
+Statistics: ``g`` (n, K) and ``h`` (n, W), int64 or int32 (``statistic_type``; the sums
+are int64 either way): ``W = K`` for decomposable losses,
 ``W = K (K + 1) / 2`` (the packed Hessian) for non-decomposable ones; a sum of ``g`` uses
 its first K entries, a sum of ``h`` its first W. ``scratch`` is the tuple ``(sums int64
 (S, 8, max(K, W)), work_f float64 (S, F), work_i int64 (S, I), gains float64 (S, K))``: per

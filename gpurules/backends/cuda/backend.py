@@ -235,10 +235,12 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
 
 
     # -- per-fit state ---------------------------------------------------------------
-    def start_fit(self, features, Y, loss, base_weight, scale):
+    def start_fit(self, features, Y, loss, base_weight, scale, statistic_dtype=np.int64):
         """Upload the binned features (BinnedFeatures), labels uint8 (n, K) (regression
         targets: float64, ``losses.target_matrix``) and base weights float64 (n,); set the
-        scores to 0 and compute the statistics."""
+        scores to 0 and compute the statistics. The statistics are int64 whatever
+        ``statistic_dtype`` (``Backend.start_fit``): the kernels are compiled for int64
+        rows, and the values, chosen by the scale, are the same."""
         cp = self.cp
         n, K = Y.shape
         self.features = features

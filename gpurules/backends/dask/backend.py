@@ -198,7 +198,7 @@ class DaskBackend:
             for p in range(len(self.actors))], self.workers)
 
     # -- per-fit state ---------------------------------------------------------------
-    def start_fit(self, features, Y, loss, base_weight, scale):
+    def start_fit(self, features, Y, loss, base_weight, scale, statistic_dtype=np.int64):
         """As ``Backend.start_fit``; ``features`` is the compact global layout (no
         examples): the partitions hold their own rows of it."""
         n, K = Y.shape
@@ -210,7 +210,8 @@ class DaskBackend:
         b = self.bounds
         self.max_statistic = max(call_actors(self.actors, "start_fit", [
             (self.layout, Y[b[p]:b[p + 1]], loss, base_weight[b[p]:b[p + 1]], scale,
-             self.threads, self.devices[p]) for p in range(len(self.actors))],
+             self.threads, self.devices[p], statistic_dtype)
+            for p in range(len(self.actors))],
             self.workers))
         self._set_scale_attributes(scale)
         self._sent = _UNSENT

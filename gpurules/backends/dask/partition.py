@@ -94,19 +94,21 @@ class PartitionState:
         return str(resolved), reason
 
     # -- the backend protocol --------------------------------------------------------
-    def start_fit(self, layout, Y, loss, base_weight, scale, threads, device):
+    def start_fit(self, layout, Y, loss, base_weight, scale, threads, device,
+                  statistic_dtype=np.int64):
         """Start a fit over the partition: ``layout`` is the global BinnedFeatures before
         empty bins are dropped (its ``bin_index`` unused), ``Y`` uint8 (n_p, K),
         ``base_weight`` float64 (n_p,), ``threads`` the ``resolve_config`` thread counts
         (dict or None), ``device`` a resolved device (``'cpu'``, ``'cuda:N'``: see
         :meth:`resolve_device`) whose backend (``backends.factory.get_backend``) holds the
-        partition. Returns the partition's ``max_statistic``."""
+        partition, ``statistic_dtype`` as for ``Backend.start_fit``. Returns the partition's
+        ``max_statistic``."""
         binned = drop_empty_bins(BinnedFeatures(
             self.bin_index, layout.num_bins, layout.bin_offset, layout.bin_min,
             layout.bin_max, layout.nominal))
         self.backend = get_backend(device, threads)
         self.search_threads = (threads or {}).get("search", 1)
-        self.backend.start_fit(binned, Y, loss, base_weight, scale)
+        self.backend.start_fit(binned, Y, loss, base_weight, scale, statistic_dtype)
         self.weights = None
         return self._max_statistic()
 
