@@ -65,7 +65,8 @@ class CpuBackend:
         self._team = False  # whether learn_rules ran a team (jit.team)
         # the search of the representation (cpu/representations.py); for binned features
         # the histograms (``hist``, ``hist_count``) and the interleaved statistics
-        self._searches = search_state(features, n, K + W, self.n_threads_search)
+        self._searches = search_state(features, n, K + W, self.n_threads_search,
+                                      statistic_dtype)
         self._search_weights = None  # the weights of the last search (_weights_of_search)
         self.indicator = 0
         self.set_scale(scale)
@@ -293,8 +294,8 @@ class CpuBackend:
         threads = self._team_threads(plan)
         if threads > 1 and not self._team:  # (once, as for every feature above)
             self._team = True
-            self._searches = team_state(self._searches, self.features, self.g.shape[0],
-                                        self.g.shape[1] + self.h.shape[1])
+            self._searches = team_state(self._searches, self.features,
+                                        self.g.nbytes + self.h.nbytes)
         module, data = self._representation()
         S = plan.num_drawn or plan.num_features
         scratch, outs = self._result_buffers(S, plan.head_mode)

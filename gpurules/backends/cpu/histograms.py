@@ -6,7 +6,8 @@ Histograms: ``hist`` int64 (B, K + W), one row per bin of the flat layout of
 :class:`~gpurules.data.binning.BinnedFeatures` (``B = bin_offset[-1]``) holding the bin's
 gradient sums in columns ``0 .. K - 1`` and its Hessian sums in ``K .. K + W - 1`` (``W = K``,
 or the packed Hessian's ``K (K + 1) / 2`` for non-decomposable losses), and ``hist_count``
-int64 (B,). The build reads the statistics interleaved the same way, ``gh`` int64 (n, K + W)
+int64 (B,). The build reads the statistics interleaved the same way, ``gh`` (n, K + W) of the
+statistics' dtype (int64, or int32: ``statistic_type``)
 (``CpuBackend`` keeps that copy of ``g`` and ``h`` for binned features, up to date with
 :func:`interleave_covered`), so adding an example to a bin is one loop over one contiguous
 row of each: 0.73-0.93x the time of two rows in two arrays each (issue 17; the CUDA backend
@@ -500,8 +501,8 @@ def _add_row(hist, r, stats, i, w, first):
 @njit
 def interleave_covered(g, h, mask, indicator, gh):
     """``gh[i] = [g[i] | h[i]]`` for the covered examples (``mask[i] == indicator``), those a
-    statistics update changed; ``g`` int64 (n, K), ``h`` int64 (n, W), ``gh`` int64
-    (n, K + W)."""
+    statistics update changed; ``g`` (n, K), ``h`` (n, W), ``gh`` (n, K + W), all of one
+    dtype."""
     K = g.shape[1]
     for i in range(mask.shape[0]):
         if mask[i] == indicator:

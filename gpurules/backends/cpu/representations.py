@@ -31,8 +31,8 @@ class SearchState:
             the sampled features, before the coverage mask).
         hist: int64 (B, K + W) and hist_count: int64 (B,): the histograms of the sampled
             features (``histogram_search``), else None.
-        gh: int64 (n, K + W): the statistics interleaved for the histogram build, kept equal
-            to ``[g | h]`` by the backend, else None.
+        gh: (n, K + W), the dtype of ``g`` and ``h``: the statistics interleaved for the
+            histogram build, kept equal to ``[g | h]`` by the backend, else None.
         covered_state: int64 (4,): the state of the list of covered examples and of the
             removal log (``coverage.covered_list``; ``[1] = -1`` makes both stale, and with
             them the histograms kept from earlier steps of the rule), else None.
@@ -106,7 +106,7 @@ def forget_marks(marks):
     covered_state[1] = -1
 
 
-def _presorted(fs, n, width, threads):
+def _presorted(fs, n, width, threads, dtype):
     # the covered entries of each feature's sorted row, as of its last search in this rule
     # (exact_search); pages are only touched for the features a rule searches
     A = fs.num_features
@@ -118,7 +118,7 @@ def _presorted(fs, n, width, threads):
     return SearchState(exact_search, data, kept_len=kept_len)
 
 
-def _sparse(fs, n, width, threads):
+def _sparse(fs, n, width, threads, dtype):
     # where the statistics outgrow the caches (as the searches' prefetches: exact_search.
     # prefetches) and the search has one thread, the search that compacts a working copy of
     # the entries to each feature's covered ones within a rule (per feature the bounds of
@@ -128,7 +128,7 @@ def _sparse(fs, n, width, threads):
     # (docs/benchmarks.md, session 27: count data, 10^6 examples, 15.8 -> 17.6 s)
     data = (fs.indptr, fs.index, fs.value, fs.n_neg, fs.n_present, fs.nominal,
             fs.sparse_value, None)
-    if threads > 1 or not beyond_cache.py_func(n * width * 8):
+    if threads > 1 or not beyond_cache.py_func(n * width * np.dtype(dtype).itemsize):
         return SearchState(sparse_search, data,
                            entries=float(fs.indptr[-1]) / max(fs.num_features, 1))
     return _compacting(fs)
@@ -144,11 +144,11 @@ def _compacting(fs):
     return SearchState(sparse_search.compacting, data, epochs=epochs)
 
 
-def _binned(fs, n, width, threads):
+def _binned(fs, n, width, threads, dtype):
     B = fs.total_bins
     hist = np.zeros((B, width), np.int64)  # gradient sums, then Hessian sums
     hist_count = np.zeros(B, np.int64)
-    gh = np.zeros((n, width), np.int64)
+    gh = np.zeros((n, width), dtype)  # the statistics' dtype: half the bytes with int32
     covered = np.empty(n, np.int32)  # the covered examples of the current rule
     state = new_list_state()
     parts = np.ones(1, np.int64)
@@ -177,22 +177,23 @@ def every_feature_state(state, features, threads):
     return _compacting(features)
 
 
-def team_state(state, features, n, width):
+def team_state(state, features, statistic_bytes):
     """``state``, or the one a team's searches use instead (``jit.team``: each feature
     searched by one thread at a time, as on one thread): the sparse search that compacts
-    its entries where the statistics (``n`` rows of ``width`` int64) outgrow the caches.
+    its entries where the statistics (``statistic_bytes``, g's and h's) outgrow the caches.
     Count data, 10^5 x 100, 200 rules, a team of two: 17.4-21.0 s against 25.8-31.0 s
     reading the entries (docs/benchmarks.md, session 41)."""
-    if state.module is not sparse_search or not beyond_cache.py_func(n * width * 8):
+    if state.module is not sparse_search or not beyond_cache.py_func(statistic_bytes):
         return state
     return _compacting(features)
 
 
-def search_state(features, n, width, threads=1):
+def search_state(features, n, width, threads=1, dtype=np.int64):
     """The :class:`SearchState` of a fit over ``features`` with ``n`` examples,
-    statistics of ``width = K + W`` columns and searches on up to ``threads`` threads."""
+    statistics of ``width = K + W`` columns stored as ``dtype`` (int64 or int32) and
+    searches on up to ``threads`` threads."""
     builder = BUILDERS.get(type(features))
     if builder is None:
         raise TypeError(f"the CPU backend cannot search {type(features).__name__}; "
                         f"expected one of {', '.join(t.__name__ for t in BUILDERS)}")
-    return builder(features, n, width, threads)
+    return builder(features, n, width, threads, dtype)
