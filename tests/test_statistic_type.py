@@ -57,19 +57,17 @@ class _Recorder:
 
 
 @pytest.mark.parametrize("params", [
-    dict(feature_binning="none"),
+    dict(feature_binning="none", instance_sampling="with-replacement"),
     dict(feature_binning="equal-width"),
     dict(feature_binning="none", sparse=True),
-    dict(feature_binning="none", head_type="single"),
     dict(feature_binning="equal-width", loss="logistic-non-decomposable",
          head_type="complete"),
-    dict(feature_binning="none", instance_sampling="with-replacement",
-         parallel_rule_refinement="true"),
-], ids=["exact", "histogram", "sparse", "single", "non-decomposable", "sampled-threads"])
+], ids=["exact-sampled", "histogram", "sparse", "non-decomposable"])
 def test_int32_storage_learns_the_int64_model(monkeypatch, params):
     """With "32-bit" the CPU backend stores int32; the same fit with the statistics stored
     as int64 (the same scale, so the same integers) gives the same model, bit for bit,
-    weighted examples included."""
+    weighted examples (and instance samples' counts) included. One case per search module
+    and kind of statistics: each compiles its rule loop for both dtypes."""
     params = dict(params)
     X, Y = _data(3)
     if params.pop("sparse", False):
