@@ -48,10 +48,11 @@ class _Recorder:
         self.dtypes, self.backends = [], []
         original = CpuBackend.start_fit
 
-        def start_fit(backend, features, Y, loss, base_weight, scale, dtype=np.int64):
-            self.dtypes.append(np.dtype(dtype))
+        def start_fit(backend, features, Y, loss, base_weight, scale,
+                      statistic_dtype=np.int64):
+            self.dtypes.append(np.dtype(statistic_dtype))
             self.backends.append(backend)
-            original(backend, features, Y, loss, base_weight, scale, force or dtype)
+            original(backend, features, Y, loss, base_weight, scale, force or statistic_dtype)
 
         monkeypatch.setattr(CpuBackend, "start_fit", start_fit)
 
