@@ -23,7 +23,8 @@ def make_backend(X, nominal, g, h, threads=1, fmt="dense"):
     n, K = g.shape
     backend = CpuBackend(threads, 1)
     features = presort_dense(X, nominal) if fmt == "dense" else presort_sparse(X, nominal)
-    backend.start_fit(features, np.zeros((n, K), np.uint8), LOGISTIC, np.ones(n), 2.0 ** 20)
+    backend.start_fit(features, np.zeros((n, K), np.uint8), LOGISTIC, np.ones(n), 2.0 ** 20,
+                      np.int32)  # the estimators' storage, so their compiled forms
     backend.g[:], backend.h[:] = g, h
     return backend
 

@@ -320,9 +320,11 @@ def test_a_batch_ends_where_the_scale_changes(data, loss, monkeypatch):
 def _learner(X, Y, backend, **params):
     """A BoostingLearner of ``params`` over ``backend``, its fit started on dense X."""
     config, _ = resolve_config(BoomerClassifier(**params))
-    backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
-                      np.ones(X.shape[0]), 2.0 ** 30)
     learner = boosting.BoostingLearner(config, backend, np.random.default_rng(0))
+    dtype = learner._statistic_dtype()  # as fit: int32 rows at 2**30 units per unit weight
+    backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
+                      np.ones(X.shape[0]), 2.0 ** 30, dtype)
+    learner._example_weight = 1.0 if dtype is np.int32 else None
     learner._train = learner._strata = None  # (as fit sets them: no holdout set, no strata)
     return learner
 

@@ -27,13 +27,14 @@ METHODS = ["equal-width", "equal-frequency"]
 
 
 def random_problem(rng, n, A, K, n_distinct, nan_frac=0.0, nominal_frac=0.0):
-    """X float32 (n, A) with duplicates, NaNs and nominal columns; g, h int64 (n, K)."""
+    """X float32 (n, A) with duplicates, NaNs and nominal columns; g, h int32 (n, K), as
+    the estimators store the logistic losses' statistics (so their compiled forms)."""
     X = (rng.integers(0, n_distinct, size=(n, A)) * 0.37 - 1.0).astype(np.float32)
     X[rng.random((n, A)) < nan_frac] = np.nan
     nominal = rng.random(A) < nominal_frac
     X[:, nominal] = np.floor(np.abs(X[:, nominal]) * 3)
-    g = rng.integers(-2 ** 20, 2 ** 20, size=(n, K))
-    h = rng.integers(0, 2 ** 19, size=(n, K))
+    g = rng.integers(-2 ** 20, 2 ** 20, size=(n, K), dtype=np.int32)
+    h = rng.integers(0, 2 ** 19, size=(n, K), dtype=np.int32)
     return X, nominal, g, h
 
 
@@ -257,7 +258,8 @@ def test_one_bin_per_value_agrees_with_exact_search(seed):
     assert not np.isnan(binned.bin_min).any()  # no empty bin
     exact = CpuBackend()
     exact.start_fit(presort_dense(X, nominal), np.zeros((n, 3), np.uint8),
-                    DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20)
+                    DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20,
+                    np.int32)
     exact.g[:], exact.h[:] = g, h
     weights = rng.integers(0, 3, size=n).astype(np.int32)
     labels = np.arange(3, dtype=np.int32)
@@ -385,7 +387,8 @@ def test_rows_kept_from_earlier_steps_equal_a_fresh_build(seed, threads, paralle
     binned = bin_features(X, nominal, "equal-width", bin_ratio=0.5)
     backend = CpuBackend(n_threads_search=threads)
     backend.start_fit(binned, (rng.random((n, K)) < 0.4).astype(np.uint8),
-                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20)
+                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20,
+                      np.int32)
     labels = np.arange(K, dtype=np.int32)
     s = SearchSettings.boosting(HEAD_COMPLETE, 0.1, 1.0, 1, -np.inf)
     features = np.arange(A, dtype=np.int64)  # every feature again at every step
@@ -492,7 +495,8 @@ def test_rows_rebuilt_from_explicit_entries_equal_a_fresh_build(seed):
     assert (implicit >= 0).all()
     backend = CpuBackend()
     backend.start_fit(binned, (rng.random((n, K)) < 0.4).astype(np.uint8),
-                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20)
+                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(n), 2.0 ** 20,
+                      np.int32)
     labels = np.arange(K, dtype=np.int32)
     s = SearchSettings.boosting(HEAD_COMPLETE, 0.1, 1.0, 1, -np.inf)
     for rule in range(4):

@@ -12,6 +12,7 @@ from gpurules.backends.cpu import CpuBackend
 from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse
+from gpurules.learners.boosting import statistic_dtype
 from gpurules.objectives import non_decomposable as nd
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.compiled import multi_output_head
@@ -35,7 +36,8 @@ FORMATS = {
 def nd_backend(X, nominal, Y, P, fmt="dense", threads=1, loss=LOGISTIC):
     """A backend with non-decomposable statistics of the scores ``P`` (float64 (n, K))."""
     backend = CpuBackend(threads, 1)
-    backend.start_fit(FORMATS[fmt](X, nominal), Y, loss, np.ones(len(X)), 2.0 ** 30)
+    backend.start_fit(FORMATS[fmt](X, nominal), Y, loss, np.ones(len(X)), 2.0 ** 30,
+                      statistic_dtype(loss))  # the estimators' storage: their compiled forms
     backend.P[:] = P
     backend.set_scale(backend.scale)
     return backend
@@ -193,7 +195,7 @@ def test_binned_search_with_a_bin_per_value_equals_the_exact_search():
     for fmt, features in (("dense", presort_dense(X, nominal)),
                           ("binned", bin_features(X, nominal, "equal-frequency", 1.0, 2, 0))):
         backend = CpuBackend(1, 1)
-        backend.start_fit(features, Y, LOGISTIC, np.ones(50), 2.0 ** 30)
+        backend.start_fit(features, Y, LOGISTIC, np.ones(50), 2.0 ** 30, np.int32)
         backend.P[:] = P
         backend.set_scale(backend.scale)
         r = backend.find_best_refinement(np.arange(5), np.arange(4, dtype=np.int32), None,
@@ -207,7 +209,8 @@ def test_decomposable_statistics_keep_their_width():
     rng, X, nominal, Y, _ = problem(1)
     backend = CpuBackend(1, 1)
     backend.start_fit(presort_dense(X, nominal), Y,
-                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(50), 2.0 ** 20)
+                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(50), 2.0 ** 20,
+                      np.int32)
     assert backend.h.shape == backend.g.shape == (50, 4)
 
 

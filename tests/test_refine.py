@@ -23,7 +23,8 @@ REPRESENTATIONS = {
 def _fitted_backend(X, nominal, Y, representation, threads):
     backend = CpuBackend(threads, 1)
     backend.start_fit(REPRESENTATIONS[representation](X, nominal), Y,
-                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(len(X)), 2.0 ** 20)
+                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(len(X)), 2.0 ** 20,
+                      np.int32)  # the estimators' storage, so their compiled forms
     return backend
 
 
@@ -89,7 +90,7 @@ def test_search_without_empty_bins_equals_search_with_them():
     for features in (binned, drop_empty_bins(binned)):
         backend = CpuBackend(1, 1)
         backend.start_fit(features, Y, DECOMPOSABLE_LOSSES["logistic-decomposable"],
-                          np.ones(80), 2.0 ** 20)
+                          np.ones(80), 2.0 ** 20, np.int32)
         results.append(_refine(backend.refine_rule, backend, np.empty((4, 0)), HEAD_SINGLE,
                                None, 1, 1))
     assert results[0] == results[1]

@@ -12,6 +12,7 @@ from gpurules.backends.base import Refinement, SearchSettings
 from gpurules.backends.cpu import CpuBackend
 from gpurules.data.presorted import presort_dense
 from gpurules.estimators.boomer_params import resolve_config
+from gpurules.learners.boosting import statistic_dtype
 from gpurules.learners.boosting_rule import BoostingRule, HeadFixingEngine
 from gpurules.learners.rule_induction import (Block, Growth, StepwiseSearch,
                                              first_condition_redraws, induce_rule)
@@ -151,7 +152,7 @@ def test_the_block_that_fixes_a_partial_head_takes_the_draws_of_the_next(data,
         rule_induction=f"top-down-greedy{{max_conditions={max_conditions}}}"))
     backend = CpuBackend(1, 1)
     backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
-                      np.ones(X.shape[0]), 2.0 ** 20)
+                      np.ones(X.shape[0]), 2.0 ** 20, statistic_dtype(config.loss))
     labels = np.arange(Y.shape[1], dtype=np.int32)
     hooks = BoostingRule(config, backend, np.random.default_rng(0), None, None, labels,
                          X.shape[1])
@@ -180,7 +181,7 @@ def _grow_both(data, params, monkeypatch, num_rules=6):
     for hooks in (BoostingRule, _StepwiseRule):
         backend, rng = CpuBackend(1, 1), np.random.default_rng(4)
         backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
-                          np.ones(X.shape[0]), 2.0 ** 20)
+                          np.ones(X.shape[0]), 2.0 ** 20, statistic_dtype(config.loss))
         rules = []
         for _ in range(num_rules):
             weights = config.instance_sampling.sample(rng, X.shape[0])
@@ -202,7 +203,7 @@ def test_an_empty_selection_of_features_ends_the_rule(data):
     backend = CpuBackend(1, 1)
     loss = resolve_config(BoomerClassifier())[0].loss
     backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, loss,
-                      np.ones(X.shape[0]), 2.0 ** 20)
+                      np.ones(X.shape[0]), 2.0 ** 20, statistic_dtype(loss))
     backend.reset_coverage()
     search = SearchSettings(HEAD_COMPLETE, np.array([0.0, 1.0]), 1, -np.inf)
     labels = np.arange(Y.shape[1], dtype=np.int32)

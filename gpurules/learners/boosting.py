@@ -148,6 +148,22 @@ def _largest_abs(scores):
     return float(np.abs(scores).max()) if scores.size else 0.0
 
 
+def statistic_dtype(loss, bits=32):
+    """How the statistics of ``loss`` (a loss spec) are kept: ``np.int32`` with ``bits`` 32
+    (``statistic_type="32-bit"``) for the logistic losses, whose statistics are bounded
+    before they are computed (|g|, |h| <= 1 per unit weight), so that a scale of 2**30
+    units per unit weight (``fixed_point.choose_scale``'s ``example_weight``) keeps every
+    one of them within an int32 and the backend may store them so
+    (``Backend.start_fit``); ``np.int64`` otherwise, at the finest scale the sums allow.
+    The squared losses keep int64: their bound grows with the scores and targets while
+    their Hessians stay near 1 (targets of 10**9 would leave a Hessian less than one unit
+    at a 32-bit scale), and a value computed before a re-encoding
+    (``BoostingLearner._rescale``) may exceed the bound."""
+    if bits == 32 and loss is not None and loss.code in (LOGISTIC, ND_LOGISTIC):
+        return np.int32
+    return np.int64
+
+
 class BoostingLearner:
     """Fits a :class:`RuleModel` with a backend. One instance per fit.
 
@@ -411,19 +427,8 @@ class BoostingLearner:
         return lo - self._score_bound
 
     def _statistic_dtype(self):
-        """How the statistics are kept: ``np.int32`` with ``statistic_type="32-bit"`` for
-        the logistic losses, whose statistics are bounded before they are computed (|g|,
-        |h| <= 1 per unit weight), so that a scale of 2**30 units per unit weight
-        (``fixed_point.choose_scale``'s ``example_weight``) keeps every one of them within
-        an int32 and the backend may store them so (``Backend.start_fit``); ``np.int64``
-        otherwise, at the finest scale the sums allow. The squared losses keep int64: their
-        bound grows with the scores and targets while their Hessians stay near 1 (targets
-        of 10**9 would leave a Hessian less than one unit at a 32-bit scale), and a value
-        computed before a re-encoding (:meth:`_rescale`) may exceed the bound."""
-        cfg = self.config
-        if cfg.statistic_bits == 32 and cfg.loss.code in (LOGISTIC, ND_LOGISTIC):
-            return np.int32
-        return np.int64
+        """How this fit keeps its statistics (:func:`statistic_dtype`)."""
+        return statistic_dtype(self.config.loss, self.config.statistic_bits)
 
     def _rescale(self):
         """Re-encode the statistics if they outgrew the fixed-point scale."""
