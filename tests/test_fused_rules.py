@@ -321,7 +321,7 @@ def _learner(X, Y, backend, **params):
     """A BoostingLearner of ``params`` over ``backend``, its fit started on dense X."""
     config, _ = resolve_config(BoomerClassifier(**params))
     learner = boosting.BoostingLearner(config, backend, np.random.default_rng(0))
-    dtype = learner._statistic_dtype()  # as fit: int32 rows at 2**30 units per unit weight
+    dtype = boosting.statistic_dtype(config.loss, config.statistic_bits)  # as fit does
     backend.start_fit(presort_dense(X, np.zeros(X.shape[1], bool)), Y, config.loss,
                       np.ones(X.shape[0]), 2.0 ** 30, dtype)
     learner._example_weight = 1.0 if dtype is np.int32 else None

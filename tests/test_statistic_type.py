@@ -1,5 +1,5 @@
 """``statistic_type``: how fine the fixed-point scale may be, and how the CPU backend stores
-the statistics (``fixed_point.choose_scale``, ``BoostingLearner._statistic_dtype``).
+the statistics (``fixed_point.choose_scale``, ``learners.boosting.statistic_dtype``).
 
 "32-bit" (the default, as mlrl-boomer's) keeps each example's statistics of the logistic
 losses within an int32, which the CPU backend then stores them in; the storage must not

@@ -99,7 +99,7 @@ class BoostingConfig:
     # post_optimization="sequential{...}": a post_optimization.SequentialPostOptimization
     post_optimization: object = None
     # statistic_type: 32 ("32-bit", mlrl-boomer's default) or 64; how fine the fixed-point
-    # scale may be (fixed_point.choose_scale) and so the model; see _statistic_dtype
+    # scale may be (fixed_point.choose_scale) and so the model; see statistic_dtype
     statistic_bits: int = 32
 
     def __post_init__(self):
@@ -205,7 +205,7 @@ class BoostingLearner:
         criterion = None if cfg.pruning is None else cfg.pruning.criterion()
         self._score_bound = 0.0
         self._total_weight = float(n) * float(base_weight.max())
-        dtype = self._statistic_dtype()
+        dtype = statistic_dtype(cfg.loss, cfg.statistic_bits)
         # with int32 statistics, scales at which each example's statistic fits one
         self._example_weight = float(base_weight.max()) if dtype is np.int32 else None
         backend.start_fit(features, Y, cfg.loss, base_weight, self._scale(), dtype)
@@ -425,10 +425,6 @@ class BoostingLearner:
             else:
                 hi = mid
         return lo - self._score_bound
-
-    def _statistic_dtype(self):
-        """How this fit keeps its statistics (:func:`statistic_dtype`)."""
-        return statistic_dtype(self.config.loss, self.config.statistic_bits)
 
     def _rescale(self):
         """Re-encode the statistics if they outgrew the fixed-point scale."""

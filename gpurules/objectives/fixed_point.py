@@ -11,7 +11,7 @@ logistic losses: ``"64-bit"`` as fine as the int64 sums allow (2**44 units per u
 gradient with 10**5 examples of weight 1), ``"32-bit"`` (the default, as mlrl-boomer's) at
 most 2**30 units per unit of the largest example's statistic (:func:`choose_scale`'s
 ``example_weight``), so that each example's statistics fit an int32 and a backend may store
-them in half the bytes (``BoostingLearner._statistic_dtype`` says where). The scale, not
+them in half the bytes (``learners.boosting.statistic_dtype`` says where). The scale, not
 the storage, decides the model: every backend learns the same rules from the same scale.
 """
 

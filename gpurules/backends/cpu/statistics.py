@@ -2,7 +2,7 @@
 
 Per example ``i`` and label ``k`` the backend keeps the score ``P[i, k]`` (float64) and the
 fixed-point gradient ``g[i, k]`` (int64, or int32 with ``statistic_type="32-bit"``:
-``BoostingLearner._statistic_dtype``), already multiplied by the example's base weight
+``learners.boosting.statistic_dtype``), already multiplied by the example's base weight
 (``sample_weight``). The Hessian ``h``, of the same dtype, is (n, K) for decomposable losses
 (``h[i, k]``) and (n, K (K + 1) / 2) for non-decomposable ones (example ``i``'s packed Hessian,
 ``objectives.non_decomposable``); the ``*_nd`` functions compute those, and all ``K``
