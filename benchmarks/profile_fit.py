@@ -12,6 +12,13 @@ wrapping it (wall clock, ``time.perf_counter``; run on a quiet machine):
 - ``representation``: the feature representation built before the fit (pre-sorting or
   binning), timed on its own.
 
+A fit the backend learns in batches of rules (``CpuBackend.learn_rules``, one compiled call
+per batch: ``backends/cpu/fused_rules.py``) calls none of these methods, and shows as one
+``learn_rules`` phase; ``--loop`` (implied by ``--stepwise``) makes the backend decline the
+batches (``CpuBackend.learns_rules``), so that the learner's loop over rules calls the
+phases above one by one. The batches and the loop learn the same model
+(``tests/test_fused_rules.py``); the loop adds its Python per rule and per call.
+
 A warm-up fit compiles the kernels first, so no phase includes Numba compilation: one rule
 of one condition on the same data, threads and path (fused or ``--stepwise``) as the timed
 fit (a warm-up on a sample would pick serial forms and leave the parallel ones, which the
@@ -47,8 +54,8 @@ from gpurules.data.binning import BinnedFeatures, bin_features  # noqa: E402
 from gpurules.data.presorted import presort_dense  # noqa: E402
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller  # noqa: E402
 
-PHASES = ("refine_rule", "find_best_refinement", "apply_refinement", "covered_totals",
-          "reset_coverage", "update_statistics", "set_scale", "start_fit")
+PHASES = ("learn_rules", "refine_rule", "find_best_refinement", "apply_refinement",
+          "covered_totals", "reset_coverage", "update_statistics", "set_scale", "start_fit")
 
 
 def synthetic(n, kind, seed=0):
@@ -153,11 +160,16 @@ def representation_seconds(X, search, max_bins=0):
     return time.perf_counter() - start
 
 
-def profile(n, kind, search, rules, threads, stepwise, max_bins=0, head_type="auto"):
-    """{phase: seconds} and the fit's wall seconds for one configuration."""
+def profile(n, kind, search, rules, threads, stepwise, max_bins=0, head_type="auto",
+            loop=False):
+    """{phase: seconds} and the fit's wall seconds for one configuration; ``loop``: the
+    learner's loop over rules instead of the backend's batches (module docstring)."""
     X, Y = synthetic(n, kind)
     timer = PhaseTimer()
     saved_refine, saved_search = CpuBackend.refine_rule, CpuBackend._search
+    saved_learns = CpuBackend.learns_rules
+    if loop or stepwise:
+        CpuBackend.learns_rules = lambda backend, plan: False
     if stepwise:
         CpuBackend.refine_rule = stepwise_refine_rule
         CpuBackend._search = _split_histogram_search(PhaseTimer())  # (the warm-up's)
@@ -173,6 +185,7 @@ def profile(n, kind, search, rules, threads, stepwise, max_bins=0, head_type="au
             total = time.perf_counter() - start
     finally:
         CpuBackend.refine_rule, CpuBackend._search = saved_refine, saved_search
+        CpuBackend.learns_rules = saved_learns
     phases = dict(timer.seconds)
     timed = sum(v for k, v in phases.items() if not k.startswith(" "))
     phases["learner (rest of fit)"] = total - timed
@@ -194,7 +207,11 @@ def main(argv=None):
                         help="thread counts; with several, also each phase's speed-up over "
                              "the first")
     parser.add_argument("--stepwise", action="store_true",
-                        help="refine step by step, timing search (build/scan) and apply")
+                        help="refine step by step, timing search (build/scan) and apply "
+                             "(implies --loop)")
+    parser.add_argument("--loop", action="store_true",
+                        help="the learner's loop over rules instead of the backend's batches "
+                             "of rules, so that each phase is timed")
     args = parser.parse_args(argv)
     print("| data | n | search | threads | fit s | phase | s | share | calls |")
     print("|---|---:|---|---:|---:|---|---:|---:|---:|")
@@ -206,7 +223,7 @@ def main(argv=None):
                 for threads in args.threads:
                     phases, calls, total, _ = profile(n, kind, search, args.rules, threads,
                                                       args.stepwise, args.max_bins,
-                                                      args.head_type)
+                                                      args.head_type, args.loop)
                     phases["fit"] = total
                     runs.append(phases)
                     for phase, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):

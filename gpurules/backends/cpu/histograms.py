@@ -49,7 +49,7 @@ def _build_py(features, bin_index, bin_offset, explicit, covered, n_covered, mas
         _add_explicit(order[n_dense:n_rebuilt], explicit, bin_index, bin_offset, mask,
                       indicator, weights, gh, hist, hist_count, totals)
         _add_covered(order[:n_dense], _rows_of(order[:n_dense], bin_offset)[0], bin_index,
-                     covered, 0, n_covered, weights, gh, hist, hist_count)
+                     covered, np.int64(0), n_covered, weights, gh, hist, hist_count)
         return
     num_rows = _num_rows(order[:n_dense], bin_offset)
     by_examples = _splits_examples(n_dense, num_rows, n_covered, chunks)
@@ -313,12 +313,12 @@ def _add_covered(features, firsts, bin_index, covered, lo, hi, weights, gh, hist
                  hist_count):
     """Fill the rows ``firsts[j] + b`` of ``features[j]`` (int64, distinct; ``firsts`` int64,
     their first rows in ``hist``), whose counts are zero, from the covered examples
-    ``covered[lo:hi]``, in chunks of ``BUILD_CHUNK`` of them: the
-    chunk's statistics rows are added to one feature's histogram after the other, so the
-    rows being updated are one feature's (in cache) while the chunk's statistics stay in
-    cache for the next feature (issue 17: 0.6-0.9x the time of one pass adding each example
-    to every feature, with 255 bins and 40 columns; the integer sums do not depend on the
-    order, so the histograms are the same, bit for bit).
+    ``covered[lo:hi]`` (lo, hi int64: a literal 0 compiled it apart), in chunks of
+    ``BUILD_CHUNK`` of them: the chunk's statistics rows are added to one feature's
+    histogram after the other, so the rows being updated are one feature's (in cache) while
+    the chunk's statistics stay in cache for the next feature (issue 17: 0.6-0.9x the time
+    of one pass adding each example to every feature, with 255 bins and 40 columns; the
+    integer sums do not depend on the order, so the histograms are the same, bit for bit).
 
     The sums of a row are set only when its first example arrives, so rows with count 0 keep
     stale sums (the scan never reads them) and the cost follows the covered examples rather
