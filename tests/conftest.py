@@ -1,4 +1,6 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the order and grouping of the suite's files."""
+
+from pathlib import Path
 
 import pytest
 
@@ -13,17 +15,45 @@ LONGEST_FILES = {"test_fused_rules.py": 297, "test_histogram_search.py": 108,
                  "test_exact_search.py": 47, "test_cuda_compile.py": 35,
                  "test_boomer_non_decomposable.py": 35, "test_non_decomposable.py": 31}
 
+# files that run on one worker, in this order (:func:`pytest_xdist_make_scheduler`): the
+# fits of the others compile mostly what ``test_fused_rules.py``'s fits compile (the same
+# searches and rule loops: 75 of 98, 32 of 58 and 15 of 16 CPU-s; docs/benchmarks.md,
+# session 46), so that they find it compiled in their process instead of compiling it
+# again in the other worker's
+FUSED_RULES_GROUP = ("test_fused_rules.py", "test_histogram_search.py",
+                     "test_boomer_non_decomposable.py", "test_rule_pruning.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``make test``'s ``--dist loadfile`` with the files of :data:`FUSED_RULES_GROUP` as
+    one unit of work (one worker runs them, in the order of
+    :func:`pytest_collection_modifyitems`), every other file a unit of its own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileGroups(LoadFileScheduling):
+        def _split_scope(self, nodeid):
+            path = super()._split_scope(nodeid)
+            return "fused-rules group" if Path(path).name in FUSED_RULES_GROUP else path
+
+    return FileGroups(config, log)
+
 
 def pytest_collection_modifyitems(session, config, items):
     """The order in which files run (``make test`` keeps it: ``--no-loadscope-reorder``):
-    the modules whose checks run under the CUDA simulator in a fresh process
-    (``simulator_fixture``) last, so that their CPU references load from the Numba cache
-    what the other tests compiled instead of compiling it while the others do; the longest
-    files (:data:`LONGEST_FILES`) first; the others as collected."""
+    the files of :data:`FUSED_RULES_GROUP` first (one unit of work:
+    :func:`pytest_xdist_make_scheduler`); the longest (:data:`LONGEST_FILES`) next, the
+    others as collected; the modules whose checks run under the CUDA simulator in a fresh process (``simulator_fixture``) last,
+    so that their CPU references load from the Numba cache what the other tests compiled
+    instead of compiling it while the others do."""
     def key(item):
+        name = item.path.name
         simulated = getattr(getattr(item, "module", None), "simulator_results",
                             None) is not None
-        return simulated, -LONGEST_FILES.get(item.path.name, 0)
+        grouped = name in FUSED_RULES_GROUP
+        return (simulated, not grouped,
+                FUSED_RULES_GROUP.index(name) if grouped else -LONGEST_FILES.get(name, 0))
 
     items.sort(key=key)
 

@@ -1,5 +1,6 @@
 """The suite's own order (``tests/conftest.py``, ``pytest_collection_modifyitems``): the
-files it starts first exist, and ``make test`` tells pytest-xdist to keep the order."""
+files it names exist, and ``make test`` tells pytest-xdist to keep the order (and to
+distribute whole files, grouped by ``tests/conftest.py``)."""
 
 from pathlib import Path
 
@@ -8,9 +9,10 @@ from tests import conftest
 TESTS = Path(__file__).resolve().parent
 
 
-def test_the_longest_files_exist():
-    missing = [name for name in conftest.LONGEST_FILES if not (TESTS / name).is_file()]
-    assert not missing, f"tests/conftest.py LONGEST_FILES names missing files: {missing}"
+def test_the_files_named_exist():
+    named = set(conftest.LONGEST_FILES) | set(conftest.FUSED_RULES_GROUP)
+    missing = sorted(name for name in named if not (TESTS / name).is_file())
+    assert not missing, f"tests/conftest.py names missing files: {missing}"
 
 
 def test_make_test_keeps_the_order():
