@@ -24,6 +24,12 @@ FUSED_RULES_GROUP = ("test_fused_rules.py", "test_histogram_search.py",
                      "test_boomer_non_decomposable.py", "test_rule_pruning.py")
 
 
+def work_unit(path):
+    """The unit of work of the test file at ``path`` (a node id's file part): the group's
+    name for the files of :data:`FUSED_RULES_GROUP`, else the path itself."""
+    return "fused-rules group" if Path(path).name in FUSED_RULES_GROUP else path
+
+
 def pytest_xdist_make_scheduler(config, log):
     """``make test``'s ``--dist loadfile`` with the files of :data:`FUSED_RULES_GROUP` as
     one unit of work (one worker runs them, in the order of
@@ -34,8 +40,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class FileGroups(LoadFileScheduling):
         def _split_scope(self, nodeid):
-            path = super()._split_scope(nodeid)
-            return "fused-rules group" if Path(path).name in FUSED_RULES_GROUP else path
+            return work_unit(super()._split_scope(nodeid))
 
     return FileGroups(config, log)
 
@@ -44,9 +49,9 @@ def pytest_collection_modifyitems(session, config, items):
     """The order in which files run (``make test`` keeps it: ``--no-loadscope-reorder``):
     the files of :data:`FUSED_RULES_GROUP` first (one unit of work:
     :func:`pytest_xdist_make_scheduler`); the longest (:data:`LONGEST_FILES`) next, the
-    others as collected; the modules whose checks run under the CUDA simulator in a fresh process (``simulator_fixture``) last,
-    so that their CPU references load from the Numba cache what the other tests compiled
-    instead of compiling it while the others do."""
+    others as collected; the modules whose checks run under the CUDA simulator in a fresh
+    process (``simulator_fixture``) last, so that their CPU references load from the Numba
+    cache what the other tests compiled instead of compiling it while the others do."""
     def key(item):
         name = item.path.name
         simulated = getattr(getattr(item, "module", None), "simulator_results",

@@ -15,6 +15,12 @@ def test_the_files_named_exist():
     assert not missing, f"tests/conftest.py names missing files: {missing}"
 
 
+def test_the_group_is_one_unit_of_work():
+    units = {conftest.work_unit(f"tests/{name}") for name in conftest.FUSED_RULES_GROUP}
+    assert len(units) == 1
+    assert conftest.work_unit("tests/test_boomer.py") == "tests/test_boomer.py"
+
+
 def test_make_test_keeps_the_order():
     makefile = (TESTS.parent / "Makefile").read_text()
     (command,) = [line for line in makefile.splitlines() if "-m pytest" in line]

@@ -286,10 +286,9 @@ def _boundary_typed(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, 
 @nb.njit(inline="always")
 def _keep_covered(src_index, src_value, m, dst_index, dst_value, mask, indicator):
     """Copy the covered entries among the first ``m`` of ``src_*`` to the front of
-    ``dst_*`` (which may be ``src_*`` itself); returns how many (int64, not the literal
-    0 that Numba types ``k = 0`` as where the loop may not run: a count passed on to a
-    compiled function as that literal compiled it once more for the literal,
-    :func:`_feature_totals` twice per search)."""
+    ``dst_*`` (which may be ``src_*`` itself); returns how many, as an int64: from
+    ``k = 0`` Numba inferred the literal 0 in some searches, and compiled
+    :func:`_feature_totals` once more for that literal."""
     k = np.int64(0)
     for pos in range(m):
         if pos + AHEAD < m:
