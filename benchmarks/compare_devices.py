@@ -281,17 +281,16 @@ def warm_up(system: str, split: C.Split, args: argparse.Namespace) -> None:
     fits need exists (compiled code is cached in-process): 10 rules on at most 1000
     examples, then one rule of one condition on all of them (on the sample, the thread
     thresholds pick the kernels' serial forms, and the parallel ones would be compiled
-    inside the first timed fit). The 10-rule model also predicts enough rows for the
-    prediction's parallel form (``jit.threads.MIN_PARALLEL_WORK`` examples x rules): a fit
-    ends by recording its rules' training coverage with it, and a first two-thread fit
-    at 10^4 examples compiled it (0.8 of its 1.6 s)."""
+    inside the first timed fit). The 10-rule model also predicts ``MIN_PARALLEL_WORK``
+    rows, so that the prediction's parallel form (from that many examples x rules:
+    ``jit.threads``) is compiled: a fit ends by recording its rules' training coverage
+    with it, and a first two-thread fit at 10^4 examples compiled it (0.8 of its 1.6 s)."""
     from gpurules.jit.threads import MIN_PARALLEL_WORK
 
     clf = make_estimator(system, 10, args.threads)
     m = min(split.n_train, 1000)
     clf.fit(split.X_train[:m], split.Y_train[:m])
-    rows = -(-MIN_PARALLEL_WORK // max(1, len(clf.model_) - 1))  # (the default rule aside)
-    clf.predict(np.resize(split.X_train[:m], (rows, split.X_train.shape[1])))
+    clf.predict(np.resize(split.X_train[:m], (MIN_PARALLEL_WORK, split.X_train.shape[1])))
     if split.n_train > m:
         clf = make_estimator(system, 2, args.threads)
         clf.set_params(rule_induction="top-down-greedy{max_conditions=1}")

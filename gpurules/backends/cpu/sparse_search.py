@@ -89,15 +89,16 @@ def _search_sparse_feature(j, f, indptr, index, value, kept, n_present, nominal,
     args = (labels, head_mode, params, inv_scale, min_coverage, covered, min_quality, work,
             gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
     # phase I: below z, ascending; phase II: above z, descending. The steps and phase I's
-    # "no prior phase" are int64 values, not literals: Numba compiles a call with a literal
-    # argument for that literal, so the two phases would compile the walk twice
-    ascending, nothing = np.int64(1), np.int64(0)
+    # "no prior phase" (-1 groups, 0 entries) are int64 values, not literals: Numba compiles
+    # a call with a literal argument for that literal, so the two phases would compile the
+    # walk twice
+    up, down, no_groups, no_entries = np.int64(1), np.int64(-1), np.int64(-1), np.int64(0)
     neg_max, n_lo, groups_lo, neg_kept = _PHASE(
-        j, start, neg_end, ascending, is_nominal, index, value, z, mask, indicator, weights,
-        g, h, tot_g, tot_h, tot_count, -ascending, nothing, neg_g, neg_h, grp_g, grp_h, work,
-        args)
+        j, start, neg_end, up, is_nominal, index, value, z, mask, indicator, weights,
+        g, h, tot_g, tot_h, tot_count, no_groups, no_entries, neg_g, neg_h, grp_g, grp_h,
+        work, args)
     pos_min, n_hi, groups_hi, pos_kept = _PHASE(
-        j, pos_end - 1, pos_start - 1, -ascending, is_nominal, index, value, z, mask,
+        j, pos_end - 1, pos_start - 1, down, is_nominal, index, value, z, mask,
         indicator, weights, g, h, tot_g, tot_h, tot_count, groups_lo, n_lo, pos_g, pos_h,
         grp_g, grp_h, work, args)
     if COMPACTS:
