@@ -34,7 +34,9 @@ Data: synthetic dense multi-label data from ``sklearn.datasets.make_multilabel_c
 MULAN train/test splits of ``--datasets``. Its features are word counts with 6-9 distinct
 values, which hides the cost of scanning many bins; ``--synthetic continuous`` (the default)
 adds Gaussian noise (``--noise``, standard deviation) so that every feature is continuous,
-``--synthetic counts`` keeps the counts. Quality on the test part: Hamming loss, subset 0/1
+``--synthetic counts`` keeps the counts. ``--data-cache DIR`` keeps the generated arrays in
+``DIR`` for later runs (sklearn makes 1.25e6 examples in 30 s to 3 minutes); ``--only-data``
+makes them there and stops (``gpu_run.sh`` does so beside its first steps). Quality on the test part: Hamming loss, subset 0/1
 loss, example-wise F1 (see benchmarks/_common.py). Every learner gets ``random_state=1``.
 
 Times (``time.perf_counter``, and process CPU time for the growth exponents): the median of
@@ -130,20 +132,47 @@ def same_bins_reference(system: str) -> str:
 # --------------------------------------------------------------------------- data
 
 
-def synthetic_split(n: int, seed: int, noise: float = 0.0) -> C.Split:
+def synthetic_split(n: int, seed: int, noise: float = 0.0,
+                    cache: Path | None = None) -> C.Split:
     """``n`` training and ``max(1000, min(n // 4, 100000))`` test examples of dense
     synthetic multi-label data (100 features, 20 labels), float32 X and uint8 Y; with
-    ``noise`` > 0, N(0, noise^2) added to every feature value (continuous features)."""
+    ``noise`` > 0, N(0, noise^2) added to every feature value (continuous features).
+
+    ``cache``: a folder that keeps the arrays (:func:`synthetic_file`): loaded from there
+    when an earlier run (or ``--only-data``) made them, else made and saved there. sklearn
+    makes the examples one at a time in Python: 1.25e6 of them take 30 s to 3 minutes."""
     from sklearn.datasets import make_multilabel_classification
 
     n_test = max(1000, min(n // 4, 100_000))
-    X, Y = make_multilabel_classification(n_samples=n + n_test, n_features=100, n_classes=20,
-                                          random_state=seed)
-    if noise > 0:
-        X = X + np.random.default_rng(seed).normal(0.0, noise, size=X.shape)
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    Y = np.ascontiguousarray(Y, dtype=np.uint8)
+    path = None if cache is None else synthetic_file(cache, n, seed, noise)
+    if path is not None and path.exists():
+        with np.load(path) as arrays:
+            X, Y = arrays["X"], arrays["Y"]
+    else:
+        X, Y = make_multilabel_classification(n_samples=n + n_test, n_features=100,
+                                              n_classes=20, random_state=seed)
+        if noise > 0:
+            X = X + np.random.default_rng(seed).normal(0.0, noise, size=X.shape)
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        Y = np.ascontiguousarray(Y, dtype=np.uint8)
+        if path is not None:
+            save_arrays(path, X=X, Y=Y)
     return C.Split(synthetic_name(n, noise), X[:n], Y[:n], X[n:], Y[n:], [])
+
+
+def synthetic_file(cache: Path, n: int, seed: int, noise: float) -> Path:
+    """The file in ``cache`` that keeps the arrays of :func:`synthetic_split`."""
+    return Path(cache) / f"{synthetic_name(n, noise)}-noise{noise:g}-seed{seed}.npz"
+
+
+def save_arrays(path: Path, **arrays: np.ndarray) -> None:
+    """``np.savez`` to ``path`` through a file of this process renamed into place, so that
+    a process that loads ``path`` while another writes it finds the whole file or none."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    with open(part, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(part, path)
 
 
 def synthetic_name(n: int, noise: float = 0.0) -> str:
@@ -151,10 +180,12 @@ def synthetic_name(n: int, noise: float = 0.0) -> str:
     return f"synthetic-{n}" if noise <= 0 else f"synthetic-continuous-{n}"
 
 
-def load_data(spec: str, data_dir: Path, seed: int, noise: float = 0.0) -> C.Split:
-    """``"synthetic:<n>"`` or a MULAN dataset name."""
+def load_data(spec: str, data_dir: Path, seed: int, noise: float = 0.0,
+              cache: Path | None = None) -> C.Split:
+    """``"synthetic:<n>"`` (kept in ``cache``: :func:`synthetic_split`) or a MULAN dataset
+    name."""
     if spec.startswith("synthetic:"):
-        return synthetic_split(int(spec.split(":", 1)[1]), seed, noise)
+        return synthetic_split(int(spec.split(":", 1)[1]), seed, noise, cache)
     return C.load_split(data_dir, spec, dense=True)
 
 
@@ -304,7 +335,8 @@ def cold_fit_subprocess(system: str, spec: str, args: argparse.Namespace) -> flo
                    CUPY_CACHE_DIR=str(Path(tmp) / "cupy"))
         cmd = [sys.executable, str(Path(__file__).resolve()), COLD_FLAG, json.dumps({
             "system": system, "spec": spec, "data_dir": str(args.data_dir), "seed": args.seed,
-            "max_rules": args.max_rules, "threads": args.threads, "noise": args.noise})]
+            "max_rules": args.max_rules, "threads": args.threads, "noise": args.noise,
+            "data_cache": None if args.data_cache is None else str(args.data_cache)})]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
                               timeout=args.cold_timeout)
     for line in proc.stdout.splitlines():
@@ -316,7 +348,8 @@ def cold_fit_subprocess(system: str, spec: str, args: argparse.Namespace) -> flo
 def cold_fit_main(payload: str) -> None:
     """Entry point of the cold-fit subprocess: load, fit once, print ``COLD {json}``."""
     job = json.loads(payload)
-    split = load_data(job["spec"], Path(job["data_dir"]), job["seed"], job["noise"])
+    split = load_data(job["spec"], Path(job["data_dir"]), job["seed"], job["noise"],
+                      job["data_cache"])
     clf = make_estimator(job["system"], job["max_rules"], job["threads"])
     seconds, _ = C.timed(lambda: clf.fit(split.X_train, split.Y_train))
     print("COLD " + json.dumps({"fit_s": seconds}), flush=True)
@@ -413,7 +446,7 @@ def run_all(args: argparse.Namespace, reason: str | None):
                 errors.append(f"{system} cold:\n{traceback.format_exc()}")
     for spec in specs:
         C.log(f"loading {spec}")
-        split = load_data(spec, args.data_dir, args.seed, args.noise)
+        split = load_data(spec, args.data_dir, args.seed, args.noise, args.data_cache)
         for system in args.systems:
             key = (split.name, system)
             if SYSTEMS[system][1] == "cuda" and reason:
@@ -528,6 +561,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--skip-profile", action="store_true", help="no profiled CUDA fit")
     p.add_argument("--cold-timeout", type=float, default=1800)
     p.add_argument("--data-dir", type=Path, default=C.DEFAULT_DATA_DIR)
+    p.add_argument("--data-cache", type=Path,
+                   help="folder that keeps the synthetic data sets (made once, then loaded)")
+    p.add_argument("--only-data", action="store_true",
+                   help="make the synthetic data sets of --sizes in --data-cache and stop")
     p.add_argument("--output", type=Path, help="also write the Markdown report here")
     p.add_argument("--plot", type=Path, help="PNG of fit time against n (synthetic sizes)")
     args = p.parse_args(argv)
@@ -535,6 +572,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.error("--repeats must be >= 1")
     if not args.sizes and not args.datasets:
         p.error("nothing to run: give --sizes and/or --datasets")
+    if args.only_data and (args.data_cache is None or not args.sizes):
+        p.error("--only-data needs --data-cache and --sizes")
     args.sizes = sorted(set(args.sizes))
     if args.synthetic == "counts":
         args.noise = 0.0
@@ -549,6 +588,13 @@ def main(argv: list[str] | None = None) -> int:
         cold_fit_main(argv[1])
         return 0
     args = parse_args(argv)
+    if args.only_data:
+        for n in args.sizes:
+            start = time.perf_counter()
+            synthetic_split(n, args.seed, args.noise, args.data_cache)
+            C.log(f"synthetic data, n = {n:g}, ready after {time.perf_counter() - start:.1f} s:"
+                  f" {synthetic_file(args.data_cache, n, args.seed, args.noise)}")
+        return 0
     on_cuda = [s for s in args.systems if SYSTEMS[s][1] == "cuda"]
     reason = cuda_reason() if on_cuda else "no CUDA system in --systems"
     if reason:

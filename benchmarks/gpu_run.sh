@@ -19,8 +19,9 @@
 #    $OUT/profile.txt;
 # 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-graph, cuda-direct,
 #    cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4 (100 rules) and
-#    1e6 (10 rules; last, with the most time: sklearn generates its 1.25e6 examples in
-#    about 30 s);
+#    1e6 (10 rules; last, with the most time); their synthetic data is made beside steps
+#    2-5 (compare_devices.py --only-data: sklearn makes the 1.25e6 examples of n = 1e6 in
+#    30 s to 3 minutes), and the last size waits for it;
 # 7. compare_devices.py on yeast and scene (carried in .gpu/datasets): the
 #    non-decomposable complete-head fit (cuda-nd against boomer-nd, 200 rules);
 #    the reports of 6 and 7 one after the other in $OUT/devices.md, their logs in
@@ -114,6 +115,18 @@ export NUMBA_CACHE_DIR="$TMPD/nbcache" OMP_WAIT_POLICY=passive PYTHONUNBUFFERED=
 # numba-cuda finds libNVVM through CUDA_HOME when no nvidia-nvvm wheel is installed
 if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda/nvvm ]; then export CUDA_HOME=/usr/local/cuda; fi
 
+# the benchmarks' synthetic data made beside the first steps, in order of size (sklearn makes
+# the examples one at a time: the 1.25e6 of n = 1e6 take 30 s to 3 minutes on one core);
+# each benchmark loads its data from there, or makes it itself if it is not there yet
+DATA_CACHE="$TMPD/gpurules-data"
+DATA_PID=""
+if want bench; then
+    # shellcheck disable=SC2086  # a list of sizes
+    nice -n 5 $PY benchmarks/compare_devices.py --sizes ${SIZES[*]} --datasets --only-data \
+        --data-cache "$DATA_CACHE" > "$TMPD/gpurules-data.log" 2>&1 &
+    DATA_PID=$!
+fi
+
 if want probe; then
     log "probe"
     {
@@ -186,15 +199,28 @@ for i in "${!SIZES[@]}"; do
     systems=$SYSTEMS
     extra=""
     [ "$i" -gt 0 ] && systems=$LARGE_SYSTEMS && extra="--skip-profile"
-    log "compare_devices n=$n, ${RULES[$i]} rules, $systems ($(left) s left)"
     # the time left to the later steps: the first size's larger, the last size's for step 7
     keep=$(( i == 0 ? BENCH_KEEP : TAIL_KEEP ))
     if [ "$i" -eq $(( ${#SIZES[@]} - 1 )) ]; then
         keep=5; want datasets && keep=$DATA_KEEP
     fi
+    # the largest size: wait for its data while it is being made (making it again here
+    # would take as long), leaving the step at least 60 s
+    if [ "$i" -eq $(( ${#SIZES[@]} - 1 )) ] && [ -n "$DATA_PID" ]; then
+        while kill -0 "$DATA_PID" 2> /dev/null && [ "$(left)" -gt $(( keep + 60 )) ]; do
+            sleep 1
+        done
+        if kill -0 "$DATA_PID" 2> /dev/null; then
+            log "synthetic data: still being made (the benchmark makes its own)"
+        else
+            log "synthetic data: $(tail -1 "$TMPD/gpurules-data.log" | cut -c1-150)"
+        fi
+    fi
+    log "compare_devices n=$n, ${RULES[$i]} rules, $systems ($(left) s left)"
     # shellcheck disable=SC2086  # systems is a list
     timeout -k 10 "$(lim $keep)" $PY benchmarks/compare_devices.py --sizes "$n" --datasets \
         --systems $systems --repeats 1 --skip-cold --max-rules "${RULES[$i]}" $extra \
+        --data-cache "$DATA_CACHE" \
         --output "$TMPD/devices-part.md" >> "$OUT/bench.txt" 2>&1
     step "compare_devices n=$n" $?
     report "n = $n, ${RULES[$i]} rules"
@@ -207,5 +233,6 @@ if want datasets; then
     step "compare_devices yeast scene" $?
     report "yeast and scene, $DATA_RULES rules"
 fi
+[ -n "$DATA_PID" ] && kill "$DATA_PID" 2> /dev/null
 log "done: $FAILED step(s) failed; files: $(ls "$OUT" | tr '\n' ' ')"
 exit "$FAILED"
