@@ -243,6 +243,62 @@ def test_the_cache_directory_follows_every_source_file_of_the_package(tmp_path):
     assert cache.cache_directory(environ, copy) != cache.cache_directory(environ, package)
 
 
+_OUT_OF_BOUNDS = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import reader
+try:
+    print(reader.read(np.zeros(3), 4))
+except IndexError:
+    print("IndexError")
+"""
+
+
+def test_bounds_checks_are_not_loaded_from_a_cache_made_without_them(tmp_path):
+    """Numba's cache keys no setting that changes the code (``cache.CODEGEN_SETTINGS``):
+    a process with ``NUMBA_BOUNDSCHECK=1`` after one without it loaded the unchecked code
+    and read past the array. The package's directory is keyed by them, so it compiles
+    checked code, and a process without the checks after it loads none of it."""
+    (tmp_path / "reader.py").write_text(
+        "from gpurules.jit.cache import njit\n\n\n@njit\ndef read(a, i):\n"
+        "    return a[i]\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nb"),
+               PYTHONPATH=os.pathsep.join([str(Path(gpurules.__file__).parents[1])]
+                                          + sys.path))
+    env.pop("NUMBA_BOUNDSCHECK", None)
+
+    def run(**settings):
+        out = subprocess.run([sys.executable, "-c", _OUT_OF_BOUNDS, str(tmp_path)],
+                             env=dict(env, **settings), capture_output=True, text=True,
+                             check=True, timeout=120)
+        return out.stdout.strip()
+
+    assert run() != "IndexError"  # (no checks: whatever lies past the array)
+    assert run(NUMBA_BOUNDSCHECK="1") == "IndexError"
+    assert run() != "IndexError"
+    assert len(list((tmp_path / "nb").glob("gpurules-*"))) == 2
+
+
+def test_the_cache_directory_follows_numbas_code_settings():
+    """:func:`cache.cache_directory` differs per value of each of
+    :data:`cache.CODEGEN_SETTINGS` (here ``NUMBA_OPT``, read as Numba reads it)."""
+    from types import SimpleNamespace
+
+    from gpurules.jit import cache
+
+    environ = {"NUMBA_CACHE_DIR": "/nb"}
+    default = cache.codegen_settings()
+    assert dict(default)["OPT"] == str(int(nb.core.config.OPT))
+    directories = {cache.cache_directory(environ, settings=default)}
+    for name in cache.CODEGEN_SETTINGS:
+        values = {n: getattr(nb.core.config, n) for n in cache.CODEGEN_SETTINGS}
+        changed = cache.codegen_settings(SimpleNamespace(**dict(values, **{name: 7})))
+        directories.add(cache.cache_directory(environ, settings=changed))
+    assert len(directories) == len(cache.CODEGEN_SETTINGS) + 1
+    assert cache.cache_directory(environ) == cache.cache_directory(environ, settings=default)
+
+
 def test_kernel_run_uses_the_serial_form_on_one_thread(monkeypatch):
     """``Kernel.run(1, ...)`` calls the serial form without touching Numba's thread count;
     more threads run under ``thread_limit`` (the parallel form where Numba has them)."""

@@ -14,10 +14,13 @@ the file that defines it changes. Our kernels inline the learning math from othe
 of ``objectives/heads.py`` — or an upgrade that changes only such a file — the searches
 would keep running the old machine code: silently wrong or slow. Keying the cache
 directory by a hash of every source file of the package makes any change start from an
-empty cache. The directory is ``$NUMBA_CACHE_DIR/gpurules-<hash>`` when the user set
-``NUMBA_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpurules/numba/<hash>`` (``~/.cache`` by
-default); if it cannot be created, Numba's own locations apply (``__pycache__`` beside the
-sources, then its user-wide directory).
+empty cache. The hash also covers Numba's settings that change the machine code but not
+its cache's key (:data:`CODEGEN_SETTINGS`: the optimisation level, bounds checks, debug
+information), so a process that debugs with ``NUMBA_BOUNDSCHECK=1`` gets checked code and
+leaves no slow code behind for the next. The directory is ``$NUMBA_CACHE_DIR/gpurules-<hash>``
+when the user set ``NUMBA_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpurules/numba/<hash>``
+(``~/.cache`` by default); if it cannot be created, Numba's own locations apply
+(``__pycache__`` beside the sources, then its user-wide directory).
 
 **Processes that compile at once cannot corrupt it.** Numba's cache file
 (``IndexDataCacheFile``) reads the function's index, adds an entry with the first free
@@ -67,9 +70,29 @@ def source_digest(root=_PACKAGE):
     return digest.hexdigest()[:16]
 
 
-def cache_directory(environ=os.environ, root=_PACKAGE):
-    """The cache directory for the sources under ``root`` (see the module docstring)."""
-    tag = source_digest(root)
+#: Numba's settings that change the machine code it makes but are not part of its cache's
+#: key (the signature, the CPU's name and features, the function's bytecode): with them
+#: unkeyed, a process with ``NUMBA_BOUNDSCHECK=1`` loaded code compiled without the checks
+#: (and checked nothing), and code compiled with ``NUMBA_OPT=0`` slowed every later fit
+CODEGEN_SETTINGS = ("OPT", "LOOP_VECTORIZE", "SLP_VECTORIZE", "BOUNDSCHECK",
+                    "DEBUGINFO_DEFAULT", "EXTEND_VARIABLE_LIFETIMES")
+
+
+def codegen_settings(config=None):
+    """``((name, value as text), ...)`` of :data:`CODEGEN_SETTINGS` in ``config`` (default:
+    ``numba.core.config``, which Numba reads from the ``NUMBA_*`` environment at import)."""
+    if config is None:
+        from numba.core import config
+    return tuple((name, str(int(value)) if name == "OPT" else str(value))
+                 for name in CODEGEN_SETTINGS
+                 for value in [getattr(config, name, None)])
+
+
+def cache_directory(environ=os.environ, root=_PACKAGE, settings=None):
+    """The cache directory for the sources under ``root`` compiled with Numba's
+    ``settings`` (default: :func:`codegen_settings`; see the module docstring)."""
+    settings = codegen_settings() if settings is None else settings
+    tag = hashlib.sha256(f"{source_digest(root)} {settings!r}".encode()).hexdigest()[:16]
     if environ.get("NUMBA_CACHE_DIR"):
         return os.path.join(environ["NUMBA_CACHE_DIR"], f"gpurules-{tag}")
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
