@@ -14,8 +14,11 @@ $(VENV)/.installed-%: pyproject.toml
 demo: $(VENV)/.installed-test
 	$(PY) -m gpurules.demo
 
+# NUMBA_OPT=1: the suite's time is mostly Numba compiling, and LLVM's level 1 compiles about a
+# tenth faster than the default 3; the models are the same (tests/test_opt_level.py), and
+# the package's cache keeps each level's code apart (gpurules/jit/cache.py)
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile --no-loadscope-reorder --durations=15 tests
+	NUMBA_OPT=1 $(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile --no-loadscope-reorder --durations=15 tests
 
 # the documentation site (mkdocs.yml) into site/; `$(VENV)/bin/mkdocs serve` to browse it live
 docs: $(VENV)/.installed-docs
