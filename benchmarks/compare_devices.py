@@ -36,8 +36,8 @@ values, which hides the cost of scanning many bins; ``--synthetic continuous`` (
 adds Gaussian noise (``--noise``, standard deviation) so that every feature is continuous,
 ``--synthetic counts`` keeps the counts. ``--data-cache DIR`` keeps the generated arrays in
 ``DIR`` for later runs (sklearn makes 1.25e6 examples in 30 s to 3 minutes); ``--only-data``
-makes them there and stops (``gpu_run.sh`` does so beside its first steps). Quality on the test part: Hamming loss, subset 0/1
-loss, example-wise F1 (see benchmarks/_common.py). Every learner gets ``random_state=1``.
+makes them there and stops (``gpu_run.sh`` does so beside its first steps). Quality on the
+test part: Hamming loss, subset 0/1 loss, example-wise F1 (see benchmarks/_common.py). Every learner gets ``random_state=1``.
 
 Times (``time.perf_counter``, and process CPU time for the growth exponents): the median of
 ``--repeats`` fits; after the table, each system's growth exponent ``e`` (fit time ~ n^e)
