@@ -31,7 +31,8 @@ import _common as C  # noqa: E402
 
 C.use_repo_checkout()
 
-from compare_devices import parse_size, synthetic_split  # noqa: E402
+from compare_devices import parse_size  # noqa: E402
+from synthetic_data import synthetic_split  # noqa: E402
 
 
 def fit_gpurules(split: C.Split, binning: str, max_rules: int) -> dict:

@@ -9,7 +9,7 @@ Systems, in the same run on the same data and parameters
   persisted on the workers before the timed fit (a cluster's data is loaded there; the
   client -> worker copy is not part of the fit).
 
-Data: ``compare_devices.synthetic_split`` (``make_multilabel_classification``, 100
+Data: ``synthetic_data.synthetic_split`` (``make_multilabel_classification``, 100
 features, 20 labels, Gaussian noise ``--noise``: continuous features) at each of
 ``--sizes``, with ``--max-rules`` rules (one value, or one per size). Reported per system,
 the medians of ``--repeat`` timed fits: fit time (wall, ``time.perf_counter``) and process
@@ -64,6 +64,7 @@ import numpy as np
 
 import _common as C
 import compare_devices as D
+from synthetic_data import synthetic_split
 
 C.use_repo_checkout()
 
@@ -143,7 +144,7 @@ def compare_size(n: int, max_rules: int, args, lines: list) -> None:
     from gpurules.dask import DaskBoomerClassifier
 
     C.log(f"n={n}: generating")
-    split = D.synthetic_split(n, args.seed, args.noise)
+    split = synthetic_split(n, args.seed, args.noise)
     params = dict(feature_binning=args.binning, max_rules=max_rules, random_state=1,
                   **THREADS, **C.parse_params(args.param))
     warm = min(n, 2000)
@@ -227,7 +228,7 @@ def _mlrl_fit_here(args) -> None:
     (one thread) and print :func:`mlrl_fit`'s dict as one JSON line."""
     from mlrl.boosting import BoomerClassifier as Reference
 
-    split = D.synthetic_split(args.sizes[0], args.seed, args.noise)
+    split = synthetic_split(args.sizes[0], args.seed, args.noise)
     clf = Reference(feature_binning=args.binning, max_rules=args.max_rules[0],
                     random_state=1, **C.parallel_params("1"))
     cpu, start = time.process_time(), time.perf_counter()

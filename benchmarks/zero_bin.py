@@ -36,7 +36,8 @@ C.use_repo_checkout()
 
 import numpy as np  # noqa: E402
 
-from compare_devices import parse_size, synthetic_split  # noqa: E402
+from compare_devices import parse_size  # noqa: E402
+from synthetic_data import synthetic_split  # noqa: E402
 
 SYSTEMS = (("mlrl-boomer", "mlrl"), ("gpurules", "ours"))
 
