@@ -281,8 +281,9 @@ def test_bounds_checks_are_not_loaded_from_a_cache_made_without_them(tmp_path):
 
 
 def test_the_cache_directory_follows_numbas_code_settings():
-    """:func:`cache.cache_directory` differs per value of each of
-    :data:`cache.CODEGEN_SETTINGS` (here ``NUMBA_OPT``, read as Numba reads it)."""
+    """:func:`cache.cache_directory` differs when any one of
+    :data:`cache.CODEGEN_SETTINGS` differs; its default is this process's settings, the
+    level as Numba read it from ``NUMBA_OPT``."""
     from types import SimpleNamespace
 
     from gpurules.jit import cache

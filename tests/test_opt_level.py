@@ -21,29 +21,33 @@ from tests.test_jit_cache import package_dispatchers
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_FIT = """
-import hashlib, sys
-import numpy as np
-from gpurules import BoomerClassifier
-from gpurules.datasets import load_example
+# the child process prints this module's fit (``fit_digests``), at the other level
+_FIT = "from tests.test_opt_level import fit_digests; print(*fit_digests())"
 
-ds = load_example("emotions")
-clf = BoomerClassifier(random_state=3, max_rules=30, parallel_rule_refinement="false",
-                       parallel_statistic_update="false", parallel_prediction="false")
-clf.fit(ds.X[:300], ds.Y[:300])
-scores = np.ascontiguousarray(clf.decision_function(ds.X[:300]))
-print(hashlib.sha256(str(clf.model_).encode()).hexdigest(),
-      hashlib.sha256(scores.tobytes()).hexdigest())
-"""
+
+def fit_digests():
+    """SHA-256 of the default fit's rules (text) and of its decision scores (bytes): 30
+    rules on emotions' first 300 examples, one thread."""
+    from gpurules import BoomerClassifier
+    from gpurules.datasets import load_example
+
+    ds = load_example("emotions")
+    clf = BoomerClassifier(random_state=3, max_rules=30, parallel_rule_refinement="false",
+                           parallel_statistic_update="false", parallel_prediction="false")
+    clf.fit(ds.X[:300], ds.Y[:300])
+    assert len(clf.model_) == 30
+    scores = np.ascontiguousarray(clf.decision_function(ds.X[:300]))
+    return [hashlib.sha256(str(clf.model_).encode()).hexdigest(),
+            hashlib.sha256(scores.tobytes()).hexdigest()]
 
 
 def test_no_kernel_allows_fast_math():
     """Fast math would let LLVM reorder and contract floating-point operations differently
     per optimisation level (and differ from the CUDA kernels, which are built without)."""
-    found = [f"{module}.{name}" for module, name, disp in package_dispatchers()
-             if disp.targetoptions.get("fastmath")]
-    assert not found
-    assert len(package_dispatchers()) > 50
+    dispatchers = package_dispatchers()
+    assert len(dispatchers) > 50
+    assert not [f"{module}.{name}" for module, name, disp in dispatchers
+                if disp.targetoptions.get("fastmath")]
 
 
 def test_a_fit_at_another_optimisation_level_learns_the_same_model():
@@ -53,14 +57,4 @@ def test_a_fit_at_another_optimisation_level_learns_the_same_model():
     out = subprocess.run([sys.executable, "-c", _FIT], cwd=ROOT, capture_output=True,
                          text=True, env=dict(os.environ, NUMBA_OPT=other), timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    from gpurules import BoomerClassifier
-    from gpurules.datasets import load_example
-
-    ds = load_example("emotions")
-    clf = BoomerClassifier(random_state=3, max_rules=30, parallel_rule_refinement="false",
-                           parallel_statistic_update="false", parallel_prediction="false")
-    clf.fit(ds.X[:300], ds.Y[:300])
-    scores = np.ascontiguousarray(clf.decision_function(ds.X[:300]))
-    assert len(clf.model_) == 30
-    assert out.stdout.split() == [hashlib.sha256(str(clf.model_).encode()).hexdigest(),
-                                  hashlib.sha256(scores.tobytes()).hexdigest()]
+    assert out.stdout.split() == fit_digests()
