@@ -182,6 +182,11 @@ def test_every_numba_kernel_is_cached_in_the_package_cache(ptx_results):
         ptx_results["_kernels_use_the_package_cache"]
 
 
+def test_a_kernel_from_a_string_is_left_uncached(ptx_results):
+    assert ptx_results["_kernel_from_a_string_is_left_uncached"] is None, \
+        ptx_results["_kernel_from_a_string_is_left_uncached"]
+
+
 def test_compile_ptx_gate_rejects_a_type_error(ptx_results):
     assert ptx_results["_gate_rejects_type_error"] is None, \
         ptx_results["_gate_rejects_type_error"]
@@ -263,6 +268,21 @@ def _kernels_use_the_package_cache():
         assert file.load(("other",)) is None
 
 
+def _kernel_from_a_string_is_left_uncached(cuda):
+    """``device_math.kernel`` on a function made by ``exec`` (``gpu_diagnose.py``'s kernels,
+    2026-11-30 on the H200: numba-cuda's cache raised "no locator available for file
+    '<string>'"): the kernel keeps numba-cuda's own (no) cache and compiles."""
+    from numba import types
+
+    from gpurules.backends.cuda import device_math
+
+    space = {}
+    exec("def from_a_string(out):\n    out[0] = out[0] * 2.0 + 1.0\n", space)
+    made = device_math.kernel(space["from_a_string"])
+    assert type(made._cache).__name__ != "CudaPackageCache"
+    cuda.compile_ptx(made.py_func, (types.float64[::1],), cc=CC)
+
+
 def _gate_rejects_type_error(cuda, kernel_signature):
     def bad(out):
         out[0] = "not a number"
@@ -292,6 +312,8 @@ def main():
                    for name, signature in kernels.REGRESSION_SIGNATURES.items()})
     checks["_signatures_cover_kernels"] = partial(_signatures_cover_kernels, kernels)
     checks["_kernels_use_the_package_cache"] = _kernels_use_the_package_cache
+    checks["_kernel_from_a_string_is_left_uncached"] = partial(
+        _kernel_from_a_string_is_left_uncached, cuda)
     checks["_gate_rejects_type_error"] = partial(_gate_rejects_type_error, cuda,
                                                  (types.float64[::1],))
     run_checks(checks)

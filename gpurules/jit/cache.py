@@ -248,12 +248,15 @@ def cache_cuda_kernel(dispatcher):
     Without it every new process compiles every kernel of a fit again (43 s for all of
     them on the H200 of 2026-11-28). A numba-cuda whose cache classes are not where 0.30
     keeps them leaves the kernels uncached, and says so once in an INFO line on the
-    ``gpurules.cuda`` logger."""
+    ``gpurules.cuda`` logger. A kernel made from a string (``exec``) has no source file to
+    key a cache by and is left uncached (numba-cuda would raise)."""
     try:
         cache_class = _cuda_cache_class()
     except (ImportError, AttributeError) as exc:
         _log_uncached(f"{type(exc).__name__}: {exc}")
         return dispatcher
+    if not os.path.isfile(dispatcher.py_func.__code__.co_filename):
+        return dispatcher  # made from a string (exec): no file to key a cache by
     dispatcher._cache = cache_class(dispatcher.py_func)  # as enable_caching does
     return dispatcher
 
