@@ -5,15 +5,19 @@ Systems (``--systems``, default all):
 - ``cpu-exact``: gpurules ``device="cpu"``, ``feature_binning="none"`` (pre-sorted search);
 - ``cpu-hist``: gpurules ``device="cpu"``, ``feature_binning="equal-width"``;
 - ``cuda-hist``: gpurules ``device="cuda"``, ``feature_binning="equal-width"`` (the
-  backend's default launcher: prepared launches where they can run);
+  backend's defaults: prepared launches where they can run, each refinement block
+  replayed from a CUDA graph, ``graphs="auto"``);
+- ``cuda-single``: the same with every launch issued one by one
+  (``CudaBackend.set_graphs(False)``), to measure what the graphs save;
 - ``cuda-stepwise``: the same, refining one step per call (a device->host copy each) instead
   of in device-resident blocks, to measure what the blocks are worth;
 - ``cuda-numba``: ``cuda-hist`` with the Numba kernels launched by numba-cuda itself
-  (``CudaBackend.set_launcher("numba")``), to measure what the prepared launches save;
+  (``CudaBackend.set_launcher("numba")``; then no graphs), to measure what the prepared
+  launches save;
 - ``cuda-direct``: ``cuda-hist`` with the direct launches (``set_launcher("direct")``:
   parameters packed once per argument pattern, ``cuLaunchKernel``);
-- ``cuda-graph``: ``cuda-hist`` with each refinement block replayed from a CUDA graph
-  (``CudaBackend.set_graphs(True)``);
+- ``cuda-graph``: ``cuda-hist`` with graphs asked for (``CudaBackend.set_graphs(True)``:
+  an error, not a fallback, where they cannot run);
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
   ``"equal-width"``;
 - ``cpu-hist-255`` / ``cuda-hist-255`` / ``boomer-ew-255``: the same equal-width systems with
@@ -105,8 +109,9 @@ SYSTEMS = {
     "cuda-numba": ("gpurules", "cuda", "equal-width"),
     # the same, launched through cuLaunchKernel with parameters packed once (launches.py)
     "cuda-direct": ("gpurules", "cuda", "equal-width"),
-    # the same, each refinement block replayed from a captured CUDA graph (graphs.py)
+    # the same with graphs asked for (graphs.py), and with every launch one by one
     "cuda-graph": ("gpurules", "cuda", "equal-width"),
+    "cuda-single": ("gpurules", "cuda", "equal-width"),
     "boomer-exact": ("mlrl-boomer", None, "none"),
     "boomer-ew": ("mlrl-boomer", None, "equal-width"),
     "cpu-hist-255": ("gpurules", "cpu", CAPPED),
@@ -190,8 +195,8 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
         _refine_stepwise(clf)
     if system in ("cuda-numba", "cuda-direct"):
         _configure(clf, lambda backend: backend.set_launcher(system.split("-")[1]))
-    if system == "cuda-graph":
-        _configure(clf, lambda backend: backend.set_graphs(True))
+    if system in ("cuda-graph", "cuda-single"):
+        _configure(clf, lambda backend: backend.set_graphs(system == "cuda-graph"))
     return clf
 
 

@@ -307,16 +307,17 @@ def assert_same_rules(gpu_model, cpu_model):
 
 @pytest.mark.parametrize("launcher,graphs", [("numba", False), ("prepared", False),
                                              ("direct", False), ("prepared", True),
-                                             ("direct", True)],
+                                             ("direct", True), ("auto", "auto")],
                          ids=["numba", "prepared", "direct", "prepared-graphs",
-                              "direct-graphs"])
+                              "direct-graphs", "default"])
 def test_boosting_fit_equals_cpu(launcher, graphs):
     """A short BOOMER fit (squared-error loss, feature sampling) learns the same rules,
     thresholds included, with the CUDA and the CPU backend on the same bins (one per
     distinct value, and equal-width); with numba-cuda's launches, with the prepared
     ones (``launches.PreparedLaunches``, which must then have launched most kernels),
     with the direct ones (``launches.DirectLaunches``: most through ``cuLaunchKernel``),
-    and with the blocks replayed from CUDA graphs (``graphs.BlockGraphs``: most blocks)."""
+    and with the blocks replayed from CUDA graphs (``graphs.BlockGraphs``: most blocks),
+    as the default backend does."""
     from gpurules import BoomerClassifier
     from gpurules.backends.cuda import CudaBackend
     from gpurules.estimators.boomer_params import resolve_config

@@ -259,6 +259,26 @@ def non_decomposable_blocks_repeat_their_launches():
 
 
 @check
+def partial_head_blocks_repeat_their_launches():
+    """Partial heads (fixed: a block ends where the head is fixed; dynamic) and label
+    binning (GBLB), which the default ``graphs="auto"`` replays as well."""
+    X, Y, nominal = _problem(6, K=4)
+    for params in (dict(head_type="partial-fixed"), dict(head_type="partial-dynamic"),
+                   dict(head_type="complete", label_binning="equal-width")):
+        recorder = _recorded_fit(X, Y, nominal, max_rules=3, **params)
+        assert recorder.compared >= 1, (params, recorder.compared)
+
+
+@check
+def post_optimized_blocks_repeat_their_launches():
+    """Sequential post-optimization refines rules again over subsets of the examples."""
+    X, Y, nominal = _problem(7)
+    recorder = _recorded_fit(X, Y, nominal, max_rules=3, head_type="complete",
+                             post_optimization="sequential{num_iterations=1}")
+    assert recorder.compared >= 2, recorder.compared
+
+
+@check
 def graphs_need_a_gpu():
     """``graphs=True`` under the simulator: a clear RuntimeError when the backend is made."""
     from tests.test_cuda_simulator import _simulated_backend_class
@@ -266,6 +286,11 @@ def graphs_need_a_gpu():
     backend_class, _ = _simulated_backend_class()
     with pytest.raises(RuntimeError, match="simulator"):
         backend_class(0, block_size=32, graphs=True)
+    backend = backend_class(0, block_size=32)  # graphs="auto": none under the simulator
+    assert backend.graphs == "auto" and backend._graphs is None
+    for wrong in ("always", 1, None):
+        with pytest.raises(ValueError, match="graphs must be one of"):
+            backend.set_graphs(wrong)
 
 
 simulator_results, test_launches_under_simulator = simulated_tests(__name__, CHECKS)
@@ -285,6 +310,29 @@ def test_counting_and_profiling_refuse_graphs(tool):
     with pytest.raises(ValueError, match="graphs=False"):
         make(backend).attach()
     assert backend.cp is not None and not hasattr(backend, "_hist")
+
+
+@pytest.mark.parametrize("tool", ["counters", "profiler"])
+def test_counting_and_profiling_switch_auto_graphs_off_while_attached(tool):
+    """With ``graphs="auto"`` the counters and the profiler launch one by one while
+    attached, then the backend has its graphs again, emptied (buffers may have moved)."""
+    import types
+
+    from gpurules.backends.cuda.counters import DeviceCounters
+    from gpurules.backends.cuda.profiling import PHASES, PhaseProfiler
+
+    kept = BlockGraphs(_Stream())
+    kept._graphs["entry"] = "a graph"
+    backend = types.SimpleNamespace(_graphs=kept, graphs="auto", cp=object())
+    if tool == "counters":  # what each one wraps
+        backend.__dict__.update(_hist={}, _kernels=None, _search_module=None,
+                                _upload=None, _wrap=None, build_histograms=None)
+    else:
+        backend.__dict__.update({name: len for name in PHASES})
+    made = (DeviceCounters if tool == "counters" else PhaseProfiler)(backend)
+    with made:
+        assert backend._graphs is None
+    assert backend._graphs is kept and not kept._graphs
 
 
 def test_recorder_finds_a_changed_launch():

@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from gpurules.backends.cuda import sources
+from gpurules.backends.cuda import graphs, sources
 from gpurules.backends.cuda.launches import WrappedKernels
 
 _ALLOCATORS = ("zeros", "empty", "full", "ones", "zeros_like", "empty_like", "full_like",
@@ -114,15 +114,13 @@ class DeviceCounters:
     backend: object
     counts: Counts = None
     _saved: dict = None
+    _graphs: object = None  # the backend's graphs, off while attached (``graphs.suspend``)
 
     def attach(self):
         b = self.backend
         if self._saved is not None:
             raise RuntimeError("the counters are already attached")
-        if getattr(b, "_graphs", None) is not None:
-            raise ValueError("the counters count launches and copies; a backend with "
-                             "graphs=True replays the launches from CUDA graphs: count a "
-                             "fit with graphs=False")
+        self._graphs = graphs.suspend(b, "the counters count launches and copies")
         self.counts = Counts() if self.counts is None else self.counts
         self._saved = {name: getattr(b, name) for name in (
             "cp", "_hist", "_kernels", "_search_module", "_upload", "_wrap",
@@ -158,6 +156,7 @@ class DeviceCounters:
         for name in ("_upload", "_wrap", "build_histograms"):  # the class's own methods
             self.backend.__dict__.pop(name, None)
         self._saved = None
+        graphs.resume(self.backend, self._graphs)
 
     def __enter__(self):
         return self.attach()

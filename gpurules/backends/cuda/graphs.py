@@ -82,3 +82,27 @@ def run_steps(graphs, key, steps, launch_step):
         return
     for r in range(steps):
         launch_step(r)
+
+
+def suspend(backend, tool):
+    """Switch off ``backend``'s graphs while ``tool`` (a phrase: what it does with the
+    launches) is attached, for a backend made with ``graphs="auto"``; returns what
+    :func:`resume` puts back. ValueError for a backend with ``graphs=True``, whose graphs
+    were asked for: the tool would see no launch."""
+    graphs = getattr(backend, "_graphs", None)
+    if graphs is None:
+        return None
+    if getattr(backend, "graphs", True) != "auto":
+        raise ValueError(f"{tool}; a backend with graphs=True replays them from CUDA "
+                         f"graphs: use graphs=False or 'auto'")
+    backend._graphs = None
+    return graphs
+
+
+def resume(backend, graphs):
+    """Undo :func:`suspend`: ``graphs`` back on ``backend``, emptied (buffers may have
+    moved while it was off)."""
+    if graphs is not None:
+        graphs.clear()
+        backend._graphs = graphs
+

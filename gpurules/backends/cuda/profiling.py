@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpurules.backends.cuda import graphs
+
 PHASES = ("start_fit", "build_histograms", "_launch_histogram", "_launch_search",
           "_apply_selected", "apply_refinement", "update_statistics", "covered_totals")
 H2D, D2H = "copy host->device", "copy device->host"
@@ -90,16 +92,14 @@ class PhaseProfiler:
     stats: dict = field(default_factory=dict)
     _stack: list = field(default_factory=list)
     _cp: object = None
+    _graphs: object = None  # the backend's graphs, off while attached (``graphs.suspend``)
 
     def attach(self):
         """Shadow the phase methods and ``backend.cp`` on the instance."""
         b = self.backend
         if self._cp is not None:
             raise RuntimeError("the profiler is already attached")
-        if getattr(b, "_graphs", None) is not None:
-            raise ValueError("the profiler times the launches of each phase; a backend with "
-                             "graphs=True replays them from CUDA graphs: profile a fit "
-                             "with graphs=False")
+        self._graphs = graphs.suspend(b, "the profiler times the launches of each phase")
         self._cp = b.cp
         for name in PHASES:
             setattr(b, name, self._timed(name, getattr(b, name)))
@@ -113,6 +113,7 @@ class PhaseProfiler:
             b.__dict__.pop(name, None)
         b.cp = self._cp
         self._cp = None
+        graphs.resume(b, self._graphs)
 
     def __enter__(self):
         return self.attach()
