@@ -176,6 +176,33 @@ def scan_coarse_bins_equals_numpy_reference():
                   np.array([4, 0, 2], np.int32), 32, 3, seed=4, exact_quality=False)
 
 
+@check
+def prefix_sums_equal_numpy_cumsum():
+    """``histogram_search.prefix`` (tile sums, their scan, the running sums) on slots of 1,
+    40 and 700 bins: each column of each slot becomes NumPy's cumulative sum over the
+    slot's rows. 700 bins are 44 tiles, more than the scan's 32 threads: each thread scans
+    a run of two tiles."""
+    from gpurules.backends.cuda import histogram_search as hs
+
+    rng = np.random.default_rng(21)
+    slot_offset = np.array([0, 1, 41, 741], np.int64)
+    R = int(slot_offset[-1])
+    hists = (rng.integers(-2**40, 2**40, (R, 2)), rng.integers(0, 2**40, (R, 1)),
+             rng.integers(0, 1000, R))
+    want = [np.concatenate([np.cumsum(a[lo:hi], axis=0) for lo, hi in
+                            zip(slot_offset[:-1], slot_offset[1:])]) for a in hists]
+    tile, tiles = hs.prefix_layout(700)
+    assert tiles == 44 > 32, (tile, tiles)
+
+    def buffer(name, shape, dtype, zero_new):  # undefined contents: -7 must not be read
+        return np.full(shape, 0 if zero_new else -7, dtype)
+
+    hs.prefix(hs, buffer, lambda a: a, lambda work: 2, 32, hists, slot_offset, 700,
+              hs.initial_state(2, R))
+    for got, expected in zip(hists, want):
+        np.testing.assert_array_equal(got, expected)
+
+
 # -- statistics: the CPU backend, through its protocol, is the reference -------------------
 def _statistics_problem(loss_name, n=30, K=3):
     """A CpuBackend after start_fit (P = 0), and the simulated arrays Y, P, base_weight."""
