@@ -182,6 +182,11 @@ def test_every_numba_kernel_is_cached_in_the_package_cache(ptx_results):
         ptx_results["_kernels_use_the_package_cache"]
 
 
+def test_label_head_candidates_within_their_register_budget(ptx_results):
+    assert ptx_results["_candidates_within_their_register_budget"] is None, \
+        ptx_results["_candidates_within_their_register_budget"]
+
+
 def test_a_kernel_from_a_string_is_left_uncached(ptx_results):
     assert ptx_results["_kernel_from_a_string_is_left_uncached"] is None, \
         ptx_results["_kernel_from_a_string_is_left_uncached"]
@@ -283,6 +288,37 @@ def _kernel_from_a_string_is_left_uncached(cuda):
     cuda.compile_ptx(made.py_func, (types.float64[::1],), cc=CC)
 
 
+# registers a thread that ptxas may give the candidates kernels of the label heads (with
+# 128 threads a block, 96 registers leave 5 blocks an SM on sm_90, 128 leave 4; the kernel
+# of every head kind had 190, 12.5 % occupancy on the H200 of 2026-11-30)
+CANDIDATE_REGISTERS = {"complete_candidates": 96, "label_candidates": 128}
+
+
+def _ptxas():
+    import nvidia.cuda_nvcc
+
+    return Path(nvidia.cuda_nvcc.__path__[0]) / "bin" / "ptxas"
+
+
+def _candidates_within_their_register_budget(cuda, kernels):
+    """ptxas (the CUDA wheels' own) allocates at most ``CANDIDATE_REGISTERS`` registers a
+    thread to the candidates kernels of the label heads, for sm_90."""
+    import tempfile
+
+    found = {}
+    with tempfile.TemporaryDirectory() as directory:
+        for name, budget in CANDIDATE_REGISTERS.items():
+            ptx, _ = cuda.compile_ptx(kernels.KERNELS[name].py_func, kernels.SIGNATURES[name],
+                                      cc=CC)
+            path = Path(directory) / f"{name}.ptx"
+            path.write_text(ptx)
+            run = subprocess.run([str(_ptxas()), "-arch=sm_90", "-v", str(path), "-o",
+                                  os.devnull], capture_output=True, text=True, check=True)
+            found[name] = int(re.search(r"Used (\d+) registers", run.stderr).group(1))
+    over = {k: v for k, v in found.items() if v > CANDIDATE_REGISTERS[k]}
+    assert not over, f"registers a thread over budget: {over} (budget {CANDIDATE_REGISTERS})"
+
+
 def _gate_rejects_type_error(cuda, kernel_signature):
     def bad(out):
         out[0] = "not a number"
@@ -312,6 +348,8 @@ def main():
                    for name, signature in kernels.REGRESSION_SIGNATURES.items()})
     checks["_signatures_cover_kernels"] = partial(_signatures_cover_kernels, kernels)
     checks["_kernels_use_the_package_cache"] = _kernels_use_the_package_cache
+    checks["_candidates_within_their_register_budget"] = partial(
+        _candidates_within_their_register_budget, cuda, kernels)
     checks["_kernel_from_a_string_is_left_uncached"] = partial(
         _kernel_from_a_string_is_left_uncached, cuda)
     checks["_gate_rejects_type_error"] = partial(_gate_rejects_type_error, cuda,

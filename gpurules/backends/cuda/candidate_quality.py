@@ -130,22 +130,33 @@ def _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels, he
                           head_mode, inv_scale, params, views)
 
 
+# the kinds of head of the candidates kernels (``score``'s ``kind``)
+LABEL_HEADS, COMPLETE_HEAD, SYSTEM_HEADS = range(3)
+
+
 @cuda.jit(device=True)
-def score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels, head_mode,
-           params, inv_scale, min_coverage, covered, row, work_f, work_i, run_i):
+def score(kind, j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels,
+          head_mode, params, inv_scale, min_coverage, covered, row, work_f, work_i, run_i):
     """(quality, label) of candidate ``c`` of slot ``j``; (-inf, -1) where there is none.
-    Only the SeCo partial head and the system heads use scratch row ``row`` of ``work_f``,
-    ``work_i``, ``run_i``."""
+    ``kind``: ``SYSTEM_HEADS`` (``HEAD_MULTI_OUTPUT``, ``HEAD_ND_SINGLE``),
+    ``COMPLETE_HEAD`` (``HEAD_COMPLETE`` only) or ``LABEL_HEADS`` (any head scored label by
+    label), a constant of the calling kernel, so that each kernel compiles one kind of
+    head: ptxas gave the kernel of every head 190 registers a thread (12.5 % occupancy on
+    the H200), the label heads' 112, the complete head's 80. Only the SeCo partial head and
+    the system heads use scratch row ``row`` of ``work_f``, ``work_i``, ``run_i``."""
     r, side, count = candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage,
                                covered)
     if count == 0:
         return -math.inf, -1
     first = r == slot_offset[j]
     last = slot_offset[j + 1] - 1
-    if head_mode == HEAD_COMPLETE or head_mode == HEAD_SINGLE or \
-            head_mode == HEAD_SECO_SINGLE or head_mode == HEAD_SECO_PARTIAL:
-        values = work_f[row] if head_mode == HEAD_SECO_PARTIAL else work_f[0]
+    if kind == SYSTEM_HEADS:
+        return _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
+                               head_mode, params, inv_scale, work_f[row], work_i[row],
+                               run_i[row])
+    if kind == COMPLETE_HEAD:
         return _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
-                              head_mode, params, inv_scale, values)
-    return _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
-                           head_mode, params, inv_scale, work_f[row], work_i[row], run_i[row])
+                              HEAD_COMPLETE, params, inv_scale, work_f[0])
+    values = work_f[row] if head_mode == HEAD_SECO_PARTIAL else work_f[0]
+    return _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
+                          head_mode, params, inv_scale, values)

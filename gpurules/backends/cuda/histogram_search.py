@@ -14,7 +14,9 @@ Given the histograms of the sampled features (``kernels/histogram.cu``), one sea
    2026-11-30 the tiles were about sqrt(B) bins and each thread summed the earlier tiles
    itself: on the H200 two launches of 38,656 threads walking 131 rows each, 180 us a step
    at n = 1e5, 13 % achieved occupancy.)
-2. **Every candidate scored, the best chosen** (:func:`_search_candidates`): grid (tiles of
+2. **Every candidate scored, the best chosen** (:func:`_complete_candidates`,
+   :func:`_label_candidates` or :func:`_system_candidates`, a kernel for each kind of
+   head): grid (tiles of
    ``blockDim.x`` candidates, slots); candidate ``c = 2 b + side`` of slot ``j`` is the
    boundary below bin ``b`` (numerical: ``<=`` at ``side = 0``, ``>`` at ``side = 1``,
    covering the bins below ``b`` or their complement) or the value of bin ``b`` (nominal:
@@ -52,19 +54,21 @@ import math
 import numpy as np
 from numba import cuda, types
 
-from gpurules.backends.cuda.candidate_quality import candidate, covered_run, score
+from gpurules.backends.cuda.candidate_quality import (COMPLETE_HEAD, LABEL_HEADS,
+                                                      SYSTEM_HEADS, candidate, covered_run,
+                                                      score)
 from gpurules.backends.cuda.device_math import bin_threshold, kernel, signature_types
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, work_sizes
 
-BLOCK = 128  # the most threads per block of _search_candidates (a power of two)
+BLOCK = 128  # the most threads per block of the candidates (a power of two)
 SCAN_BLOCK = 1024  # the most threads per block of _scan_tile_sums
 MIN_TILE = 16  # bins per tile of the prefix sums, at least ...
 MAX_TILES = 2048  # ... and as many as it takes to keep a slot within this many tiles
 PAD = 32  # part_* columns are padded to a multiple of this
-SCRATCH_BYTES = 64 << 20  # the most head work rows of one _search_candidates launch
+SCRATCH_BYTES = 64 << 20  # the most head work rows of one candidates launch
 MAX_GRID_Y = 65535
 MAX_GRID = 1 << 16  # the most blocks of _scan_tile_sums (grid-stride)
 # heads scored label by label (statistics of width W = K) and those solved as systems
@@ -251,16 +255,18 @@ def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_
             out_h[j, k - K] = hist_h[last, k - K] - run if side == 1 else run
 
 
-def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
-                       bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode,
-                       params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
-                       part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
-                       out_label, out_g, out_h):
+@cuda.jit(device=True)
+def _candidates(kind, tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
+                bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode, params,
+                inv_scale, min_coverage, min_quality, work_f, work_i, run_i, part_q, part_c,
+                part_label, tickets, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+                out_h):
     """Score the candidates of tiles ``tile0 + blockIdx.x`` (of ``num_tiles`` per slot, over
     all launches) of slots ``blockIdx.y, blockIdx.y + gridDim.y, ...``; the last block of a
-    slot writes its record (module docstring). The head's labels: the first
-    ``state[NUM_LABELS]`` of ``all_labels``; ``min_quality`` float64 (1,); nothing once
-    ``state[FINISHED]`` is set."""
+    slot writes its record (module docstring). ``kind``: the kernel's kind of head
+    (``candidate_quality.score``). The head's labels: the first ``state[NUM_LABELS]`` of
+    ``all_labels``; ``min_quality`` float64 (1,); nothing once ``state[FINISHED]`` is
+    set."""
     if state[FINISHED] != 0:
         return
     labels = all_labels[:state[NUM_LABELS]]
@@ -277,9 +283,9 @@ def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offse
         f = features[j]
         is_nominal = nominal[f]
         c = tile * cuda.blockDim.x + t
-        q, label = score(j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, labels,
-                          head_mode, params, inv_scale, min_coverage, covered, row, work_f,
-                          work_i, run_i)
+        q, label = score(kind, j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count,
+                         labels, head_mode, params, inv_scale, min_coverage, covered, row,
+                         work_f, work_i, run_i)
         if not q > min_quality:
             c = -1
         q, c, label = _block_best(q, c, label, sq, sc, sl)
@@ -306,10 +312,51 @@ def _search_candidates(tile0, num_tiles, state, features, slot_offset, bin_offse
         cuda.syncthreads()  # ``last`` is reused by the next slot
 
 
+def _label_candidates(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
+                      bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode,
+                      params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
+                      part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
+                      out_label, out_g, out_h):
+    """:func:`_candidates` of any head scored label by label (``LABEL_HEAD_MODES``)."""
+    _candidates(LABEL_HEADS, tile0, num_tiles, state, features, slot_offset, bin_offset,
+                bin_min, bin_max, nominal, hist_g, hist_h, hist_count, all_labels,
+                head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i,
+                run_i, part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
+                out_label, out_g, out_h)
+
+
+def _complete_candidates(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
+                         bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode,
+                         params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
+                         part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
+                         out_label, out_g, out_h):
+    """:func:`_candidates` of the complete head (``HEAD_COMPLETE``)."""
+    _candidates(COMPLETE_HEAD, tile0, num_tiles, state, features, slot_offset, bin_offset,
+                bin_min, bin_max, nominal, hist_g, hist_h, hist_count, all_labels,
+                head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i,
+                run_i, part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
+                out_label, out_g, out_h)
+
+
+def _system_candidates(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
+                       bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode,
+                       params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
+                       part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
+                       out_label, out_g, out_h):
+    """:func:`_candidates` of the heads solved as systems (``SYSTEM_HEAD_MODES``)."""
+    _candidates(SYSTEM_HEADS, tile0, num_tiles, state, features, slot_offset, bin_offset,
+                bin_min, bin_max, nominal, hist_g, hist_h, hist_count, all_labels,
+                head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i,
+                run_i, part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
+                out_label, out_g, out_h)
+
+
 tile_sums = kernel(_tile_sums)
 scan_tile_sums = kernel(_scan_tile_sums)
 prefix_sums = kernel(_prefix_sums)
-search_candidates = kernel(_search_candidates)
+label_candidates = kernel(_label_candidates)
+complete_candidates = kernel(_complete_candidates)
+system_candidates = kernel(_system_candidates)
 
 
 def _signatures():
@@ -321,7 +368,7 @@ def _signatures():
         "tile_sums": (vec[i32], vec[i64], i64) + hists + (cube,),
         "scan_tile_sums": (vec[i32], cube),
         "prefix_sums": (vec[i32], vec[i64], i64, cube) + hists,
-        "search_candidates": (i64, i64, vec[i32], vec[i64], vec[i64], vec[i64], vec[f32],
+        "label_candidates": (i64, i64, vec[i32], vec[i64], vec[i64], vec[i64], vec[f32],
                               vec[f32], vec[types.boolean]) + hists
         + (vec[i32], i64, vec[f64], f64, i64, vec[f64], mat[f64], mat[i64], mat[i64], mat[f64],
            mat[i64], mat[i32], vec[i32], vec[f64], vec[i8], vec[f32], vec[i64], vec[i32],
@@ -330,9 +377,11 @@ def _signatures():
 
 
 SIGNATURES = _signatures()
+SIGNATURES["complete_candidates"] = SIGNATURES["label_candidates"]
+SIGNATURES["system_candidates"] = SIGNATURES["label_candidates"]
 KERNELS = {"tile_sums": tile_sums, "scan_tile_sums": scan_tile_sums,
-           "prefix_sums": prefix_sums,
-           "search_candidates": search_candidates}
+           "prefix_sums": prefix_sums, "label_candidates": label_candidates,
+           "complete_candidates": complete_candidates, "system_candidates": system_candidates}
 
 
 # -- the host side -------------------------------------------------------------------------
@@ -345,7 +394,7 @@ def prefix_layout(B):
 
 
 def candidate_layout(B, max_threads):
-    """(threads per block T, tiles per slot) of ``search_candidates`` for slots of at most
+    """(threads per block T, tiles per slot) of the candidates kernels for slots of at most
     ``B`` bins (2 B candidates); T is a power of two in [32, min(BLOCK, max_threads)]."""
     T = 32
     while T < min(BLOCK, max_threads) and T < 2 * B:
@@ -401,8 +450,9 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
     (asynchronously, in launch order) ``out`` holds each slot's best condition.
 
     Args:
-        kernels: this module, or a stand-in whose ``tile_sums``, ``prefix_sums`` and
-            ``search_candidates`` launch them (``counters`` counts the launches so).
+        kernels: this module, or a stand-in whose ``tile_sums``, ``scan_tile_sums``,
+            ``prefix_sums`` and the ``*_candidates`` kernels launch them (``counters``
+            counts the launches so).
         buffer: ``buffer(name, shape, dtype, zero_new)`` -> a device array (contents
             undefined unless newly allocated with ``zero_new``), reused across calls.
         view: device array -> kernel argument.
@@ -451,7 +501,9 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
             int(head_mode), view(params), float(inv_scale), int(min_coverage),
             view(min_quality), *(view(a) for a in scratch), *(view(a) for a in part),
             *(view(a) for a in out))
+    candidates = (kernels.system_candidates if head_mode in SYSTEM_HEAD_MODES else
+                  kernels.complete_candidates if head_mode == HEAD_COMPLETE else
+                  kernels.label_candidates)
     for tile0 in range(0, num_tiles, step):
         x = min(step, num_tiles - tile0)
-        kernels.search_candidates[(x, grid_y), T, stream](tile0, num_tiles, view(state),
-                                                          *args)
+        candidates[(x, grid_y), T, stream](tile0, num_tiles, view(state), *args)
