@@ -261,7 +261,8 @@ def covered_totals_equal_cpu():
 def apply_binned_condition_equals_raw_values():
     """Every operator, on exact and coarse bins, with missing values: the covered examples
     that satisfy the condition on their raw value move to indicator + 1 and make up the new
-    covered list; the length slot before the current one is cleared, the others kept."""
+    covered list; the length slot before the current one is cleared, the others kept. The
+    second grid, 2 blocks of 8 threads, passes over the covered list in several rounds."""
     from gpurules.backends.cuda.coverage import RING
 
     X, nominal, _, _, _, mask = random_problem(np.random.default_rng(5), 40, 2, 1,
@@ -272,7 +273,8 @@ def apply_binned_condition_equals_raw_values():
         cases = [(0, op, binned.bin_min[lo[0] + 1]) for op in (OP_EQ, OP_NEQ)]
         cut = midpoint(binned.bin_max[lo[1]], binned.bin_min[lo[1] + 1])
         cases += [(1, op, cut) for op in (OP_LEQ, OP_GR)]
-        for step, (f, op, threshold) in enumerate(cases):
+        for step, (f, op, threshold, grid) in enumerate(
+                (*case, grid) for case in cases for grid in (GRID, (2, 8))):
             step += 13 * (step % 2)  # the ring wraps around at 16
             want = np.where((mask == 1) & satisfied(X[:, f], op, threshold), 2, mask)
             got = mask.copy()
@@ -280,7 +282,7 @@ def apply_binned_condition_equals_raw_values():
             dst = np.full_like(src, -1)
             before, ahead = (step - 1) % RING, (step + 2) % RING
             lens[before], lens[ahead] = 5, 7
-            _kernels().apply_binned_condition[GRID](f, op, np.float32(threshold),
+            _kernels().apply_binned_condition[grid](f, op, np.float32(threshold),
                                                     binned.bin_index, binned.bin_offset,
                                                     binned.bin_min, got, 1, src, dst, lens,
                                                     step)

@@ -42,16 +42,37 @@ def _append_satisfying(f, op, threshold, bin_index, bin_offset, bin_min, mask, i
     satisfies ``op threshold`` (judged by the bin's ``bin_min``; missing never does) get
     ``mask[i] = indicator + 1`` and are appended to ``dst`` (counted in
     ``lens[(step + 1) % RING]``, which must be 0; their order is arbitrary). Clears the slot
-    before ``step``'s."""
+    before ``step``'s. Every thread of the block must call it.
+
+    A block appends its satisfying examples of each pass together: their places within the
+    block from a shared-memory counter, the block's place in ``dst`` from one global atomic
+    on ``lens``. (One global atomic per example, all on the same address, took 47 us a
+    step at n = 1e5 on the H200 of 2026-11-30.)"""
     ring = lens.shape[0]
     lo = bin_offset[f]
     out = (step + 1) % ring
-    for e in range(cuda.grid(1), lens[step % ring], cuda.gridsize(1)):
-        i = src[e]
-        b = bin_index[f, i]
-        if b >= 0 and satisfies(op, bin_min[lo + b], threshold):
-            mask[i] = indicator + 1
-            dst[cuda.atomic.add(lens, out, 1)] = i
+    t = cuda.threadIdx.x
+    place = cuda.shared.array(2, types.int32)  # the pass's count, then its place in dst
+    n_in = lens[step % ring]
+    for first in range(cuda.blockIdx.x * cuda.blockDim.x, n_in, cuda.gridsize(1)):
+        if t == 0:
+            place[0] = 0
+        cuda.syncthreads()
+        e = first + t
+        mine = -1
+        i = 0
+        if e < n_in:
+            i = src[e]
+            b = bin_index[f, i]
+            if b >= 0 and satisfies(op, bin_min[lo + b], threshold):
+                mask[i] = indicator + 1
+                mine = cuda.atomic.add(place, 0, 1)
+        cuda.syncthreads()
+        if t == 0 and place[0] > 0:
+            place[1] = cuda.atomic.add(lens, out, place[0])
+        cuda.syncthreads()
+        if mine >= 0:
+            dst[place[1] + mine] = i
     if cuda.grid(1) == 0:
         lens[(step + ring - 1) % ring] = 0
 
