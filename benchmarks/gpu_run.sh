@@ -16,7 +16,8 @@
 #    has pytest-xdist: mostly CUDA compiles, which numba-cuda repeats in every process):
 #    $OUT/pytest.txt;
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
-#    $OUT/profile.txt;
+#    $OUT/profile.txt; then ncu's device time of each kernel of the same fit:
+#    $OUT/kernels.txt;
 # 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-single, cuda-direct,
 #    cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4 (100 rules) and
 #    1e6 (10 rules; last, with the most time); their synthetic data is made beside steps
@@ -26,7 +27,7 @@
 #    non-decomposable complete-head fit (cuda-nd against boomer-nd, 200 rules);
 #    the reports of 6 and 7 one after the other in $OUT/devices.md, their logs in
 #    $OUT/bench.txt.
-# $OUT/steps.txt logs every step with its time and exit status. 7 files in all. Each step
+# $OUT/steps.txt logs every step with its time and exit status. 8 files in all. Each step
 # has its own time limit within BUDGET (560 s: a session's 15 minutes of device time hold
 # the machine's start, about 60 s, this call and a short second one), so a slow step still
 # leaves the results of the earlier ones. The exit status is the number of steps that failed.
@@ -34,8 +35,8 @@
 # GPU_RUN_DRY=1 exercises the script on a machine without a GPU: nothing is installed (PY's
 # own packages are used), the benchmarks use n = 2e3 and 4e3 with 20 rules, BUDGET = 420 s.
 # Other settings: PY (python3), TMPD (/tmp: site, Numba cache), BUDGET, STEPS (which of
-# "probe diagnose tests profile bench datasets" run; default all; "kernels", ncu's device
-# time per kernel in $OUT/kernels.txt, only when named), GPU_SIZES and GPU_RULES
+# "probe diagnose tests profile kernels bench datasets" run; default all; ncu is skipped
+# where the machine has none), GPU_SIZES and GPU_RULES
 # (the benchmark sizes and their rules, "1e5 1e4 1e6" and "30 100 10"), GPU_DATA_RULES
 # (200) and DATA_SYSTEMS ("cuda-nd boomer-nd") of step 7, DATA_DIR (.gpu/datasets), SYSTEMS
 # (of the first size; "cuda-hist cuda-single cuda-direct cuda-hist-255 boomer-ew
@@ -58,7 +59,7 @@ LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-single cuda-hist-255 boomer-ew boo
 DATA_SYSTEMS=${DATA_SYSTEMS:-cuda-nd boomer-nd}
 DATA_DIR=${DATA_DIR:-.gpu/datasets}
 TEST_WORKERS=${TEST_WORKERS:-4}
-STEPS=" ${STEPS:-probe diagnose tests profile bench datasets} "
+STEPS=" ${STEPS:-probe diagnose tests profile kernels bench datasets} "
 # seconds the tests leave to the steps after them, and the first benchmark to the second
 if [ "$DRY" = 1 ]; then
     BUDGET=${BUDGET:-420}; TESTS_KEEP=150; BENCH_KEEP=50; TAIL_KEEP=30; DATA_KEEP=30
@@ -172,13 +173,16 @@ else
     step "profile" $?
 fi
 
-# not a default step (a follow-up call: STEPS=kernels): the device time of every kernel of
-# a search step, from ncu on the 20-rule fit of gpu_diagnose.py --parts fit, past the
-# warm-up fit and the first launches of the timed one (--launch-skip), without locking the
-# clocks (docs/gpu-validation.md: METHOD.md's advice)
-if want kernels; then
+# the device time of every kernel of a search step, from ncu on the 20-rule fit of
+# gpu_diagnose.py --parts fit, past the warm-up fit and the first launches of the timed one
+# (--launch-skip), without locking the clocks (docs/gpu-validation.md: METHOD.md's advice);
+# at most 60 s (24 s on the H200 of 2026-11-30, warm caches)
+if want kernels && ! command -v ncu > /dev/null; then
+    log "kernels: skipped (no ncu on this machine)"
+elif want kernels; then
     log "kernels (ncu)"
-    timeout -k 10 "$(lim 5)" ncu --clock-control none --metrics gpu__time_duration.sum \
+    k=$(lim 240); [ "$k" -gt 60 ] && k=60
+    timeout -k 10 "$k" ncu --clock-control none --metrics gpu__time_duration.sum \
         --launch-skip "${NCU_SKIP:-5000}" --launch-count "${NCU_COUNT:-700}" \
         --print-summary per-kernel $PY benchmarks/gpu_diagnose.py --parts fit \
         > "$OUT/kernels.txt" 2>&1
