@@ -46,9 +46,9 @@ def _counted_backend():
     """A simulated CudaBackend after ``start_fit`` (squared-error loss), with counters."""
     from gpurules.backends.cuda.counters import DeviceCounters
     from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     backend = backend_class(0, block_size=32)
     binned, Y = _problem()
     backend.start_fit(binned, Y, DECOMPOSABLE_LOSSES["squared-error-decomposable"],
@@ -214,14 +214,14 @@ def histogram_views_outlive_a_change_of_the_sampled_bins():
     from gpurules.backends.cuda.histograms import view_rows
     from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
     from tests.reference.cuda_reference import dataset_histograms, exact_bins
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
     rng = np.random.default_rng(5)
     X = np.stack([np.arange(N) % 2, np.arange(N) % 5, rng.normal(size=N) > 0,
                   np.arange(N) % 3], axis=1).astype(np.float32)
     binned = exact_bins(X, np.zeros(4, bool))
     Y = (rng.random((N, 2)) < 0.5).astype(np.uint8)
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     gpu, cpu = backend_class(0, block_size=32), CpuBackend()
     for backend in (gpu, cpu):
         backend.start_fit(binned, Y, DECOMPOSABLE_LOSSES["squared-error-decomposable"],
@@ -274,9 +274,9 @@ def views_follow_the_buffers():
 def prepared_launcher_needs_a_gpu():
     """``launcher="prepared"`` launches compiled kernels: the simulator has none, so the
     backend refuses it with a clear error instead of failing at the first launch."""
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     try:
         backend_class(0, block_size=32, launcher="prepared")
     except RuntimeError as error:
@@ -291,9 +291,9 @@ def auto_launcher_says_why_it_uses_numba():
     the simulator they cannot, so it takes numba-cuda's and logs why on ``gpurules.cuda``."""
     import logging
 
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     records = []
     handler = logging.Handler(logging.INFO)
     handler.emit = records.append
@@ -329,9 +329,9 @@ def seco_copies_the_coverage_once_per_rule():
     from gpurules.backends.cpu import CpuBackend
     from gpurules.estimators.seco_params import resolve_config
     from gpurules.learners.covering import CoveringLearner
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     binned, Y = _problem()
     config, _ = resolve_config(SeCoClassifier(head_type="single", max_rules=4,
                                               instance_sampling="none"))
@@ -448,9 +448,9 @@ def fit_too_large_raises_memory_error():
     MemoryError naming the estimate; one byte more free and it starts."""
     from gpurules.backends.cuda.device_memory import fit_memory_bytes
     from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, fake_cupy = _simulated_backend_class()
+    backend_class, fake_cupy = simulated_backend_class()
     binned, Y = _problem()
     need = fit_memory_bytes(N, 3, 2, 2, int(np.diff(binned.bin_offset).max()))
     args = (binned, Y, DECOMPOSABLE_LOSSES["squared-error-decomposable"], np.ones(N), 1.0)

@@ -198,9 +198,9 @@ def _recorded_fit(X, Y, nominal, **params):
     from gpurules.estimators.boomer_params import resolve_config
     from gpurules.learners.boosting import BoostingLearner
     from tests.reference.cuda_reference import exact_bins
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     config, _ = resolve_config(BoomerClassifier(random_state=1, **params))
     binned = exact_bins(X, nominal)  # one bin per distinct value
     gpu, recorder = backend_class(0, block_size=32), _RecordingGraphs()
@@ -275,9 +275,9 @@ def partial_head_blocks_repeat_their_launches():
 @check
 def graphs_need_a_gpu():
     """``graphs=True`` under the simulator: a clear RuntimeError when the backend is made."""
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     with pytest.raises(RuntimeError, match="simulator"):
         backend_class(0, block_size=32, graphs=True)
     backend = backend_class(0, block_size=32)  # graphs="auto": none under the simulator

@@ -207,9 +207,9 @@ GPU_FIT_CASES = {**FIT_CASES, "partial-dynamic-e1.5": dict(
 
 # -- simulator checks ------------------------------------------------------------------------
 def _simulated_backend(**options):
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     return backend_class(0, block_size=32, **options)
 
 
@@ -297,14 +297,14 @@ def refinements_in_launches_of_one_tile_equal_cpu():
 @contextlib.contextmanager
 def simulated_cuda_estimators():
     """Estimators with ``device='cuda'`` fit with the simulated CudaBackend (the fake CuPy
-    of ``_simulated_backend_class``, blocks of 32 threads) in this interpreter, and
+    of ``simulated_backend_class``, blocks of 32 threads) in this interpreter, and
     ``device='cpu'`` on the CPU, until the block ends. Yields the fake CuPy module."""
     import gpurules.backends.cuda as cuda_backends
     import gpurules.estimators._base as estimator_base
     from gpurules.device import Device
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, fake_cupy = _simulated_backend_class()  # installs the fake CuPy
+    backend_class, fake_cupy = simulated_backend_class()  # installs the fake CuPy
 
     class SmallBlocks(backend_class):
         """What the estimator constructs: small blocks, as every simulated run here."""

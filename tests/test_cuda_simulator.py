@@ -29,7 +29,8 @@ from tests.reference.cuda_reference import (
     cpu_backend, empty_outputs, exact_bins,
     histogram_per_feature, random_problem, reference_per_feature, slot_histograms,
     slot_refinements, uncovered_bin_problem)
-from tests.reference.cuda_support import run_simulated_checks, simulated_tests
+from tests.reference.cuda_support import (run_simulated_checks, simulated_backend_class,
+                                          simulated_tests)
 from tests.reference.search import USELESS, constant_columns_problem, satisfied
 
 INV_SCALE = 2.0 ** -20  # the scale of the reference searches
@@ -295,29 +296,13 @@ def apply_binned_condition_equals_raw_values():
 
 
 # -- the backend's plumbing -----------------------------------------------------------------
-def _simulated_backend_class():
-    """CudaBackend with tests/reference/fake_cupy.py as CuPy (this interpreter only); the
-    simulator has no ``as_cuda_array``: fake_cupy.as_cuda_array stands in for it."""
-    import sys
-
-    from numba import cuda
-
-    from tests.reference import fake_cupy
-
-    sys.modules["cupy"] = fake_cupy
-    cuda.as_cuda_array = fake_cupy.as_cuda_array
-    from gpurules.backends.cuda import CudaBackend
-
-    return CudaBackend, fake_cupy
-
-
 @check
 def backend_equals_cpu_backend():
     """CudaBackend's uploads, launches, kernel argument types (checked against the CUDA C
     signatures), shared/global split, coverage and statistics: refinements, totals, scores
     and statistics equal the CpuBackend's (histogram search on the same bins) exactly
     (squared-error loss, one bin per value)."""
-    backend_class, fake_cupy = _simulated_backend_class()
+    backend_class, fake_cupy = simulated_backend_class()
     rng = np.random.default_rng(7)
     n, K = 40, 3
     X, nominal, *_ = random_problem(rng, n, 4, 1)
@@ -342,7 +327,7 @@ def backend_with_statistics_set_by_the_learner():
     """A fit started without a loss (``loss=None``): ``set_statistics`` replaces the
     statistics, and the refinements, totals and ``covered_mask`` equal the CpuBackend's
     (histogram search on the same bins)."""
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     rng = np.random.default_rng(9)
     n, K = 30, 2
     X, nominal, *_ = random_problem(rng, n, 3, 1)
@@ -431,7 +416,7 @@ def refine_rule_equals_cpu_fused_loop():
     blocks); shared and global histograms."""
     from gpurules.backends.cuda import refine
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     rng = np.random.default_rng(11)
     n, K = 48, 3
     X, nominal, *_ = random_problem(rng, n, 5, 1)
@@ -492,7 +477,7 @@ def seco_refinements_equal_cpu():
     from gpurules.objectives import heuristics as H
     from gpurules.objectives.lift_functions import lift_tables
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     rng = np.random.default_rng(12)
     n, K = 40, 3
     X, nominal, *_ = random_problem(rng, n, 3, 1)
@@ -535,7 +520,7 @@ def constant_columns_equal_cpu():
     and ``CudaBackend.refine_rule`` the CPU's fused loop over whole rules (the count carried
     from step to step on the device), also where no drawn feature offers a first condition;
     exact and equal-width bins."""
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     rng = np.random.default_rng(13)
     X, nominal, g, h, weights = constant_columns_problem(rng, n=32)
     n, K = g.shape
@@ -585,7 +570,7 @@ def beam_search_fit_equals_cpu():
     from gpurules.estimators.boomer_params import resolve_config
     from gpurules.learners.boosting import BoostingLearner
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     rng = np.random.default_rng(8)
     X, nominal, *_ = random_problem(rng, 80, 6, 1, n_distinct=20, nominal=(2,))
     Y = (rng.random((80, 3)) < 0.3).astype(np.uint8)

@@ -112,9 +112,9 @@ def _partial_histograms_equal_cpu(make_backend):
 def partial_histograms_equal_cpu():
     """:func:`_partial_histograms_equal_cpu` on the simulated CudaBackend (fake CuPy,
     blocks of 32), whose small shared memory puts feature 3 in a global-atomics slot."""
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, fake_cupy = _simulated_backend_class()
+    backend_class, fake_cupy = simulated_backend_class()
     _partial_histograms_equal_cpu(lambda: backend_class(0, block_size=32))
     launched = {name for name, *_ in fake_cupy.launches}
     assert {"histogram_shared", "histogram_global"} <= launched, launched

@@ -243,9 +243,9 @@ def _cuda_protocol_equals_cpu():
     reverting a rule and growing one on a feature subset (``FeatureSubset``) give the same
     totals and conditions on the CudaBackend (fake CuPy) as on the CpuBackend."""
     from tests.reference.cuda_reference import exact_bins, random_problem
-    from tests.test_cuda_simulator import _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     rng = np.random.default_rng(5)
     n, K = 40, 3
     X, nominal, *_ = random_problem(rng, n, 5, 1)

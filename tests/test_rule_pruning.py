@@ -276,9 +276,10 @@ def _cuda_prefixes_equal_cpu():
     from gpurules.objectives.heads import HEAD_COMPLETE
     from gpurules.objectives.quality import boosting_params
     from tests.reference.cuda_reference import exact_bins, random_problem
-    from tests.test_cuda_simulator import SCALE, _simulated_backend_class
+    from tests.reference.cuda_support import simulated_backend_class
+    from tests.test_cuda_simulator import SCALE
 
-    backend_class, _ = _simulated_backend_class()
+    backend_class, _ = simulated_backend_class()
     rng = np.random.default_rng(7)
     n, K = 40, 3
     X, nominal, *_ = random_problem(rng, n, 4, 1)

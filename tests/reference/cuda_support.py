@@ -121,6 +121,23 @@ def run_simulated_checks(checks):
     run_checks(checks)
 
 
+def simulated_backend_class():
+    """CudaBackend with tests/reference/fake_cupy.py as CuPy (this interpreter only, under
+    the simulator: a check run by :func:`run_simulated_checks`); the simulator has no
+    ``as_cuda_array``: fake_cupy.as_cuda_array stands in for it."""
+    import sys
+
+    from numba import cuda
+
+    from tests.reference import fake_cupy
+
+    sys.modules["cupy"] = fake_cupy
+    cuda.as_cuda_array = fake_cupy.as_cuda_array
+    from gpurules.backends.cuda import CudaBackend
+
+    return CudaBackend, fake_cupy
+
+
 def run_isolated(module, env_updates, timeout=600):
     """Run ``python -m <module>`` from the repository root with ``env_updates`` (None
     removes a variable). Returns its results dict; fails the test if there is none."""
