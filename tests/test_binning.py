@@ -228,7 +228,8 @@ def test_the_parallel_kernels_bin_as_the_serial_ones(monkeypatch):
     monkeypatch.setattr(binning, "PARALLEL_VALUES", 0)
     monkeypatch.setattr(binning.nb, "get_num_threads", lambda: 2)
     got = [drop_empty_bins(bin_features(X, nominal, method)) for method in binning.METHODS]
-    assert binning._assign_bins.compiled_forms().get(True) is not None
+    for kernel in (binning._assign_bins, binning._number_filled_bins, binning._renumber_bins):
+        assert kernel.compiled_forms().get(True) is not None
     for g, w in zip(got, want):
         for name in ("bin_index", "num_bins", "bin_offset", "bin_min", "bin_max"):
             np.testing.assert_array_equal(getattr(g, name), getattr(w, name))
@@ -284,7 +285,9 @@ def test_drop_empty_bins_keeps_every_example_in_its_bin():
     X[rng.random((300, 4)) < 0.1] = NAN
     nominal = np.array([False, False, True, False])
     binned = bin_features(X, nominal, "equal-width")
+    before = binned.bin_index.copy()
     compact = drop_empty_bins(binned)
+    np.testing.assert_array_equal(binned.bin_index, before)  # the input is left as it was
     assert not np.isnan(compact.bin_min).any() and compact.total_bins < binned.total_bins
     np.testing.assert_array_equal(compact.bin_offset, np.r_[0, np.cumsum(compact.num_bins)])
     for f in range(4):

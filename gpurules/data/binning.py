@@ -491,27 +491,44 @@ def drop_empty_bins(binned):
     if filled.all():
         return binned
     A = binned.num_features
-    feature_of_bin = np.repeat(np.arange(A), binned.num_bins)
-    num_bins = np.bincount(feature_of_bin[filled], minlength=A).astype(np.int32)
+    threads = _threads(binned.bin_index.size)
+    num_bins = np.zeros(A, dtype=np.int32)
+    renumber = np.empty(filled.shape[0], dtype=np.int32)
+    _number_filled_bins.run(threads, filled, binned.bin_offset, renumber, num_bins)
     bin_offset = np.zeros(A + 1, dtype=np.int64)
     np.cumsum(num_bins, out=bin_offset[1:])
-    # new index within its feature of every old bin (meaningless for empty ones)
-    renumber = (np.cumsum(filled) - 1 - bin_offset[feature_of_bin]).astype(np.int32)
-    bin_index = binned.bin_index.copy()
-    _renumber_bins.run(_threads(bin_index.size), bin_index, binned.bin_offset, renumber)
+    bin_index = np.empty_like(binned.bin_index)
+    _renumber_bins.run(threads, binned.bin_index, binned.bin_offset, renumber, bin_index)
     return BinnedFeatures(bin_index=bin_index, num_bins=num_bins, bin_offset=bin_offset,
                           bin_min=binned.bin_min[filled], bin_max=binned.bin_max[filled],
                           nominal=binned.nominal)
 
 
-def _renumber_bins_py(bin_index, old_offset, renumber):
-    """bin_index[f, i] = renumber[old_offset[f] + bin_index[f, i]] where it is >= 0."""
+def _number_filled_bins_py(filled, old_offset, renumber, num_bins):
+    """For every feature ``f`` of the layout ``old_offset`` int64 (A + 1,): ``renumber[b]``
+    (int32 (B,)) = bin ``b``'s index among the feature's filled bins (``filled`` bool (B,);
+    -1 where empty), ``num_bins[f]`` (int32 (A,)) = how many it has."""
+    for f in nb.prange(num_bins.shape[0]):
+        k = 0
+        for b in range(old_offset[f], old_offset[f + 1]):
+            if filled[b]:
+                renumber[b] = k
+                k += 1
+            else:
+                renumber[b] = -1
+        num_bins[f] = k
+
+
+def _renumber_bins_py(bin_index, old_offset, renumber, out):
+    """out[f, i] = renumber[old_offset[f] + bin_index[f, i]] where ``bin_index[f, i] >= 0``,
+    else -1 (missing); both int32 (A, n)."""
     for f in nb.prange(bin_index.shape[0]):
-        row = bin_index[f]
+        row, dst = bin_index[f], out[f]
         base = old_offset[f]
         for i in range(row.shape[0]):
-            if row[i] >= 0:
-                row[i] = renumber[base + row[i]]
+            b = row[i]
+            dst[i] = renumber[base + b] if b >= 0 else b
 
 
+_number_filled_bins = parallel_kernel(_number_filled_bins_py)
 _renumber_bins = parallel_kernel(_renumber_bins_py)
