@@ -25,8 +25,8 @@
    between the launch paths.
 
 5. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
-   n = 1e5, the host's share by function (``$OUT/profile.txt``).
-6. ``== fit`` (only when asked for): the same 20-rule fit after the same 5-rule one, nothing
+   n = 1e5 (``--n``, ``--rules``), the host's share by function (``$OUT/profile.txt``).
+6. ``== fit`` (only when asked for): the same fit after a 5-rule one, nothing
    else: what ``gpu_run.sh``'s ``kernels`` step runs under ``ncu`` for the device time of
    each kernel (``$OUT/kernels.txt``).
 
@@ -318,23 +318,29 @@ def _graph_launch_us(stream, launch_one, per_graph=16):
     return float(np.median(times)), replays
 
 
+# the fit of the ``profile`` and ``fit`` parts (``--n``, ``--rules``, ``--data-cache``)
+FIT = {"n": 100_000, "rules": 20, "cache": None}
+
+
 def _timed_fit():
-    """A 20-rule ``device='cuda'`` equal-width fit (compare_devices' cuda-hist) on synthetic
-    continuous data, n = 1e5, 100 features, 20 labels, after a 5-rule fit; prints its time.
-    Returns a function that fits the 20 rules again."""
-    from sklearn.datasets import make_multilabel_classification
+    """A ``FIT["rules"]``-rule ``device='cuda'`` equal-width fit (compare_devices' cuda-hist)
+    on compare_devices' synthetic continuous data (n = ``FIT["n"]`` training examples, 100
+    features, 20 labels; loaded from ``FIT["cache"]`` where a benchmark made it), after a
+    5-rule fit; prints its time. Returns a function that fits the same rules again."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # synthetic_data's _common
+    from synthetic_data import synthetic_split
 
     from gpurules import BoomerClassifier
 
-    X, Y = make_multilabel_classification(n_samples=100_000, n_features=100, n_classes=20,
-                                          random_state=1)
-    X = X + np.random.default_rng(1).normal(size=X.shape)
+    split = synthetic_split(FIT["n"], 1, 1.0, cache=FIT["cache"])
+    X, Y = split.X_train, split.Y_train
     params = {"device": "cuda", "feature_binning": "equal-width"}
     BoomerClassifier(max_rules=5, **params).fit(X, Y)
     start = time.perf_counter()
-    BoomerClassifier(max_rules=20, **params).fit(X, Y)
-    print(f"20-rule fit without the profiler: {time.perf_counter() - start:.2f} s")
-    return lambda: BoomerClassifier(max_rules=20, **params).fit(X, Y)
+    BoomerClassifier(max_rules=FIT["rules"], **params).fit(X, Y)
+    print(f"{FIT['rules']}-rule fit at n = {FIT['n']:g} without the profiler: "
+          f"{time.perf_counter() - start:.2f} s")
+    return lambda: BoomerClassifier(max_rules=FIT["rules"], **params).fit(X, Y)
 
 
 @part("fit")
@@ -345,7 +351,7 @@ def fit():
 
 @part("profile")
 def profile():
-    """cProfile of the 20-rule fit of :func:`_timed_fit`."""
+    """cProfile of the fit of :func:`_timed_fit`."""
     import cProfile
     import pstats
 
@@ -355,7 +361,7 @@ def profile():
     prof.enable()
     refit()
     prof.disable()
-    print(f"20-rule fit under cProfile: {time.perf_counter() - start:.2f} s")
+    print(f"{FIT['rules']}-rule fit under cProfile: {time.perf_counter() - start:.2f} s")
     stats = pstats.Stats(prof, stream=sys.stdout)
     stats.sort_stats("tottime").print_stats(25)
     stats.sort_stats("cumulative").print_stats(30)
@@ -369,7 +375,13 @@ DEFAULT_PARTS = ("fma", "ieee", "solve", "launch")
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--parts", nargs="*", choices=list(PARTS), default=list(DEFAULT_PARTS))
+    p.add_argument("--n", type=float, default=1e5,
+                   help="training examples of the profile and fit parts (default 1e5)")
+    p.add_argument("--rules", type=int, default=20, help="their rules (default 20)")
+    p.add_argument("--data-cache", type=Path, default=None,
+                   help="compare_devices' --data-cache: the synthetic data from there")
     args = p.parse_args(argv)
+    FIT.update(n=int(args.n), rules=args.rules, cache=args.data_cache)
     for name in args.parts:
         PARTS[name]()
 

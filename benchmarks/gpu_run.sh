@@ -15,8 +15,8 @@
 # 4. runs the gpu-marked tests (pytest -m gpu tests; 4 pytest-xdist workers when the image
 #    has pytest-xdist: mostly CUDA compiles, which numba-cuda repeats in every process):
 #    $OUT/pytest.txt;
-# 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5:
-#    $OUT/profile.txt; then ncu's device time of each kernel of the same fit:
+# 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5 (PROFILE_N,
+#    PROFILE_RULES; on the benchmarks' synthetic data): $OUT/profile.txt; then ncu's device time of each kernel of the same fit:
 #    $OUT/kernels.txt;
 # 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-single, cuda-direct,
 #    cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4 (100 rules) and
@@ -47,6 +47,8 @@
 # warm machine (one size: its profiled fit is not skipped), for example:
 #   STEPS=bench GPU_SIZES=1e6 GPU_RULES=20 SYSTEMS="cuda-hist cuda-numba" BUDGET=240 \
 #       bash benchmarks/gpu_run.sh
+# or where the host's time goes in a fit at n = 1e6 (session 50: 1.6 s of 4.3 s binning):
+#   STEPS="profile" PROFILE_N=1e6 PROFILE_RULES=10 BUDGET=120 bash benchmarks/gpu_run.sh
 set -u
 cd "$(dirname "$0")/.." || exit 99
 : "${OUT:?set OUT to the folder for the results}"
@@ -169,6 +171,7 @@ elif [ "$DRY" = 1 ]; then
 else
     log "profile"
     timeout -k 10 "$(lim 240)" $PY benchmarks/gpu_diagnose.py --parts profile \
+        --n "${PROFILE_N:-1e5}" --rules "${PROFILE_RULES:-20}" --data-cache "$DATA_CACHE" \
         > "$OUT/profile.txt" 2>&1
     step "profile" $?
 fi
@@ -185,6 +188,7 @@ elif want kernels; then
     timeout -k 10 "$k" ncu --clock-control none --metrics gpu__time_duration.sum \
         --launch-skip "${NCU_SKIP:-5000}" --launch-count "${NCU_COUNT:-700}" \
         --print-summary per-kernel $PY benchmarks/gpu_diagnose.py --parts fit \
+        --data-cache "$DATA_CACHE" \
         > "$OUT/kernels.txt" 2>&1
     step "kernels" $?
 fi
