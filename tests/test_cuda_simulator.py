@@ -182,26 +182,27 @@ def prefix_sums_equal_numpy_cumsum():
     """``histogram_search.prefix`` (tile sums, their scan, the running sums) on slots of 1,
     40 and 700 bins: each column of each slot becomes NumPy's cumulative sum over the
     slot's rows. 700 bins are 44 tiles, more than the scan's 32 threads: each thread scans
-    a run of two tiles."""
+    a run of two tiles. Slots of 1, 20 and 40 bins: 3 tiles, scanned by 3 threads (a
+    thread per tile at most; a block that is not a power of two)."""
     from gpurules.backends.cuda import histogram_search as hs
 
-    rng = np.random.default_rng(21)
-    slot_offset = np.array([0, 1, 41, 741], np.int64)
-    R = int(slot_offset[-1])
-    hists = (rng.integers(-2**40, 2**40, (R, 2)), rng.integers(0, 2**40, (R, 1)),
-             rng.integers(0, 1000, R))
-    want = [np.concatenate([np.cumsum(a[lo:hi], axis=0) for lo, hi in
-                            zip(slot_offset[:-1], slot_offset[1:])]) for a in hists]
-    tile, tiles = hs.prefix_layout(700)
-    assert tiles == 44 > 32, (tile, tiles)
+    for bins, tiles in (((1, 40, 700), 44), ((1, 20, 40), 3)):
+        rng = np.random.default_rng(21)
+        slot_offset = np.r_[0, np.cumsum(bins)].astype(np.int64)
+        R = int(slot_offset[-1])
+        hists = (rng.integers(-2**40, 2**40, (R, 2)), rng.integers(0, 2**40, (R, 1)),
+                 rng.integers(0, 1000, R))
+        want = [np.concatenate([np.cumsum(a[lo:hi], axis=0) for lo, hi in
+                                zip(slot_offset[:-1], slot_offset[1:])]) for a in hists]
+        assert hs.prefix_layout(max(bins))[1] == tiles
 
-    def buffer(name, shape, dtype, zero_new):  # undefined contents: -7 must not be read
-        return np.full(shape, 0 if zero_new else -7, dtype)
+        def buffer(name, shape, dtype, zero_new):  # undefined contents: -7 must not be read
+            return np.full(shape, 0 if zero_new else -7, dtype)
 
-    hs.prefix(hs, buffer, lambda a: a, lambda work: 2, 32, hists, slot_offset, 700,
-              hs.initial_state(2, R))
-    for got, expected in zip(hists, want):
-        np.testing.assert_array_equal(got, expected)
+        hs.prefix(hs, buffer, lambda a: a, lambda work: 2, 32, hists, slot_offset, max(bins),
+                  hs.initial_state(2, R))
+        for got, expected in zip(hists, want):
+            np.testing.assert_array_equal(got, expected)
 
 
 # -- statistics: the CPU backend, through its protocol, is the reference -------------------

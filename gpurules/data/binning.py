@@ -55,7 +55,8 @@ class BinnedFeatures:
 
 METHODS = ("equal-width", "equal-frequency")
 _EQUAL_WIDTH, _EQUAL_FREQUENCY, _NOMINAL = 0, 1, 2
-_CHUNK_ELEMENTS = 1 << 23  # values sorted at a time (bounds the scratch memory)
+_CHUNK_ELEMENTS = 1 << 23  # values sorted at a time (bounds the scratch memory; at least
+# one column per thread)
 _FEW = 16  # distinct values of a nominal column binned without sorting it
 # values (examples x features) from which the kernels run on every thread Numba has; below,
 # on one (their parallel forms compile in ~2 CPU-s more than the serial ones, and the
@@ -107,9 +108,11 @@ def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0
     bin_index = np.empty((A, n), dtype=np.int32)
     num_bins = np.zeros(A, dtype=np.int32)
     modes = np.where(nominal, _NOMINAL, code).astype(np.int8)
-    step = max(1, _CHUNK_ELEMENTS // max(n, 1))
-    mins, maxs = [np.empty(0, np.float32)], [np.empty(0, np.float32)]
     threads = _threads(X.size)
+    # the kernels share a chunk's columns among the threads: at least one column a thread
+    # (at n = 1e6, 2^23 values are 8 columns, which left 8 of an H200 host's 16 cores idle)
+    step = max(1, threads, _CHUNK_ELEMENTS // max(n, 1))
+    mins, maxs = [np.empty(0, np.float32)], [np.empty(0, np.float32)]
     for start in range(0, A, step):
         stop = min(A, start + step)
         lo, hi = _bin_chunk(X, start, modes[start:stop], (bin_ratio, min_bins, max_bins),

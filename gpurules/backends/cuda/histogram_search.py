@@ -438,8 +438,10 @@ def prefix(kernels, buffer, view, blocks, max_threads, hists, slot_offset, B, st
     if tiles > 1:
         kernels.tile_sums[grid, max_threads, stream](view(state), view(slot_offset), tile, *h,
                                                      view(sums))
-        kernels.scan_tile_sums[min(S * C, MAX_GRID), min(max_threads, SCAN_BLOCK), stream](
-            view(state), view(sums))
+        # a thread per tile at most: more would only idle (a whole block of them, simulated
+        # thread by thread, when a fit has a few tiles a slot)
+        kernels.scan_tile_sums[min(S * C, MAX_GRID), min(max_threads, SCAN_BLOCK, tiles),
+                               stream](view(state), view(sums))
     kernels.prefix_sums[grid, max_threads, stream](view(state), view(slot_offset), tile,
                                                    view(sums), *h)
 
