@@ -25,7 +25,8 @@
    between the launch paths.
 
 5. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
-   n = 1e5 (``--n``, ``--rules``), the host's share by function (``$OUT/profile.txt``).
+   n = 1e5 (``--n``, ``--rules``, ``--system``; ``--dataset yeast --system cuda-nd``: a
+   data set), the host's share by function (``$OUT/profile.txt``).
 6. ``== fit`` (only when asked for): the same fit after a 5-rule one, nothing
    else: what ``gpu_run.sh``'s ``kernels`` step runs under ``ncu`` for the device time of
    each kernel (``$OUT/kernels.txt``).
@@ -318,29 +319,35 @@ def _graph_launch_us(stream, launch_one, per_graph=16):
     return float(np.median(times)), replays
 
 
-# the fit of the ``profile`` and ``fit`` parts (``--n``, ``--rules``, ``--data-cache``)
-FIT = {"n": 100_000, "rules": 20, "cache": None}
+# the fit of the ``profile`` and ``fit`` parts (``--n``, ``--rules``, ``--data-cache``,
+# ``--system``, ``--dataset``, ``--data-dir``)
+FIT = {"n": 100_000, "rules": 20, "cache": None, "system": "cuda-hist", "dataset": None,
+       "data_dir": None}
 
 
 def _timed_fit():
-    """A ``FIT["rules"]``-rule ``device='cuda'`` equal-width fit (compare_devices' cuda-hist)
-    on compare_devices' synthetic continuous data (n = ``FIT["n"]`` training examples, 100
-    features, 20 labels; loaded from ``FIT["cache"]`` where a benchmark made it), after a
-    5-rule fit; prints its time. Returns a function that fits the same rules again."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # synthetic_data's _common
+    """A ``FIT["rules"]``-rule fit of compare_devices' ``FIT["system"]`` (default cuda-hist:
+    ``device='cuda'``, equal-width) on compare_devices' synthetic continuous data (n =
+    ``FIT["n"]`` training examples, 100 features, 20 labels; loaded from ``FIT["cache"]``
+    where a benchmark made it) or on the training part of ``FIT["dataset"]`` (from
+    ``FIT["data_dir"]``), after a 5-rule fit; prints its time. Returns a function that
+    fits the same rules again."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benchmarks' _common
+    import _common as C
+    from compare_devices import make_estimator
     from synthetic_data import synthetic_split
 
-    from gpurules import BoomerClassifier
-
-    split = synthetic_split(FIT["n"], 1, 1.0, cache=FIT["cache"])
+    if FIT["dataset"]:
+        split = C.load_split(FIT["data_dir"], FIT["dataset"])
+    else:
+        split = synthetic_split(FIT["n"], 1, 1.0, cache=FIT["cache"])
     X, Y = split.X_train, split.Y_train
-    params = {"device": "cuda", "feature_binning": "equal-width"}
-    BoomerClassifier(max_rules=5, **params).fit(X, Y)
+    make_estimator(FIT["system"], 5, "all").fit(X, Y)
     start = time.perf_counter()
-    BoomerClassifier(max_rules=FIT["rules"], **params).fit(X, Y)
-    print(f"{FIT['rules']}-rule fit at n = {FIT['n']:g} without the profiler: "
+    make_estimator(FIT["system"], FIT["rules"], "all").fit(X, Y)
+    print(f"{FIT['rules']}-rule {FIT['system']} fit on {split.name} without the profiler: "
           f"{time.perf_counter() - start:.2f} s")
-    return lambda: BoomerClassifier(max_rules=FIT["rules"], **params).fit(X, Y)
+    return lambda: make_estimator(FIT["system"], FIT["rules"], "all").fit(X, Y)
 
 
 @part("fit")
@@ -380,8 +387,15 @@ def main(argv=None):
     p.add_argument("--rules", type=int, default=20, help="their rules (default 20)")
     p.add_argument("--data-cache", type=Path, default=None,
                    help="compare_devices' --data-cache: the synthetic data from there")
+    p.add_argument("--system", default="cuda-hist",
+                   help="compare_devices' system of the fit (default cuda-hist)")
+    p.add_argument("--dataset", default=None,
+                   help="fit this data set's training part (e.g. yeast) instead")
+    p.add_argument("--data-dir", type=Path, default=Path(".gpu/datasets"),
+                   help="where --dataset's ARFF files are (default .gpu/datasets)")
     args = p.parse_args(argv)
-    FIT.update(n=int(args.n), rules=args.rules, cache=args.data_cache)
+    FIT.update(n=int(args.n), rules=args.rules, cache=args.data_cache, system=args.system,
+               dataset=args.dataset, data_dir=args.data_dir)
     for name in args.parts:
         PARTS[name]()
 

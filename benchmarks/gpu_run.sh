@@ -49,6 +49,9 @@
 #       bash benchmarks/gpu_run.sh
 # or where the host's time goes in a fit at n = 1e6 (session 50: 1.6 s of 4.3 s binning):
 #   STEPS="profile" PROFILE_N=1e6 PROFILE_RULES=10 BUDGET=120 bash benchmarks/gpu_run.sh
+# and in a non-decomposable fit of a data set (with the environment gpu_run.sh sets up):
+#   python3 benchmarks/gpu_diagnose.py --parts profile --dataset yeast --system cuda-nd \
+#       --rules 200
 set -u
 cd "$(dirname "$0")/.." || exit 99
 : "${OUT:?set OUT to the folder for the results}"
