@@ -70,18 +70,25 @@ def covering_matrix(model, X, n_threads=1):
     rule's literals). X: as :func:`check_features` returns it."""
     if model.kind == "turs":
         return model.coverage_matrix(X.toarray() if sp.issparse(X) else X)
+    out = np.empty((X.shape[0], rule_list(model).num_rules), dtype=bool)
+    for start, block in _covering_blocks(model, X, n_threads):
+        out[start:start + block.shape[0]] = block
+    return out
+
+
+def _covering_blocks(model, X, n_threads):
+    """(first row, bool (rows, R)) of :func:`covering_matrix` of a BOOMER or SeCo model,
+    block by block of about ``_CHUNK_ENTRIES`` entries."""
     m = rule_list(model)
     R = m.num_rules
     indicator = type(m)(np.zeros(R), False, m.cond_feature, m.cond_op, m.cond_threshold,
                         m.rule_cond_start, np.arange(R, dtype=np.int32), np.ones(R),
                         np.arange(R + 1, dtype=np.int64))
     step = max(1, _CHUNK_ENTRIES // max(R, 1))
-    out = np.empty((X.shape[0], R), dtype=bool)
     for start in range(0, X.shape[0], step):
         rows = X[start:start + step]
         rows = rows.toarray() if sp.issparse(rows) else rows
-        out[start:start + step] = indicator.predict_scores(rows, n_threads) > 0.0
-    return out
+        yield start, indicator.predict_scores(rows, n_threads) > 0.0
 
 
 def coverage(model, X=None, n_threads=1):
@@ -95,7 +102,12 @@ def coverage(model, X=None, n_threads=1):
             m = rule_list(model)
             return count_covered_columns(*columns, X.shape[0], m.cond_feature, m.cond_op,
                                          m.cond_threshold, m.rule_cond_start), X.shape[0]
-        return covering_matrix(model, X, n_threads).sum(axis=0).astype(np.int64), X.shape[0]
+        if model.kind == "turs":
+            return covering_matrix(model, X).sum(axis=0).astype(np.int64), X.shape[0]
+        counts = np.zeros(rule_list(model).num_rules, np.int64)
+        for _, block in _covering_blocks(model, X, n_threads):  # not the (n, R) matrix
+            counts += block.sum(axis=0)
+        return counts, X.shape[0]
     if model.kind == "turs":
         return np.array([r.coverage for r in model.rules], np.int64), int(model.y.shape[0])
     m = rule_list(model)

@@ -57,3 +57,19 @@ def test_dense_data_keeps_the_prediction_kernel():
     X = np.ones((10, 4), np.float32)
     assert _sparse_columns(X) is None
     assert _sparse_columns(sp.csr_matrix(X)) is None
+
+
+def test_dense_counts_block_by_block_equal_the_covering_matrix(monkeypatch):
+    """Dense data counts its coverage block by block of rows (never the whole (n, R)
+    matrix): with blocks of 3 rows (the last one shorter), the covering matrix's sums."""
+    from gpurules import rule_importance
+
+    X, model = _random_case(3, n=61)
+    X[np.isnan(X)] = 1.0
+    X[X == 0] = 2.0  # dense: the prediction kernel, not the columns
+    assert _sparse_columns(X) is None
+    expected = covering_matrix(model, X).sum(axis=0)
+    monkeypatch.setattr(rule_importance, "_CHUNK_ENTRIES", 3 * model.num_rules)
+    counts, n = coverage(model, X)
+    assert n == 61 and np.array_equal(counts, expected)
+    np.testing.assert_array_equal(covering_matrix(model, X).sum(axis=0), expected)
