@@ -16,8 +16,8 @@
 #    has pytest-xdist: mostly CUDA compiles, which numba-cuda repeats in every process):
 #    $OUT/pytest.txt;
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5 (PROFILE_N,
-#    PROFILE_RULES; on the benchmarks' synthetic data): $OUT/profile.txt; then ncu's device time of each kernel of the same fit:
-#    $OUT/kernels.txt;
+#    PROFILE_RULES; on the benchmarks' synthetic data): $OUT/profile.txt; then ncu's device
+#    time of each kernel of the same fit: $OUT/kernels.txt;
 # 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-single, cuda-direct,
 #    cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4 (100 rules) and
 #    1e6 (10 rules; last, with the most time); their synthetic data is made beside steps
