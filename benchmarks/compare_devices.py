@@ -20,6 +20,9 @@ Systems (``--systems``, default all):
   an error, not a fallback, where they cannot run);
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
   ``"equal-width"``;
+- ``cuda-hist-slot``: ``cuda-hist`` with the wide features' histograms built one feature
+  after the other (``CudaBackend(global_atomics_by_slot=True)``; measured against
+  ``cuda-hist`` before it becomes the default where the histograms exceed the L2 cache)
 - ``cpu-hist-255`` / ``cuda-hist-255`` / ``boomer-ew-255``: the same equal-width systems with
   at most 255 bins per feature (``"equal-width{max_bins=255}"``, as XGBoost and LightGBM
   default to): mlrl-boomer's default ``bin_ratio`` gives 0.33 n bins per continuous
@@ -112,6 +115,8 @@ SYSTEMS = {
     # the same with graphs asked for (graphs.py), and with every launch one by one
     "cuda-graph": ("gpurules", "cuda", "equal-width"),
     "cuda-single": ("gpurules", "cuda", "equal-width"),
+    # the same with the global-atomics histograms built one feature after the other
+    "cuda-hist-slot": ("gpurules", "cuda", "equal-width"),
     "boomer-exact": ("mlrl-boomer", None, "none"),
     "boomer-ew": ("mlrl-boomer", None, "equal-width"),
     "cpu-hist-255": ("gpurules", "cpu", CAPPED),
@@ -197,6 +202,8 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
         _configure(clf, lambda backend: backend.set_launcher(system.split("-")[1]))
     if system in ("cuda-graph", "cuda-single"):
         _configure(clf, lambda backend: backend.set_graphs(system == "cuda-graph"))
+    if system == "cuda-hist-slot":
+        _configure(clf, lambda backend: setattr(backend, "global_atomics_by_slot", True))
     return clf
 
 

@@ -44,8 +44,9 @@
 //   (group_rows * (K + W + 1)) * 8 bytes,
 // group_rows = the most rows of one group of the launch (above 48 KiB the kernel's
 // MaxDynamicSharedMemorySize must be raised first); features whose bins do not fit go to
-// histogram_global instead. The output rows of the sampled features must be zero before
-// either histogram kernel runs (zero_histograms does that).
+// histogram_global (or histogram_global_by_slot, the same sums slot by slot) instead. The
+// output rows of the sampled features must be zero before a histogram kernel runs
+// (zero_histograms does that).
 
 typedef long long i64;
 typedef unsigned long long u64;
@@ -124,7 +125,21 @@ __device__ __forceinline__ i64 block_index() {
     return static_cast<i64>(blockIdx.y) * gridDim.x + blockIdx.x;
 }
 
-// Global-atomics variant: every contribution is added straight to global memory.
+// Entry x's contribution to slot s's row of its bin, straight to global memory.
+__device__ __forceinline__ void add_global(const Entry& x, int s, const i64* features,
+                                           const i64* slot_offset, const int* bin_index,
+                                           int K, int W, int n, int A, i64* hist_g,
+                                           i64* hist_h, i64* hist_count) {
+    const int b = slot_bin(s, x.i, features, bin_index, n, A);
+    if (b < 0) return;
+    const i64 r = slot_offset[s] + b;
+    if (x.k < K) add_i64(&hist_g[r * K + x.k], x.g);
+    add_i64(&hist_h[r * W + x.k], x.h);
+    if (x.k == 0) add_i64(&hist_count[r], 1);
+}
+
+// Global-atomics variant: every contribution is added straight to global memory, each entry
+// to every slot of its group in turn.
 extern "C" __global__ void histogram_global(
         const i64* features, const i64* slot_offset, const i64* groups, const int* bin_index,
         const int* lists, const int* lens, int ring, const i64* cursor, const int* weights,
@@ -138,13 +153,36 @@ extern "C" __global__ void histogram_global(
         for (i64 e = start; s0 < s1 && e < w.total; e += w.chunks * blockDim.x) {
             const Entry x = entry(e, w.covered, weights, g, h, K, W);
             if (!x.valid) continue;
-            for (int s = s0; s < s1; ++s) {
-                const int b = slot_bin(s, x.i, features, bin_index, n, A);
-                if (b < 0) continue;
-                const i64 r = slot_offset[s] + b;
-                if (x.k < K) add_i64(&hist_g[r * K + x.k], x.g);
-                add_i64(&hist_h[r * W + x.k], x.h);
-                if (x.k == 0) add_i64(&hist_count[r], 1);
+            for (int s = s0; s < s1; ++s)
+                add_global(x, s, features, slot_offset, bin_index, K, W, n, A, hist_g, hist_h,
+                           hist_count);
+        }
+    }
+}
+
+// The same sums one slot at a time: a block adds its share of the entries to slot s0's rows,
+// then to s0 + 1's, ... Blocks are not synchronised, but all of them move through the slots
+// at about the same pace, so the rows being added to are about one slot's: they can stay in
+// the L2 cache where every slot's together do not (n = 1e6 on an H200: about 168,000 bins x
+// 41 int64 columns = 55 MB a slot, 386 MB for 7; histogram_global there moved 4.8 GB of
+// DRAM a step for its scattered atomics). The price: each entry's statistics are read once
+// per slot of its group instead of once.
+extern "C" __global__ void histogram_global_by_slot(
+        const i64* features, const i64* slot_offset, const i64* groups, const int* bin_index,
+        const int* lists, const int* lens, int ring, const i64* cursor, const int* weights,
+        const i64* g, const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
+        i64* hist_count) {
+    const Work w = work_of(groups, lists, lens, ring, cursor, n, W);
+    for (i64 t = block_index(); t < w.tasks; t += w.blocks) {
+        const int s0 = static_cast<int>(groups[1 + t % w.G]);
+        const int s1 = static_cast<int>(groups[2 + t % w.G]);
+        const i64 start = (t / w.G) * blockDim.x + threadIdx.x;
+        for (int s = s0; s < s1; ++s) {
+            for (i64 e = start; e < w.total; e += w.chunks * blockDim.x) {
+                const Entry x = entry(e, w.covered, weights, g, h, K, W);
+                if (x.valid)
+                    add_global(x, s, features, slot_offset, bin_index, K, W, n, A, hist_g,
+                               hist_h, hist_count);
             }
         }
     }

@@ -42,14 +42,15 @@ def _problem():
     return exact_bins(X, np.zeros(3, bool)), Y
 
 
-def _counted_backend():
-    """A simulated CudaBackend after ``start_fit`` (squared-error loss), with counters."""
+def _counted_backend(**options):
+    """A simulated CudaBackend (``options``) after ``start_fit`` (squared-error loss), with
+    counters."""
     from gpurules.backends.cuda.counters import DeviceCounters
     from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
     from tests.reference.cuda_support import simulated_backend_class
 
     backend_class, _ = simulated_backend_class()
-    backend = backend_class(0, block_size=32)
+    backend = backend_class(0, block_size=32, **options)
     binned, Y = _problem()
     backend.start_fit(binned, Y, DECOMPOSABLE_LOSSES["squared-error-decomposable"],
                       np.ones(N), 2.0 ** 20)
@@ -57,14 +58,15 @@ def _counted_backend():
 
 
 @functools.lru_cache(maxsize=None)
-def refinement_counts(steps=2):
+def refinement_counts(steps=2, **options):
     """Counts of each of ``steps`` refinements (complete head, all features), and of the
-    rule's totals; the first refinement is the one on feature 0 that halves the coverage."""
+    rule's totals; the first refinement is the one on feature 0 that halves the coverage.
+    ``options``: the backend's."""
     from gpurules.backends.base import Refinement, SearchSettings
     from gpurules.conditions import OP_LEQ
     from gpurules.objectives.heads import HEAD_COMPLETE
 
-    backend, counters = _counted_backend()
+    backend, counters = _counted_backend(**options)
     features, labels = np.arange(3, dtype=np.int64), np.arange(2, dtype=np.int32)
     search = SearchSettings.boosting(HEAD_COMPLETE, 0.0, 1.0, 1, -np.inf)
     before = counters.snapshot()
@@ -160,6 +162,19 @@ def statistics_read_once_per_refinement():
     first = refinement_counts()[0]
     assert first.histogram_bytes == histogram_read_bytes(N, 2, 2, 3, N, G=1), first
     assert first.histogram_bytes < histogram_read_bytes(N, 2, 2, 3, N) / 2, first
+
+
+@check
+def global_histograms_slot_by_slot_read_the_statistics_per_slot():
+    """By global atomics, the 3 features are one group: one pass over the statistics; slot
+    by slot (``global_atomics_by_slot``), three."""
+    from gpurules.backends.cuda.counters import histogram_read_bytes
+
+    one = refinement_counts(steps=1, force_global_atomics=True)[0]
+    by_slot = refinement_counts(steps=1, force_global_atomics=True,
+                                global_atomics_by_slot=True)[0]
+    assert one.histogram_bytes == histogram_read_bytes(N, 2, 2, 3, N, G=1), one
+    assert by_slot.histogram_bytes == histogram_read_bytes(N, 2, 2, 3, N, G=3), by_slot
 
 
 def _blocks_run(conditions, last_rule_steps, steps=8):

@@ -37,7 +37,8 @@ def _host_histograms(host_kernels, use_shared, binned, features, g, h, weights, 
 @pytest.mark.parametrize("groups", [None, [0, 2, 3], [0, 3], [0, 0, 2, 2, 3, 3]],
                          ids=["per-feature", "groups-2-1", "one-group", "empty-groups"])
 @pytest.mark.parametrize("grid", [(3, 2), (1, 2)], ids=["6-blocks", "2-blocks"])
-@pytest.mark.parametrize("use_shared", [True, False], ids=["shared", "global"])
+@pytest.mark.parametrize("use_shared", [True, False, "by-slot"],
+                         ids=["shared", "global", "global-by-slot"])
 @pytest.mark.parametrize("binning", ["exact", "equal-frequency"])
 def test_cuda_c_histograms_on_host_equal_reference(host_kernels, use_shared, binning, groups,
                                                    grid):

@@ -174,11 +174,15 @@ def _backends(loss, seed, n=2000, A=5, K=4, **options):
     return cpu, gpu, rng
 
 
-@pytest.mark.parametrize("force_global", [False, True], ids=["shared", "global"])
-def test_backend_equals_cpu_backend(force_global):
+@pytest.mark.parametrize("force_global, by_slot", [(False, False), (True, False),
+                                                   (True, True)],
+                         ids=["shared", "global", "global-by-slot"])
+def test_backend_equals_cpu_backend(force_global, by_slot):
     """Totals, refinements, coverage, score updates and re-scaling, bit for bit (the CPU
-    histogram search on the same bins)."""
-    cpu, gpu, rng = _backends(SQUARED_ERROR, 5, force_global_atomics=force_global)
+    histogram search on the same bins); also with every histogram by global atomics, and
+    by global atomics slot by slot."""
+    cpu, gpu, rng = _backends(SQUARED_ERROR, 5, force_global_atomics=force_global,
+                              global_atomics_by_slot=by_slot)
     compare_backends(cpu, gpu, rng, rules=3, conditions=3)
 
 

@@ -302,7 +302,8 @@ def backend_equals_cpu_backend():
     """CudaBackend's uploads, launches, kernel argument types (checked against the CUDA C
     signatures), shared/global split, coverage and statistics: refinements, totals, scores
     and statistics equal the CpuBackend's (histogram search on the same bins) exactly
-    (squared-error loss, one bin per value)."""
+    (squared-error loss, one bin per value); also with every histogram by global atomics
+    and with the wide features' histograms slot by slot."""
     backend_class, fake_cupy = simulated_backend_class()
     rng = np.random.default_rng(7)
     n, K = 40, 3
@@ -311,16 +312,18 @@ def backend_equals_cpu_backend():
     Y = (rng.random((n, K)) < 0.5).astype(np.uint8)
     base_weight = rng.uniform(0.5, 2.0, size=n)
     loss = DECOMPOSABLE_LOSSES["squared-error-decomposable"]
-    for force_global in (False, True):
+    for force_global, by_slot in ((False, False), (True, False), (False, True)):
         cpu = CpuBackend()
-        gpu = backend_class(0, force_global_atomics=force_global, block_size=32)
+        gpu = backend_class(0, force_global_atomics=force_global, block_size=32,
+                            global_atomics_by_slot=by_slot)
         for backend in (cpu, gpu):
             backend.start_fit(exact_bins(X, nominal), Y, loss, base_weight, SCALE)
         fake_cupy.launches.clear()
         compare_backends(cpu, gpu, np.random.default_rng(8))
         used = {name for name, *_ in fake_cupy.launches}
-        assert used == ({"zero_histograms", "histogram_global"} if force_global else
-                        {"zero_histograms", "histogram_global", "histogram_shared"}), used
+        wide = "histogram_global_by_slot" if by_slot else "histogram_global"
+        assert used == ({"zero_histograms", wide} if force_global else
+                        {"zero_histograms", wide, "histogram_shared"}), used
 
 
 @check

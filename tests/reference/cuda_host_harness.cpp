@@ -80,14 +80,16 @@ extern "C" int run_zero_histograms(unsigned gx, unsigned gy, unsigned bx,
     });
 }
 
-extern "C" int run_histogram(int use_shared, unsigned gx, unsigned gy, unsigned bx,
+extern "C" int run_histogram(int kernel_id, unsigned gx, unsigned gy, unsigned bx,
                              std::size_t shared_bytes, const i64* features,
                              const i64* slot_offset, const i64* groups, const int* bin_index,
                              const int* lists, const int* lens, int ring, const i64* cursor,
                              const int* weights, const i64* g, const i64* h, int K, int W,
                              int n, int A, i64* hist_g, i64* hist_h, i64* hist_count) {
-    auto kernel = use_shared ? histogram_shared : histogram_global;
-    return launch(gx, gy, bx, use_shared ? shared_bytes : 0, [=] {
+    // 0: histogram_global, 1: histogram_shared, 2: histogram_global_by_slot
+    auto kernel = kernel_id == 1 ? histogram_shared
+                  : kernel_id == 2 ? histogram_global_by_slot : histogram_global;
+    return launch(gx, gy, bx, kernel_id == 1 ? shared_bytes : 0, [=] {
         kernel(features, slot_offset, groups, bin_index, lists, lens, ring, cursor, weights,
                g, h, K, W, n, A, hist_g, hist_h, hist_count);
     });

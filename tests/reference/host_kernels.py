@@ -51,9 +51,10 @@ class HostKernels:
             ctypes.c_int(K), ctypes.c_int(hists[1].shape[1]), *self._hists(hists))
         assert rc == 0, f"zero_histograms: harness error {rc}"
 
-    def histogram(self, use_shared, grid, block, shared_bytes, features, slot_offset, binned,
+    def histogram(self, kernel, grid, block, shared_bytes, features, slot_offset, binned,
                   mask, indicator, weights, g, h, hists, group_offset=None, step=3, ring=5):
-        """``histogram_shared`` or ``histogram_global`` of ``features`` into the rows
+        """``histogram_shared`` (``kernel`` True), ``histogram_global`` (False) or
+        ``histogram_global_by_slot`` (``"by-slot"``) of ``features`` into the rows
         ``slot_offset`` (int64 (S + 1,)), over the examples with ``mask == indicator``, given
         to the kernel as the compacted list of refinement step ``step`` (list ``step % 2`` of
         two, its length in slot ``step % ring`` of the ring; the other list and slots hold
@@ -73,7 +74,8 @@ class HostKernels:
         lens[step % ring] = listed.size
         cursor = np.array([step, -1], np.int64)
         return self._lib.run_histogram(
-            ctypes.c_int(int(use_shared)), ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]),
+            ctypes.c_int({True: 1, False: 0, "by-slot": 2}[kernel]), ctypes.c_uint(grid[0]),
+            ctypes.c_uint(grid[1]),
             ctypes.c_uint(block), ctypes.c_size_t(shared_bytes), _ptr(features, np.int64),
             _ptr(slot_offset, np.int64), _ptr(groups, np.int64),
             _ptr(binned.bin_index, np.int32), _ptr(lists, np.int32), _ptr(lens, np.int32),

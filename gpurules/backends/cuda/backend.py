@@ -114,6 +114,11 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
     Args:
         device_index: int, the CUDA device.
         force_global_atomics: build every histogram with the global-atomics kernel (tests).
+        global_atomics_by_slot: build the global-atomics histograms one sampled feature
+            after the other (``histogram_global_by_slot``: the rows being added to can stay
+            in the L2 cache, each example's statistics are read once per feature) instead
+            of every feature of an example at once; the same sums. Not yet measured on a
+            GPU, so off by default (``compare_devices.py``'s ``cuda-hist-slot``).
         block_size: threads per block of the histogram and element-wise kernels (a multiple
             of 32; tests under the simulator use fewer).
         launcher: ``"prepared"`` (array arguments marshalled once, ``launches.
@@ -143,7 +148,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
     fixes_partial_heads = False  # a block ends where a partial head is fixed
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256,
-                 launcher="auto", graphs="auto"):
+                 launcher="auto", graphs="auto", global_atomics_by_slot=False):
         if block_size % 32 or not 32 <= block_size <= 1024:
             raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
                              f"{block_size}")
@@ -159,6 +164,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         self.device_index = int(device_index)
         self._views = {}
         self.force_global_atomics = bool(force_global_atomics)
+        self.global_atomics_by_slot = bool(global_atomics_by_slot)
         self.threads = int(block_size)
         self.device = f"cuda:{self.device_index}"
         with cp.cuda.Device(self.device_index), nb_cuda.gpus[self.device_index]:

@@ -35,7 +35,7 @@ from gpurules.backends.cuda.launches import WrappedKernels
 
 _ALLOCATORS = ("zeros", "empty", "full", "ones", "zeros_like", "empty_like", "full_like",
                "ones_like", "arange")
-_HISTOGRAM_KERNELS = ("histogram_shared", "histogram_global")
+_HISTOGRAM_KERNELS = ("histogram_shared", "histogram_global", "histogram_global_by_slot")
 
 
 @dataclass
@@ -231,8 +231,12 @@ class _CountingRawKernel:
             a["weights"][a["lists"].reshape(2, n)[step % 2, :listed]]))
         groups = cp.asnumpy(a["groups"])
         sizes = np.diff(groups[1:int(groups[0]) + 2])
+        # histogram_global_by_slot goes through the list once per slot, the others once per
+        # group
+        passes = sizes.sum() if self._name == "histogram_global_by_slot" else \
+            np.count_nonzero(sizes)
         return histogram_read_bytes(listed, int(a["K"]), int(a["W"]), int(sizes.sum()),
-                                    int(covered), int(np.count_nonzero(sizes)))
+                                    int(covered), int(passes))
 
 
 def _counting_module(module, counts):

@@ -6,8 +6,9 @@ A search (``find_best_refinement``, a device-resident block of ``refine``) lays 
 features out in slots, one histogram row per bin: the features whose bins fit in the
 device's shared memory first (``histogram_shared``, in groups of consecutive slots that
 share one pass over the statistics), then the others (``histogram_global``, global atomics;
-every feature with ``force_global_atomics``). :class:`HistogramBuilder` holds these methods
-of ``CudaBackend``.
+every feature with ``force_global_atomics``; ``histogram_global_by_slot``, the same one
+feature at a time, with ``global_atomics_by_slot``). :class:`HistogramBuilder` holds these
+methods of ``CudaBackend``.
 
 The launches' configurations (grid, dynamic shared memory, which kernels) and their
 arguments depend on the fit and on the addresses of the uploaded draw only
@@ -68,8 +69,8 @@ class HistogramBuilder:
     """The histogram methods of ``CudaBackend`` (a base class of it): they read the fit's
     state that the backend sets (``g``, ``h``, ``bin_index``, ``_num_bins``, ``_covered``,
     ``_lens``, ``_step``, ``_v``, the device's ``_shared_limit`` and ``_sm_count``, the
-    ``_hist`` kernels) and use its ``_buffer``, ``_upload_record``, ``_weights``,
-    ``_blocks``, ``_nb`` and ``_widths``."""
+    ``_hist`` kernels, ``force_global_atomics``, ``global_atomics_by_slot``) and use its
+    ``_buffer``, ``_upload_record``, ``_weights``, ``_blocks``, ``_nb`` and ``_widths``."""
 
     def _in_shared(self, features):
         """bool, the shape of ``features`` (host int64): which of the sampled features get
@@ -170,8 +171,10 @@ class HistogramBuilder:
         groups = min(S, int(shared.sum()))  # the most groups of a shared launch
         chunks = math.ceil(n * W / (self.threads * HIST_ITEMS_PER_THREAD))
         blocks = max(groups, 1, min(chunks * max(groups, 1), 4 * self._sm_count))
+        by_slot = "_by_slot" if self.global_atomics_by_slot else ""
         kernels = tuple(name for name, used in (("histogram_shared", groups > 0),
-                                                ("histogram_global", not shared.all()))
+                                                ("histogram_global" + by_slot,
+                                                 not shared.all()))
                         if used)
         kept = self._geometries[S] = (rows, shared_bytes, blocks, kernels)
         return kept
