@@ -138,9 +138,10 @@ __device__ __forceinline__ void add_global(const Entry& x, int s, const i64* fea
     if (x.k == 0) add_i64(&hist_count[r], 1);
 }
 
-// Global-atomics variant: every contribution is added straight to global memory, each entry
-// to every slot of its group in turn.
-extern "C" __global__ void histogram_global(
+// The global-atomics sums of a launch: one pass over the list's entries for all the slots of
+// a group (BySlot false), or one pass per slot (true).
+template <bool BySlot>
+__device__ __forceinline__ void global_sums(
         const i64* features, const i64* slot_offset, const i64* groups, const int* bin_index,
         const int* lists, const int* lens, int ring, const i64* cursor, const int* weights,
         const i64* g, const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
@@ -150,14 +151,28 @@ extern "C" __global__ void histogram_global(
         const int s0 = static_cast<int>(groups[1 + t % w.G]);
         const int s1 = static_cast<int>(groups[2 + t % w.G]);
         const i64 start = (t / w.G) * blockDim.x + threadIdx.x;
-        for (i64 e = start; s0 < s1 && e < w.total; e += w.chunks * blockDim.x) {
-            const Entry x = entry(e, w.covered, weights, g, h, K, W);
-            if (!x.valid) continue;
-            for (int s = s0; s < s1; ++s)
-                add_global(x, s, features, slot_offset, bin_index, K, W, n, A, hist_g, hist_h,
-                           hist_count);
+        for (int p0 = s0; p0 < s1; p0 = BySlot ? p0 + 1 : s1) {  // the passes
+            const int p1 = BySlot ? p0 + 1 : s1;  // the pass's slots: p0 .. p1 - 1
+            for (i64 e = start; e < w.total; e += w.chunks * blockDim.x) {
+                const Entry x = entry(e, w.covered, weights, g, h, K, W);
+                if (!x.valid) continue;
+                for (int s = p0; s < p1; ++s)
+                    add_global(x, s, features, slot_offset, bin_index, K, W, n, A, hist_g,
+                               hist_h, hist_count);
+            }
         }
     }
+}
+
+// Global-atomics variant: every contribution is added straight to global memory, each entry
+// to every slot of its group in turn.
+extern "C" __global__ void histogram_global(
+        const i64* features, const i64* slot_offset, const i64* groups, const int* bin_index,
+        const int* lists, const int* lens, int ring, const i64* cursor, const int* weights,
+        const i64* g, const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
+        i64* hist_count) {
+    global_sums<false>(features, slot_offset, groups, bin_index, lists, lens, ring, cursor,
+                       weights, g, h, K, W, n, A, hist_g, hist_h, hist_count);
 }
 
 // The same sums one slot at a time: a block adds its share of the entries to slot s0's rows,
@@ -172,20 +187,8 @@ extern "C" __global__ void histogram_global_by_slot(
         const int* lists, const int* lens, int ring, const i64* cursor, const int* weights,
         const i64* g, const i64* h, int K, int W, int n, int A, i64* hist_g, i64* hist_h,
         i64* hist_count) {
-    const Work w = work_of(groups, lists, lens, ring, cursor, n, W);
-    for (i64 t = block_index(); t < w.tasks; t += w.blocks) {
-        const int s0 = static_cast<int>(groups[1 + t % w.G]);
-        const int s1 = static_cast<int>(groups[2 + t % w.G]);
-        const i64 start = (t / w.G) * blockDim.x + threadIdx.x;
-        for (int s = s0; s < s1; ++s) {
-            for (i64 e = start; e < w.total; e += w.chunks * blockDim.x) {
-                const Entry x = entry(e, w.covered, weights, g, h, K, W);
-                if (x.valid)
-                    add_global(x, s, features, slot_offset, bin_index, K, W, n, A, hist_g,
-                               hist_h, hist_count);
-            }
-        }
-    }
+    global_sums<true>(features, slot_offset, groups, bin_index, lists, lens, ring, cursor,
+                      weights, g, h, K, W, n, A, hist_g, hist_h, hist_count);
 }
 
 // An exact 64-bit sum in shared memory from native 32-bit atomics (a 64-bit shared atomicAdd
