@@ -14,8 +14,8 @@ Given the histograms of the sampled features (``kernels/histogram.cu``), one sea
    2026-11-30 the tiles were about sqrt(B) bins and each thread summed the earlier tiles
    itself: on the H200 two launches of 38,656 threads walking 131 rows each, 180 us a step
    at n = 1e5, 13 % achieved occupancy.)
-2. **Every candidate scored, the best chosen** (:func:`_complete_candidates`,
-   :func:`_label_candidates` or :func:`_system_candidates`, a kernel for each kind of
+2. **Every candidate scored, the best chosen** (``complete_candidates``,
+   ``label_candidates`` or ``system_candidates``, a kernel for each kind of
    head): grid (tiles of
    ``blockDim.x`` candidates, slots); candidate ``c = 2 b + side`` of slot ``j`` is the
    boundary below bin ``b`` (numerical: ``<=`` at ``side = 0``, ``>`` at ``side = 1``,
@@ -59,6 +59,7 @@ from gpurules.backends.cuda.candidate_quality import (COMPLETE_HEAD, LABEL_HEADS
                                                       score)
 from gpurules.backends.cuda.device_math import bin_threshold, kernel, signature_types
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+from gpurules.jit.variants import variant
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, work_sizes
@@ -312,51 +313,30 @@ def _candidates(kind, tile0, num_tiles, state, features, slot_offset, bin_offset
         cuda.syncthreads()  # ``last`` is reused by the next slot
 
 
-def _label_candidates(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
-                      bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode,
-                      params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
-                      part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
-                      out_label, out_g, out_h):
-    """:func:`_candidates` of any head scored label by label (``LABEL_HEAD_MODES``)."""
-    _candidates(LABEL_HEADS, tile0, num_tiles, state, features, slot_offset, bin_offset,
-                bin_min, bin_max, nominal, hist_g, hist_h, hist_count, all_labels,
-                head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i,
-                run_i, part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
-                out_label, out_g, out_h)
+_KIND = COMPLETE_HEAD  # the kind of head of :func:`_candidates_of` (each variant its own)
 
 
-def _complete_candidates(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
-                         bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode,
-                         params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
-                         part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
-                         out_label, out_g, out_h):
-    """:func:`_candidates` of the complete head (``HEAD_COMPLETE``)."""
-    _candidates(COMPLETE_HEAD, tile0, num_tiles, state, features, slot_offset, bin_offset,
-                bin_min, bin_max, nominal, hist_g, hist_h, hist_count, all_labels,
-                head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i,
-                run_i, part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
-                out_label, out_g, out_h)
-
-
-def _system_candidates(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
-                       bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode,
-                       params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
-                       part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
-                       out_label, out_g, out_h):
-    """:func:`_candidates` of the heads solved as systems (``SYSTEM_HEAD_MODES``)."""
-    _candidates(SYSTEM_HEADS, tile0, num_tiles, state, features, slot_offset, bin_offset,
-                bin_min, bin_max, nominal, hist_g, hist_h, hist_count, all_labels,
-                head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i,
-                run_i, part_q, part_c, part_label, tickets, out_q, out_op, out_thr, out_cnt,
-                out_label, out_g, out_h)
+def _candidates_of(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
+                   bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode, params,
+                   inv_scale, min_coverage, min_quality, work_f, work_i, run_i, part_q, part_c,
+                   part_label, tickets, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+                   out_h):
+    """:func:`_candidates` of the heads of kind ``_KIND``, a constant of each kernel made
+    from it (``jit.variants.variant``): ``complete_candidates`` (``HEAD_COMPLETE``),
+    ``label_candidates`` (any head scored label by label, ``LABEL_HEAD_MODES``) and
+    ``system_candidates`` (the heads solved as systems, ``SYSTEM_HEAD_MODES``)."""
+    _candidates(_KIND, tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
+                bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode, params,
+                inv_scale, min_coverage, min_quality, work_f, work_i, run_i, part_q, part_c,
+                part_label, tickets, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
 tile_sums = kernel(_tile_sums)
 scan_tile_sums = kernel(_scan_tile_sums)
 prefix_sums = kernel(_prefix_sums)
-label_candidates = kernel(_label_candidates)
-complete_candidates = kernel(_complete_candidates)
-system_candidates = kernel(_system_candidates)
+label_candidates = kernel(variant(_candidates_of, "label", _KIND=LABEL_HEADS))
+complete_candidates = kernel(variant(_candidates_of, "complete", _KIND=COMPLETE_HEAD))
+system_candidates = kernel(variant(_candidates_of, "system", _KIND=SYSTEM_HEADS))
 
 
 def _signatures():
