@@ -179,11 +179,10 @@ def scan_coarse_bins_equals_numpy_reference():
 
 @check
 def prefix_sums_equal_numpy_cumsum():
-    """``histogram_search.prefix`` (tile sums, their scan, the running sums) on slots of 1,
-    40 and 700 bins: each column of each slot becomes NumPy's cumulative sum over the
-    slot's rows. 700 bins are 44 tiles, more than the scan's 32 threads: each thread scans
-    a run of two tiles. Slots of 1, 20 and 40 bins: 3 tiles, scanned by 3 threads (a
-    thread per tile at most; a block that is not a power of two)."""
+    """``histogram_search.prefix`` (tile sums, their scan, the running sums): each column of
+    each slot becomes NumPy's cumulative sum over the slot's rows. Slots of 1, 40 and 700
+    bins: 44 tiles, more than the scan's 32 threads (each scans a run of two); of 1, 20 and
+    40 bins: 3 tiles, 3 threads (a thread per tile at most: not a power of two)."""
     from gpurules.backends.cuda import histogram_search as hs
 
     for bins, tiles in (((1, 40, 700), 44), ((1, 20, 40), 3)):
