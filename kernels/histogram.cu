@@ -262,3 +262,170 @@ extern "C" __global__ void histogram_shared(
         __syncthreads();  // the shared buffers are reused for the next task
     }
 }
+
+// ---- Wide features from their examples in bin order (histogram_sorted) -------------------
+// Additional layout:
+//   sorted      int64 (F, n)   for F of the data set's features, each feature's examples in
+//                              order of their bins (missing ones, bin -1, first), entry p
+//                              = (bin << 32) | example, the bin as a signed 32-bit int
+//                              (pack_sorted); feature f's row is sorted_row[f] (int64 (A,),
+//                              -1 = none)
+//   mask         int32 (n,)    example i is covered iff mask[i] == cursor[1] (the backend
+//                              keeps it with the covered lists)
+//   span         int           sorted positions per task, a multiple of 32
+// histogram_sorted sums the slots groups[1] .. groups[1 + G] - 1 of the launch from their
+// features' sorted rows. A task is a span of one row's positions and a pass of PASS_COLUMNS
+// of the K + W + 1 columns (g, h, count); a warp walks its span in order with a running sum
+// per column, and where the bin changes writes the run's sums to the bin's row: a plain store
+// for a bin wholly inside the span (no other warp has it), an atomic add for the span's first
+// and last bins (they may continue in the neighbouring spans). So no atomics contend, the
+// rows are written in order (once, not once per example), and the work on the statistics
+// follows the coverage: a covered example's row is read once per slot, a position costs 12
+// bytes (its entry and mask word) whatever the coverage. The sums are integers: bit for bit
+// those of the other kernels. Launch: any grid (x, y) of blocks of whole warps, with
+// blockDim.x * 16 bytes of dynamic shared memory (each warp's staged entries); the slots'
+// rows zeroed first. Tasks t = warp, warp + warps, ...: slot t / (spans * passes), span
+// (t / passes) % spans, pass t % passes.
+
+constexpr int WARP = 32;
+constexpr int LANE_COLUMNS = 2;  // columns a lane sums in a pass
+constexpr int PASS_COLUMNS = WARP * LANE_COLUMNS;
+constexpr int UNROLL = 4;  // staged entries whose statistics are loaded before any is added
+
+__device__ __forceinline__ int entry_bin(i64 v) { return static_cast<int>(v >> 32); }
+
+__device__ __forceinline__ int entry_example(i64 v) {
+    return static_cast<int>(static_cast<unsigned>(static_cast<u64>(v) & 0xffffffffu));
+}
+
+// Column c of example i's histogram contribution with weight w: the gradient (c < K), the
+// Hessian (c < K + W), the count (c = K + W); 0 past the columns.
+__device__ __forceinline__ i64 column_value(int c, int i, i64 w, const i64* g, const i64* h,
+                                            int K, int W) {
+    if (c < K) return w * g[static_cast<i64>(i) * K + c];
+    if (c < K + W) return w * h[static_cast<i64>(i) * W + (c - K)];
+    return c == K + W ? 1 : 0;
+}
+
+// Where column c of histogram row r is, or nullptr past the columns.
+__device__ __forceinline__ i64* column_at(i64 r, int c, int K, int W, i64* hist_g,
+                                          i64* hist_h, i64* hist_count) {
+    if (c < K) return &hist_g[r * K + c];
+    if (c < K + W) return &hist_h[r * W + (c - K)];
+    return c == K + W ? &hist_count[r] : nullptr;
+}
+
+// A warp's run of consecutive entries of one bin: the lane's sums of its columns c0,
+// c0 + WARP, ...
+struct Run {
+    int bin;
+    i64 sum[LANE_COLUMNS];
+};
+
+// Write a run's non-zero sums to its bin's row of the slot whose rows start at row0: added
+// atomically where another warp may have the bin (contended), else stored.
+__device__ __forceinline__ void flush(const Run& run, bool contended, i64 row0, int c0, int K,
+                                      int W, i64* hist_g, i64* hist_h, i64* hist_count) {
+    if (run.bin < 0) return;
+    for (int k = 0; k < LANE_COLUMNS; ++k) {
+        i64* at = column_at(row0 + run.bin, c0 + k * WARP, K, W, hist_g, hist_h, hist_count);
+        if (at == nullptr || run.sum[k] == 0) continue;
+        if (contended) add_i64(at, run.sum[k]);
+        else *at = run.sum[k];
+    }
+}
+
+// The staged entries j0 .. j0 + UNROLL - 1 (< m) of a warp: their statistics loaded first
+// (independent loads in flight together), then added to the run in order; a new bin flushes
+// the run before it (first_bin, last_bin: the span's, whose rows other warps may share).
+__device__ __forceinline__ void add_staged(Run& run, const i64* entries, const i64* weights,
+                                           int j0, int m, int first_bin, int last_bin,
+                                           i64 row0, int c0, const i64* g, const i64* h,
+                                           int K, int W, i64* hist_g, i64* hist_h,
+                                           i64* hist_count) {
+    i64 value[UNROLL][LANE_COLUMNS];
+    for (int u = 0; u < UNROLL; ++u) {
+        const int j = j0 + u;
+        const i64 w = j < m ? weights[j] : 0;
+        for (int k = 0; k < LANE_COLUMNS; ++k)
+            value[u][k] = w != 0 ? column_value(c0 + k * WARP, entry_example(entries[j]), w,
+                                                g, h, K, W) : 0;
+    }
+    for (int u = 0; u < UNROLL; ++u) {
+        const int j = j0 + u;
+        if (j >= m || weights[j] == 0) continue;
+        const int b = entry_bin(entries[j]);
+        if (b != run.bin) {
+            flush(run, run.bin == first_bin || run.bin == last_bin, row0, c0, K, W, hist_g,
+                  hist_h, hist_count);
+            run.bin = b;
+            for (int k = 0; k < LANE_COLUMNS; ++k) run.sum[k] = 0;
+        }
+        for (int k = 0; k < LANE_COLUMNS; ++k) run.sum[k] += value[u][k];
+    }
+}
+
+extern "C" __global__ void histogram_sorted(
+        const i64* features, const i64* slot_offset, const i64* groups, const i64* sorted,
+        const i64* sorted_row, const int* mask, const i64* cursor, const int* weights,
+        const i64* g, const i64* h, int K, int W, int n, int A, int span, i64* hist_g,
+        i64* hist_h, i64* hist_count) {
+    extern __shared__ i64 shared[];
+    const int lane = static_cast<int>(threadIdx.x) % WARP;
+    const int warps_per_block = static_cast<int>(blockDim.x) / WARP;
+    i64* entries = shared + (static_cast<int>(threadIdx.x) / WARP) * 2 * WARP;
+    i64* stage_weights = entries + WARP;  // 0: not covered, or missing, or weight 0
+    const int s0 = static_cast<int>(groups[1]);
+    const int s1 = static_cast<int>(groups[1 + groups[0]]);
+    const i64 spans = (static_cast<i64>(n) + span - 1) / span;
+    const int passes = (K + W + 1 + PASS_COLUMNS - 1) / PASS_COLUMNS;
+    const i64 tasks = static_cast<i64>(s1 - s0) * spans * passes;
+    const i64 warps = static_cast<i64>(gridDim.x) * gridDim.y * warps_per_block;
+    const i64 indicator = cursor[1];
+    for (i64 t = block_index() * warps_per_block + threadIdx.x / WARP; t < tasks;
+         t += warps) {
+        const int s = s0 + static_cast<int>(t / (spans * passes));
+        const i64 p0 = (t / passes) % spans * span;
+        const int c0 = static_cast<int>(t % passes) * PASS_COLUMNS + lane;
+        const i64 f = features[s];
+        const i64 row = f >= 0 && f < A ? sorted_row[f] : -1;
+        if (row < 0) continue;  // the same for the whole warp
+        const i64* list = sorted + row * n;
+        const i64 p1 = p0 + span < n ? p0 + span : n;
+        const int first_bin = entry_bin(list[p0]), last_bin = entry_bin(list[p1 - 1]);
+        const i64 row0 = slot_offset[s];
+        Run run;
+        run.bin = -1;
+        for (int k = 0; k < LANE_COLUMNS; ++k) run.sum[k] = 0;
+        for (i64 p = p0; p < p1; p += WARP) {
+            i64 v = -1, w = 0;
+            if (p + lane < p1) {
+                v = list[p + lane];
+                const int i = entry_example(v);
+                if (entry_bin(v) >= 0 && mask[i] == indicator) w = weights[i];
+            }
+            entries[lane] = v;
+            stage_weights[lane] = w;
+            __syncwarp();
+            const int m = p1 - p < WARP ? static_cast<int>(p1 - p) : WARP;
+            for (int j0 = 0; j0 < m; j0 += UNROLL)
+                add_staged(run, entries, stage_weights, j0, m, first_bin, last_bin, row0, c0,
+                           g, h, K, W, hist_g, hist_h, hist_count);
+            __syncwarp();  // the entries are staged anew next
+        }
+        flush(run, run.bin == first_bin || run.bin == last_bin, row0, c0, K, W, hist_g,
+              hist_h, hist_count);
+    }
+}
+
+// One feature's row of `sorted` from its examples in bin order: out[p] = (bins[order[p]] <<
+// 32) | order[p] for p < n (order int64 (n,), a permutation of 0 .. n - 1 with bins[order]
+// non-decreasing; bins int32 (n,), the feature's bin_index row). Any grid (x, y).
+extern "C" __global__ void pack_sorted(const i64* order, const int* bins, int n, i64* out) {
+    const i64 stride = static_cast<i64>(gridDim.x) * gridDim.y * blockDim.x;
+    for (i64 p = block_index() * blockDim.x + threadIdx.x; p < n; p += stride) {
+        const i64 i = order[p];
+        const u64 bin = static_cast<u64>(static_cast<i64>(bins[i]));
+        out[p] = static_cast<i64>((bin << 32) | static_cast<u64>(i));
+    }
+}

@@ -3,7 +3,8 @@
 // Built by tests/test_cuda_simulator.py as a shared library (g++ -std=c++20 -pthread
 // -DKERNEL_SOURCE='"<path>/histogram.cu"') and called through ctypes. The CUDA built-ins are
 // emulated: every block of a grid runs after the other, the threads of a block run
-// concurrently as std::threads, __syncthreads is a std::barrier, atomicAdd is a
+// concurrently as std::threads, __syncthreads is a std::barrier (__syncwarp one per warp of
+// 32 threads), atomicAdd is a
 // std::atomic_ref fetch_add, and the block's dynamic shared memory is one buffer whose bytes
 // past the launch's shared_mem are checked to be untouched. Like the Numba simulator, this
 // cannot find races between blocks; it does run the threads of a block truly in parallel.
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <barrier>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -20,8 +22,10 @@ struct dim3 { unsigned x, y, z; };
 static thread_local uint3 threadIdx, blockIdx;
 static thread_local dim3 blockDim, gridDim;
 static std::barrier<>* block_barrier = nullptr;
+static thread_local std::barrier<>* warp_barrier = nullptr;
 
 static void __syncthreads() { block_barrier->arrive_and_wait(); }
+static void __syncwarp() { warp_barrier->arrive_and_wait(); }
 
 static unsigned long long atomicAdd(unsigned long long* target, unsigned long long value) {
     return std::atomic_ref<unsigned long long>(*target).fetch_add(value);
@@ -53,9 +57,15 @@ static int launch(unsigned gx, unsigned gy, unsigned bx, std::size_t shared_byte
             for (std::size_t w = 0; w < SHARED_WORDS; ++w) shared[w] = SENTINEL;
             std::barrier<> barrier(bx);
             block_barrier = &barrier;
+            std::vector<std::unique_ptr<std::barrier<>>> warps;
+            for (unsigned first = 0; first < bx; first += 32)
+                warps.push_back(std::make_unique<std::barrier<>>(bx - first < 32 ? bx - first
+                                                                                 : 32));
             std::vector<std::thread> threads;
             for (unsigned tx = 0; tx < bx; ++tx) {
+                std::barrier<>* warp = warps[tx / 32].get();
                 threads.emplace_back([=] {
+                    warp_barrier = warp;
                     threadIdx = {tx, 0, 0};
                     blockIdx = {bx_, by_, 0};
                     blockDim = {bx, 1, 1};
@@ -93,4 +103,22 @@ extern "C" int run_histogram(int kernel_id, unsigned gx, unsigned gy, unsigned b
         kernel(features, slot_offset, groups, bin_index, lists, lens, ring, cursor, weights,
                g, h, K, W, n, A, hist_g, hist_h, hist_count);
     });
+}
+
+extern "C" int run_histogram_sorted(unsigned gx, unsigned gy, unsigned bx,
+                                    std::size_t shared_bytes, const i64* features,
+                                    const i64* slot_offset, const i64* groups,
+                                    const i64* sorted, const i64* sorted_row, const int* mask,
+                                    const i64* cursor, const int* weights, const i64* g,
+                                    const i64* h, int K, int W, int n, int A, int span,
+                                    i64* hist_g, i64* hist_h, i64* hist_count) {
+    return launch(gx, gy, bx, shared_bytes, [=] {
+        histogram_sorted(features, slot_offset, groups, sorted, sorted_row, mask, cursor,
+                         weights, g, h, K, W, n, A, span, hist_g, hist_h, hist_count);
+    });
+}
+
+extern "C" int run_pack_sorted(unsigned gx, unsigned gy, unsigned bx, const i64* order,
+                               const int* bins, int n, i64* out) {
+    return launch(gx, gy, bx, 0, [=] { pack_sorted(order, bins, n, out); });
 }

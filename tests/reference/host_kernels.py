@@ -32,6 +32,8 @@ class HostKernels:
         self._lib = ctypes.CDLL(str(library))
         self._lib.run_zero_histograms.restype = ctypes.c_int
         self._lib.run_histogram.restype = ctypes.c_int
+        self._lib.run_histogram_sorted.restype = ctypes.c_int
+        self._lib.run_pack_sorted.restype = ctypes.c_int
 
     @classmethod
     def build(cls, directory):
@@ -82,6 +84,35 @@ class HostKernels:
             ctypes.c_int(ring), _ptr(cursor, np.int64), _ptr(weights, np.int32),
             _ptr(g, np.int64), _ptr(h, np.int64), ctypes.c_int(K), ctypes.c_int(h.shape[1]),
             ctypes.c_int(n), ctypes.c_int(binned.bin_index.shape[0]), *self._hists(hists))
+
+    def pack_sorted(self, grid, block, order, bins):
+        """``pack_sorted`` of one feature: ``order`` int64 (n,), ``bins`` int32 (n,);
+        returns the packed row int64 (n,)."""
+        out = np.full(order.shape[0], -7, np.int64)
+        rc = self._lib.run_pack_sorted(
+            ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]), ctypes.c_uint(block),
+            _ptr(order, np.int64), _ptr(bins, np.int32), ctypes.c_int(order.shape[0]),
+            _ptr(out, np.int64))
+        assert rc == 0, f"pack_sorted: harness error {rc}"
+        return out
+
+    def histogram_sorted(self, grid, block, shared_bytes, features, slot_offset, groups,
+                         sorted_rows, sorted_row, mask, indicator, weights, g, h, hists,
+                         span):
+        """``histogram_sorted`` over the slots of ``groups`` (int64, count first, as the
+        kernel reads them) from the packed rows ``sorted_rows`` int64 (F, n) (feature
+        ``f``'s is ``sorted_row[f]``), over the examples with ``mask == indicator``, ``span``
+        positions a task. Returns the harness status (-1: past its shared memory)."""
+        n, K = g.shape
+        cursor = np.array([3, indicator], np.int64)
+        return self._lib.run_histogram_sorted(
+            ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]), ctypes.c_uint(block),
+            ctypes.c_size_t(shared_bytes), _ptr(features, np.int64),
+            _ptr(slot_offset, np.int64), _ptr(groups, np.int64), _ptr(sorted_rows, np.int64),
+            _ptr(sorted_row, np.int64), _ptr(mask, np.int32), _ptr(cursor, np.int64),
+            _ptr(weights, np.int32), _ptr(g, np.int64), _ptr(h, np.int64), ctypes.c_int(K),
+            ctypes.c_int(h.shape[1]), ctypes.c_int(n), ctypes.c_int(sorted_row.shape[0]),
+            ctypes.c_int(span), *self._hists(hists))
 
     @staticmethod
     def _hists(hists):
