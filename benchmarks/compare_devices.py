@@ -20,9 +20,11 @@ Systems (``--systems``, default all):
   an error, not a fallback, where they cannot run);
 - ``boomer-exact`` / ``boomer-ew``: mlrl-boomer 0.15.6 with ``feature_binning="none"`` /
   ``"equal-width"``;
-- ``cuda-hist-slot``: ``cuda-hist`` with the wide features' histograms built one feature
-  after the other (``CudaBackend(global_atomics_by_slot=True)``; measured against
-  ``cuda-hist`` before it becomes the default where the histograms exceed the L2 cache)
+- ``cuda-hist-slot`` / ``cuda-hist-sorted`` (and ``cuda-sorted-nd``): ``cuda-hist``
+  (``cuda-nd``) with the histograms of the features too wide for shared memory built one
+  feature after the other / from each feature's examples in bin order
+  (``CudaBackend(wide_histograms="by-slot" / "sorted")``; measured against ``cuda-hist``
+  before either becomes the default where it is faster)
 - ``cpu-hist-255`` / ``cuda-hist-255`` / ``boomer-ew-255``: the same equal-width systems with
   at most 255 bins per feature (``"equal-width{max_bins=255}"``, as XGBoost and LightGBM
   default to): mlrl-boomer's default ``bin_ratio`` gives 0.33 n bins per continuous
@@ -115,8 +117,10 @@ SYSTEMS = {
     # the same with graphs asked for (graphs.py), and with every launch one by one
     "cuda-graph": ("gpurules", "cuda", "equal-width"),
     "cuda-single": ("gpurules", "cuda", "equal-width"),
-    # the same with the global-atomics histograms built one feature after the other
+    # the same with the wide features' histograms built one feature after the other, and
+    # from their examples in bin order (CudaBackend's wide_histograms)
     "cuda-hist-slot": ("gpurules", "cuda", "equal-width"),
+    "cuda-hist-sorted": ("gpurules", "cuda", "equal-width"),
     "boomer-exact": ("mlrl-boomer", None, "none"),
     "boomer-ew": ("mlrl-boomer", None, "equal-width"),
     "cpu-hist-255": ("gpurules", "cpu", CAPPED),
@@ -125,6 +129,7 @@ SYSTEMS = {
     # the non-decomposable complete-head fit (issue 14's scene/yeast target)
     "cpu-nd": ("gpurules", "cpu", "equal-width"),
     "cuda-nd": ("gpurules", "cuda", "equal-width"),
+    "cuda-sorted-nd": ("gpurules", "cuda", "equal-width"),
     "boomer-nd": ("mlrl-boomer", None, "equal-width"),
 }
 NON_DECOMPOSABLE = {"loss": "logistic-non-decomposable", "head_type": "complete"}
@@ -202,8 +207,10 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
         _configure(clf, lambda backend: backend.set_launcher(system.split("-")[1]))
     if system in ("cuda-graph", "cuda-single"):
         _configure(clf, lambda backend: backend.set_graphs(system == "cuda-graph"))
-    if system == "cuda-hist-slot":
-        _configure(clf, lambda backend: setattr(backend, "global_atomics_by_slot", True))
+    wide = {"cuda-hist-slot": "by-slot", "cuda-hist-sorted": "sorted",
+            "cuda-sorted-nd": "sorted"}.get(system)
+    if wide is not None:
+        _configure(clf, lambda backend: setattr(backend, "wide_histograms", wide))
     return clf
 
 

@@ -167,14 +167,31 @@ def statistics_read_once_per_refinement():
 @check
 def global_histograms_slot_by_slot_read_the_statistics_per_slot():
     """By global atomics, the 3 features are one group: one pass over the statistics; slot
-    by slot (``global_atomics_by_slot``), three."""
+    by slot (``wide_histograms="by-slot"``), three."""
     from gpurules.backends.cuda.counters import histogram_read_bytes
 
     one = refinement_counts(steps=1, force_global_atomics=True)[0]
     by_slot = refinement_counts(steps=1, force_global_atomics=True,
-                                global_atomics_by_slot=True)[0]
+                                wide_histograms="by-slot")[0]
     assert one.histogram_bytes == histogram_read_bytes(N, 2, 2, 3, N, G=1), one
     assert by_slot.histogram_bytes == histogram_read_bytes(N, 2, 2, 3, N, G=3), by_slot
+
+
+@check
+def sorted_histograms_read_statistics_by_coverage():
+    """``histogram_sorted`` reads the 3 wide slots' sorted entries and mask words whole
+    (12 bytes per example and slot) and the covered examples' statistics once per slot:
+    the second refinement, on half the coverage, reads half the statistics, and allocates
+    nothing (the sorted rows were made in ``start_fit``, the buffers by the first)."""
+    from gpurules.backends.cuda.counters import sorted_read_bytes
+
+    counts = refinement_counts(force_global_atomics=True, wide_histograms="sorted")
+    first, second = counts[0], counts[1]
+    assert first.histogram_bytes == sorted_read_bytes(N, 2, 2, 3, N, N), first
+    assert second.histogram_bytes == sorted_read_bytes(N, 2, 2, 3, N // 2, N // 2), second
+    statistics = (first.histogram_bytes - second.histogram_bytes) - 3 * 4 * N // 2
+    assert statistics == 3 * (N // 2) * 8 * 4, (first, second)
+    assert second.allocations == 0, counts
 
 
 def _blocks_run(conditions, last_rule_steps, steps=8):
@@ -460,28 +477,32 @@ def every_launch_on_the_backend_stream():
 @check
 def fit_too_large_raises_memory_error():
     """A fit whose estimate (``fit_memory_bytes``) exceeds the device's free memory raises
-    MemoryError naming the estimate; one byte more free and it starts."""
+    MemoryError naming the estimate; one byte more free and it starts. With the sorted wide
+    histograms (every feature wide here) the estimate counts their rows."""
     from gpurules.backends.cuda.device_memory import fit_memory_bytes
     from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
     from tests.reference.cuda_support import simulated_backend_class
 
     backend_class, fake_cupy = simulated_backend_class()
     binned, Y = _problem()
-    need = fit_memory_bytes(N, 3, 2, 2, int(np.diff(binned.bin_offset).max()))
     args = (binned, Y, DECOMPOSABLE_LOSSES["squared-error-decomposable"], np.ones(N), 1.0)
     saved = fake_cupy.FREE_BYTES
-    try:
-        fake_cupy.FREE_BYTES = need - 1
+    for options, sorted_features in (({}, 0), ({"wide_histograms": "sorted",
+                                                "force_global_atomics": True}, 3)):
+        need = fit_memory_bytes(N, 3, 2, 2, int(np.diff(binned.bin_offset).max()),
+                                sorted_features=sorted_features)
         try:
-            backend_class(0, block_size=32).start_fit(*args)
-        except MemoryError as error:
-            assert "fit_memory_bytes" in str(error), error
-        else:
-            raise AssertionError("no MemoryError")
-        fake_cupy.FREE_BYTES = need
-        backend_class(0, block_size=32).start_fit(*args)
-    finally:
-        fake_cupy.FREE_BYTES = saved
+            fake_cupy.FREE_BYTES = need - 1
+            try:
+                backend_class(0, block_size=32, **options).start_fit(*args)
+            except MemoryError as error:
+                assert "fit_memory_bytes" in str(error), error
+            else:
+                raise AssertionError(f"no MemoryError with {options}")
+            fake_cupy.FREE_BYTES = need
+            backend_class(0, block_size=32, **options).start_fit(*args)
+        finally:
+            fake_cupy.FREE_BYTES = saved
 
 
 @check

@@ -174,15 +174,15 @@ def _backends(loss, seed, n=2000, A=5, K=4, **options):
     return cpu, gpu, rng
 
 
-@pytest.mark.parametrize("force_global, by_slot", [(False, False), (True, False),
-                                                   (True, True)],
-                         ids=["shared", "global", "global-by-slot"])
-def test_backend_equals_cpu_backend(force_global, by_slot):
+@pytest.mark.parametrize("force_global, wide", [(False, "global"), (True, "global"),
+                                                (True, "by-slot"), (True, "sorted")],
+                         ids=["shared", "global", "global-by-slot", "sorted"])
+def test_backend_equals_cpu_backend(force_global, wide):
     """Totals, refinements, coverage, score updates and re-scaling, bit for bit (the CPU
-    histogram search on the same bins); also with every histogram by global atomics, and
-    by global atomics slot by slot."""
+    histogram search on the same bins); also with every histogram by global atomics, by
+    global atomics slot by slot, and from the examples in bin order."""
     cpu, gpu, rng = _backends(SQUARED_ERROR, 5, force_global_atomics=force_global,
-                              global_atomics_by_slot=by_slot)
+                              wide_histograms=wide)
     compare_backends(cpu, gpu, rng, rules=3, conditions=3)
 
 
@@ -309,19 +309,20 @@ def assert_same_rules(gpu_model, cpu_model):
                                       err_msg=name)
 
 
-@pytest.mark.parametrize("launcher,graphs", [("numba", False), ("prepared", False),
-                                             ("direct", False), ("prepared", True),
-                                             ("direct", True), ("auto", "auto")],
-                         ids=["numba", "prepared", "direct", "prepared-graphs",
-                              "direct-graphs", "default"])
-def test_boosting_fit_equals_cpu(launcher, graphs):
+@pytest.mark.parametrize("launcher,graphs,wide", [
+    ("numba", False, None), ("prepared", False, None), ("direct", False, None),
+    ("prepared", True, None), ("direct", True, None), ("auto", "auto", None),
+    ("auto", "auto", "sorted")], ids=["numba", "prepared", "direct", "prepared-graphs",
+                                      "direct-graphs", "default", "sorted"])
+def test_boosting_fit_equals_cpu(launcher, graphs, wide):
     """A short BOOMER fit (squared-error loss, feature sampling) learns the same rules,
     thresholds included, with the CUDA and the CPU backend on the same bins (one per
     distinct value, and equal-width); with numba-cuda's launches, with the prepared
     ones (``launches.PreparedLaunches``, which must then have launched most kernels),
     with the direct ones (``launches.DirectLaunches``: most through ``cuLaunchKernel``),
     and with the blocks replayed from CUDA graphs (``graphs.BlockGraphs``: most blocks),
-    as the default backend does."""
+    as the default backend does; and with every histogram built by ``histogram_sorted``
+    (``wide_histograms="sorted"``, all features forced out of shared memory)."""
     from gpurules import BoomerClassifier
     from gpurules.backends.cuda import CudaBackend
     from gpurules.estimators.boomer_params import resolve_config
@@ -334,7 +335,9 @@ def test_boosting_fit_equals_cpu(launcher, graphs):
                                                 max_rules=12, random_state=1))
     for binned in (exact_bins(X, nominal),
                    bin_features(X, nominal, "equal-width", bin_ratio=0.5)):
-        gpu = CudaBackend(0, launcher=launcher, graphs=graphs)
+        options = {} if wide is None else {"wide_histograms": wide,
+                                           "force_global_atomics": True}
+        gpu = CudaBackend(0, launcher=launcher, graphs=graphs, **options)
         cpu_model, gpu_model = (
             BoostingLearner(config, backend, np.random.default_rng(1)).fit(
                 binned, Y, np.ones(X.shape[0])).build()

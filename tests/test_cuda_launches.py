@@ -136,6 +136,13 @@ def test_backend_refuses_an_unknown_launcher():
         CudaBackend(0, launcher="graph")
 
 
+def test_backend_refuses_an_unknown_wide_histograms():
+    from gpurules.backends.cuda import CudaBackend
+
+    with pytest.raises(ValueError, match="wide_histograms must be one of"):
+        CudaBackend(0, wide_histograms="atomic")
+
+
 class NumbaScalarKernel(FakeKernel):
     """A compiled kernel whose scalars are marshalled by numba-cuda's own
     ``_Kernel._prepare_args`` (ctypes values), its arrays by the stand-in's markers."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from gpurules.backends.base import SearchSettings
 from gpurules.backends.cpu import CpuBackend
+from gpurules.backends.cuda.histograms import WIDE_KERNELS
 from gpurules.backends.thresholds import midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.data.binning import bin_features
@@ -298,11 +299,10 @@ def apply_binned_condition_equals_raw_values():
 # -- the backend's plumbing -----------------------------------------------------------------
 @check
 def backend_equals_cpu_backend():
-    """CudaBackend's uploads, launches, kernel argument types (checked against the CUDA C
-    signatures), shared/global split, coverage and statistics: refinements, totals, scores
-    and statistics equal the CpuBackend's (histogram search on the same bins) exactly
-    (squared-error loss, one bin per value); also with every histogram by global atomics
-    and with the wide features' histograms slot by slot."""
+    """CudaBackend's uploads, launches, argument types (against the CUDA C signatures),
+    shared/global split, coverage and statistics: refinements, totals, scores and statistics
+    equal the CpuBackend's (histogram search, same bins, squared error) exactly; also by global
+    atomics only, and by each ``wide_histograms`` (sorted: its twin reads the mask)."""
     backend_class, fake_cupy = simulated_backend_class()
     rng = np.random.default_rng(7)
     n, K = 40, 3
@@ -311,18 +311,18 @@ def backend_equals_cpu_backend():
     Y = (rng.random((n, K)) < 0.5).astype(np.uint8)
     base_weight = rng.uniform(0.5, 2.0, size=n)
     loss = DECOMPOSABLE_LOSSES["squared-error-decomposable"]
-    for force_global, by_slot in ((False, False), (True, False), (False, True)):
+    for force_global, wide in ((False, "global"), (True, "global"), (False, "by-slot"),
+                               (False, "sorted"), (True, "sorted")):
         cpu = CpuBackend()
         gpu = backend_class(0, force_global_atomics=force_global, block_size=32,
-                            global_atomics_by_slot=by_slot)
+                            wide_histograms=wide)
         for backend in (cpu, gpu):
             backend.start_fit(exact_bins(X, nominal), Y, loss, base_weight, SCALE)
         fake_cupy.launches.clear()
         compare_backends(cpu, gpu, np.random.default_rng(8))
         used = {name for name, *_ in fake_cupy.launches}
-        wide = "histogram_global_by_slot" if by_slot else "histogram_global"
-        assert used == ({"zero_histograms", wide} if force_global else
-                        {"zero_histograms", wide, "histogram_shared"}), used
+        assert used == ({"zero_histograms", WIDE_KERNELS[wide]} if force_global else
+                        {"zero_histograms", WIDE_KERNELS[wide], "histogram_shared"}), used
 
 
 @check
@@ -416,7 +416,7 @@ def refine_rule_equals_cpu_fused_loop():
     the same coverage, totals and statistics; complete and single heads (label fixed after 1
     or 2 steps), all and sampled features, unit and drawn weights, a ``min_coverage`` stop,
     rules that end inside a block; blocks of 14 and of 2 steps (a call split into several
-    blocks); shared and global histograms."""
+    blocks); shared and sorted (from the mask), then global histograms."""
     from gpurules.backends.cuda import refine
 
     backend_class, _ = simulated_backend_class()
@@ -436,8 +436,9 @@ def refine_rule_equals_cpu_fused_loop():
     try:
         for force_global, max_steps in ((False, saved), (True, 2)):
             refine.MAX_STEPS = max_steps
-            cpu, gpu = CpuBackend(), backend_class(0, force_global_atomics=force_global,
-                                                   block_size=32)
+            cpu, gpu = CpuBackend(), backend_class(
+                0, force_global_atomics=force_global, block_size=32,
+                wide_histograms="global" if force_global else "sorted")
             for backend in (cpu, gpu):
                 backend.start_fit(binned, Y, loss, np.ones(n), SCALE)
             cases = _refine_cases(rng, n)

@@ -74,7 +74,31 @@ def as_cuda_array(array, sync=True):
 
 
 zeros, empty, full, ones = (_device(f) for f in (np.zeros, np.empty, np.full, np.ones))
+argsort = _device(lambda a: np.argsort(a, kind="stable"))
 count_nonzero = np.count_nonzero
+
+def _launch_slots(groups):
+    """(first, stop): the slots of a histogram launch's ``groups`` (count first), which must
+    be consecutive runs of slots (some may be empty)."""
+    offsets = groups[1:int(groups[0]) + 2]
+    assert (np.diff(offsets) >= 0).all()
+    return (int(offsets[0]), int(offsets[-1])) if offsets.size else (0, 0)
+
+
+def _add_slots(first, stop, slot_offset, bin_rows, in_list, weights, g, h, hists):
+    """Add the NumPy histograms of the slots ``first .. stop - 1`` (their features' bins
+    ``bin_rows`` int32 (stop - first, n)) over the examples ``in_list`` (bool (n,)) to their
+    rows of ``hists`` (hist_g, hist_h, hist_count)."""
+    assert g.shape[1] == hists[0].shape[1] and h.shape[1] == hists[1].shape[1]
+    lo, hi = slot_offset[first], slot_offset[stop]
+    assert hi <= hists[2].shape[0]
+    # the sampled features as a data set of their own, one after the other
+    binned = types.SimpleNamespace(total_bins=int(hi - lo), bin_index=bin_rows,
+                                   bin_offset=slot_offset[first:stop + 1] - lo)
+    add = histograms(binned, np.arange(stop - first), in_list, weights, g, h)
+    for total, part in zip(hists, add):
+        total[lo:hi] += part
+
 
 class Stream:
     """A stream: ``with stream:`` makes it current (``current_stream``); ``ptr`` an int."""
@@ -159,29 +183,39 @@ class RawKernel:
     def _histogram_global(self, features, slot_offset, groups, bin_index, lists, lens, ring,
                           cursor, weights, g, h, K, W, n, A, hist_g, hist_h, hist_count,
                           shared_mem):
-        assert g.shape[1] == K and h.shape[1] == W and hist_h.shape[1] == W
         assert shared_mem == 0 and bin_index.shape == (A, n)
         assert lists.size == 2 * n and lens.shape == (ring,)
-        # the groups are consecutive runs of slots (some may be empty)
-        offsets = groups[1:int(groups[0]) + 2]
-        assert (np.diff(offsets) >= 0).all()
-        first, stop = (int(offsets[0]), int(offsets[-1])) if offsets.size else (0, 0)
-        lo, hi = slot_offset[first], slot_offset[stop]
-        assert hi <= hist_count.shape[0]
-        # the sampled features as a data set of their own, one after the other
-        slots = np.arange(first, stop)
-        binned = types.SimpleNamespace(total_bins=int(hi - lo),
-                                       bin_index=bin_index[features[slots]],
-                                       bin_offset=slot_offset[first:stop + 1] - lo)
+        first, stop = _launch_slots(groups)
         step = int(cursor[0])
         count = int(lens[step % ring])
         listed = lists.reshape(2, n)[step % 2, :count]
         assert np.unique(listed).size == listed.size and 0 <= count <= n
         in_list = np.zeros(n, bool)
         in_list[listed] = True
-        add = histograms(binned, np.arange(slots.size), in_list, weights, g, h)
-        for total, part in zip((hist_g, hist_h, hist_count), add):
-            total[lo:hi] += part
+        _add_slots(first, stop, slot_offset, bin_index[features[first:stop]], in_list, weights,
+                   g, h, (hist_g, hist_h, hist_count))
+
+    def _histogram_sorted(self, features, slot_offset, groups, sorted, sorted_row, mask,
+                          cursor, weights, g, h, K, W, n, A, span, hist_g, hist_h, hist_count,
+                          shared_mem):
+        assert shared_mem > 0 and span > 0 and span % 32 == 0 and sorted_row.shape == (A,)
+        first, stop = _launch_slots(groups)
+        rows = sorted_row[features[first:stop]]
+        assert (rows >= 0).all(), "a wide slot's feature has no sorted row"
+        packed = sorted.reshape(-1, n)[rows]
+        bins, examples = packed >> 32, packed & 0xFFFFFFFF
+        assert (np.diff(bins, axis=1) >= 0).all(), "a sorted row is not in bin order"
+        bin_index = np.empty(packed.shape, np.int32)
+        for r in range(packed.shape[0]):
+            assert np.array_equal(np.sort(examples[r]), np.arange(n))
+            bin_index[r, examples[r]] = bins[r]
+        _add_slots(first, stop, slot_offset, bin_index, mask == cursor[1], weights, g, h,
+                   (hist_g, hist_h, hist_count))
+
+    def _pack_sorted(self, order, bins, n, out, shared_mem):
+        assert np.array_equal(np.sort(order), np.arange(n))
+        assert (np.diff(bins[order]) >= 0).all()
+        out[:] = (bins[order].astype(np.int64) << 32) | order
 
     def _histogram_global_by_slot(self, **args):  # the same sums, slot after slot
         self._histogram_global(**args)

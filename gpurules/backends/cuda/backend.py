@@ -40,8 +40,8 @@ import numpy as np
 
 from gpurules.backends.cuda import launches, sources
 from gpurules.backends.cuda.device_memory import DeviceMemory, fit_memory_bytes
-from gpurules.backends.cuda.histograms import (HIST_ITEMS_PER_THREAD, HistogramBuilder,
-                                               raw_module)
+from gpurules.backends.cuda.histograms import (HIST_ITEMS_PER_THREAD, WIDE_HISTOGRAMS,
+                                               HistogramBuilder, raw_module)
 from gpurules.backends.cuda.searches import Searches
 from gpurules.objectives.losses import is_regression, target_matrix
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
@@ -114,11 +114,15 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
     Args:
         device_index: int, the CUDA device.
         force_global_atomics: build every histogram with the global-atomics kernel (tests).
-        global_atomics_by_slot: build the global-atomics histograms one sampled feature
-            after the other (``histogram_global_by_slot``: the rows being added to can stay
-            in the L2 cache, each example's statistics are read once per feature) instead
-            of every feature of an example at once; the same sums. Not yet measured on a
-            GPU, so off by default (``compare_devices.py``'s ``cuda-hist-slot``).
+        wide_histograms: how the histograms of features whose bins do not fit in shared
+            memory are built (``histograms``), the same sums whichever: ``"global"`` (the
+            default: global atomics, each covered example's statistics read once for all of
+            them), ``"by-slot"`` (the same one sampled feature after the other: the rows
+            being added to can stay in the L2 cache) or ``"sorted"`` (warps walk each
+            feature's examples in bin order, sorted once per fit, and write each bin's row
+            once: no contended atomics; 8 bytes more device memory per example and wide
+            feature). The last two are not yet measured on a GPU, so not the default
+            (``compare_devices.py``'s ``cuda-hist-slot`` and ``cuda-hist-sorted``).
         block_size: threads per block of the histogram and element-wise kernels (a multiple
             of 32; tests under the simulator use fewer).
         launcher: ``"prepared"`` (array arguments marshalled once, ``launches.
@@ -148,10 +152,13 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
     fixes_partial_heads = False  # a block ends where a partial head is fixed
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256,
-                 launcher="auto", graphs="auto", global_atomics_by_slot=False):
+                 launcher="auto", graphs="auto", wide_histograms="global"):
         if block_size % 32 or not 32 <= block_size <= 1024:
             raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
                              f"{block_size}")
+        if wide_histograms not in WIDE_HISTOGRAMS:
+            raise ValueError(f"wide_histograms must be one of {WIDE_HISTOGRAMS}, got "
+                             f"{wide_histograms!r}")
         _check_launcher(launcher)
         _check_graphs(graphs)
         import cupy as cp
@@ -164,7 +171,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         self.device_index = int(device_index)
         self._views = {}
         self.force_global_atomics = bool(force_global_atomics)
-        self.global_atomics_by_slot = bool(global_atomics_by_slot)
+        self.wide_histograms = wide_histograms
         self.threads = int(block_size)
         self.device = f"cuda:{self.device_index}"
         with cp.cuda.Device(self.device_index), nb_cuda.gpus[self.device_index]:
@@ -288,7 +295,8 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         self._buffers, self._buffer_views, self._geometries = {}, {}, {}
         self._forget_views()
         self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest,
-                                            8 if is_regression(loss) else 1),
+                                            8 if is_regression(loss) else 1,
+                                            self._wide_features((K, W)).shape[0]),
                            "the fit")
         with self._on_device():
             self.bin_index = cp.asarray(np.ascontiguousarray(features.bin_index, np.int32))
@@ -316,6 +324,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
             self._v = {name: self._nb(getattr(self, name)) for name in (
                 "bin_index", "bin_offset", "bin_min", "bin_max", "nominal", "Y",
                 "base_weight", "P", "g", "h", "mask")}
+            self._sort_wide_features()
         self.indicator = 0
         self._weights_host = None
         self.set_scale(scale)

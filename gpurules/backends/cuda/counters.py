@@ -35,7 +35,8 @@ from gpurules.backends.cuda.launches import WrappedKernels
 
 _ALLOCATORS = ("zeros", "empty", "full", "ones", "zeros_like", "empty_like", "full_like",
                "ones_like", "arange")
-_HISTOGRAM_KERNELS = ("histogram_shared", "histogram_global", "histogram_global_by_slot")
+_HISTOGRAM_KERNELS = ("histogram_shared", "histogram_global", "histogram_global_by_slot",
+                      "histogram_sorted")
 
 
 @dataclass
@@ -91,6 +92,19 @@ def histogram_read_bytes(listed, K, W, S, covered, G=None):
     Returns: int."""
     G = S if G is None else G
     return int(G * (2 * 4 * listed + covered * (8 * K + 8 * W)) + S * covered * 4)
+
+
+def sorted_read_bytes(n, K, W, S, listed, covered):
+    """Bytes that one launch of ``histogram_sorted`` over ``S`` wide slots reads: for every
+    slot and pass over the columns (64 of the K + W + 1 a pass), each of the ``n`` examples'
+    entry (int64) and mask word (int32; missing examples' too, an upper bound), the weight
+    (int32) of each of the ``listed`` covered ones, and once per slot the ``g`` and ``h``
+    rows of the ``covered`` ones with weight != 0. The statistics follow the coverage; the
+    entries do not (12 bytes per example and slot).
+
+    Returns: int."""
+    passes = -(-(K + W + 1) // 64)
+    return int(S * (passes * (12 * n + 4 * listed) + covered * (8 * K + 8 * W)))
 
 
 BIN_PASSES = 4  # zeroing writes a row, the prefix sums read and write it, the scan reads it
@@ -223,6 +237,8 @@ class _CountingRawKernel:
         return self._kernel(grid, block, args, **kwargs)
 
     def _read_bytes(self, a):
+        if self._name == "histogram_sorted":
+            return self._sorted_read_bytes(a)
         cp = self._cp
         n, ring = int(a["n"]), int(a["ring"])
         step = int(cp.asnumpy(a["cursor"])[0])
@@ -237,6 +253,16 @@ class _CountingRawKernel:
             np.count_nonzero(sizes)
         return histogram_read_bytes(listed, int(a["K"]), int(a["W"]), int(sizes.sum()),
                                     int(covered), int(passes))
+
+
+    def _sorted_read_bytes(self, a):
+        cp = self._cp
+        covered = cp.asnumpy(a["mask"]) == int(cp.asnumpy(a["cursor"])[1])
+        weights = cp.asnumpy(a["weights"])
+        groups = cp.asnumpy(a["groups"])
+        S = int(groups[1 + int(groups[0])] - groups[1])
+        return sorted_read_bytes(int(a["n"]), int(a["K"]), int(a["W"]), S,
+                                 int(covered.sum()), int(np.count_nonzero(weights[covered])))
 
 
 def _counting_module(module, counts):

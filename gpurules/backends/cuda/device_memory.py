@@ -9,7 +9,7 @@ import numpy as np
 from gpurules.backends.cuda.records import pack, views
 
 
-def fit_memory_bytes(n, A, K, W, hist_rows, target_bytes=1):
+def fit_memory_bytes(n, A, K, W, hist_rows, target_bytes=1, sorted_features=0):
     """Device memory (bytes) of a fit's per-fit arrays and histograms.
 
     Per example: ``bin_index`` int32 (A), ``Y`` (K) of ``target_bytes`` each (uint8
@@ -23,7 +23,8 @@ def fit_memory_bytes(n, A, K, W, hist_rows, target_bytes=1):
     (outputs, prefix sums, candidates) are checked when first allocated (``_buffer``).
 
     Returns: int."""
-    per_example = 4 * A + target_bytes * K + 8 * K + 8 * K + 8 * W + 5 * 4 + 8
+    per_example = (4 * A + target_bytes * K + 8 * K + 8 * K + 8 * W + 5 * 4 + 8
+                   + 8 * sorted_features)
     return int(n * per_example + 8 * hist_rows * (K + W + 1))
 
 

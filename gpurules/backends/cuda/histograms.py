@@ -5,10 +5,13 @@ shared memory, and the launches of the CUDA C kernels of ``kernels/histogram.cu`
 A search (``find_best_refinement``, a device-resident block of ``refine``) lays the sampled
 features out in slots, one histogram row per bin: the features whose bins fit in the
 device's shared memory first (``histogram_shared``, in groups of consecutive slots that
-share one pass over the statistics), then the others (``histogram_global``, global atomics;
-every feature with ``force_global_atomics``; ``histogram_global_by_slot``, the same one
-feature at a time, with ``global_atomics_by_slot``). :class:`HistogramBuilder` holds these
-methods of ``CudaBackend``.
+share one pass over the statistics), then the wide ones (every feature with
+``force_global_atomics``), by the backend's ``wide_histograms``: ``"global"``
+(``histogram_global``, global atomics, one pass over the statistics for all of them),
+``"by-slot"`` (``histogram_global_by_slot``, the same one feature at a time) or
+``"sorted"`` (``histogram_sorted``: warps walk each feature's examples in bin order, from
+rows sorted once per fit by :meth:`HistogramBuilder._sort_wide_features`).
+:class:`HistogramBuilder` holds these methods of ``CudaBackend``.
 
 The launches' configurations (grid, dynamic shared memory, which kernels) and their
 arguments depend on the fit and on the addresses of the uploaded draw only
@@ -21,7 +24,9 @@ Hessian columns): features int64 (S,) (host, slot order on the device); slot_off
 (S + 1,); groups int64 (S + 5,) (both launches' groups, :meth:`HistogramBuilder.
 _group_offsets`); cursor int64 (2,) (refinement step, indicator); hist_g int64 (C, K),
 hist_h int64 (C, W), hist_count int64 (C,) (device; C >= R rows, enough for any S features
-of the fit).
+of the fit); with ``"sorted"``: ``_sorted`` int64 (F, n) (the F wide features' examples in
+bin order, ``pack_sorted``'s entries) and ``_sorted_row`` int64 (A,) (each feature's row of
+it, -1 for none).
 """
 
 import math
@@ -35,6 +40,10 @@ HIST_ITEMS_PER_THREAD = 16  # (example, label) entries per histogram thread, at 
 _DEFAULT_SHARED_BYTES = 48 * 1024  # usable without opting in
 _GROUP_SHARED_BYTES = 48 * 1024  # the most shared memory of a group of several features
 _MODULES = {}  # device index -> cupy.RawModule of histogram.cu
+WIDE_HISTOGRAMS = ("global", "by-slot", "sorted")  # how features too wide for shared memory
+WIDE_KERNELS = dict(zip(WIDE_HISTOGRAMS, ("histogram_global", "histogram_global_by_slot",
+                                          "histogram_sorted")))
+_SORTED_STAGE_BYTES = 16  # histogram_sorted's dynamic shared memory per thread
 
 
 def raw_module(cp, device_index):
@@ -68,21 +77,48 @@ def view_rows(rows):
 class HistogramBuilder:
     """The histogram methods of ``CudaBackend`` (a base class of it): they read the fit's
     state that the backend sets (``g``, ``h``, ``bin_index``, ``_num_bins``, ``_covered``,
-    ``_lens``, ``_step``, ``_v``, the device's ``_shared_limit`` and ``_sm_count``, the
-    ``_hist`` kernels, ``force_global_atomics``, ``global_atomics_by_slot``) and use its
-    ``_buffer``, ``_upload_record``, ``_weights``, ``_blocks``, ``_nb`` and ``_widths``."""
+    ``_lens``, ``_step``, ``_v``, ``mask``, ``indicator``, the device's ``_shared_limit``
+    and ``_sm_count``, the ``_hist`` kernels, ``force_global_atomics``,
+    ``wide_histograms``) and use its ``_buffer``, ``_upload_record``, ``_weights``,
+    ``_blocks``, ``_nb`` and ``_widths``."""
 
-    def _in_shared(self, features):
+    def _in_shared(self, features, widths=None):
         """bool, the shape of ``features`` (host int64): which of the sampled features get
         the shared-memory histogram kernel (their bins fit, and global atomics are not
-        forced); from a per-fit table of every feature."""
+        forced); from a per-fit table of every feature. ``widths``: (K, W) before the
+        statistics exist (default: theirs)."""
         table = self._geometries.get("in_shared")
         if table is None:
-            K, W = self.g.shape[1], self.h.shape[1]
+            K, W = (self.g.shape[1], self.h.shape[1]) if widths is None else widths
             need = shared_histogram_bytes(self._num_bins, K, W)
             table = (need <= self._shared_limit) & (not self.force_global_atomics)
             self._geometries["in_shared"] = table
         return table[features]
+
+    def _wide_features(self, widths=None):
+        """int64 (F,): the fit's features that ``histogram_sorted`` needs sorted rows of
+        (those not in shared memory, with ``wide_histograms == "sorted"``; else none)."""
+        if self.wide_histograms != "sorted":
+            return np.zeros(0, np.int64)
+        every = np.arange(self._num_bins.shape[0])
+        return every[~self._in_shared(every, widths)].astype(np.int64)
+
+    def _sort_wide_features(self):
+        """Per fit, for ``histogram_sorted``: each wide feature's examples in bin order
+        (``cupy.argsort`` of its ``bin_index`` row, then ``pack_sorted``) into ``_sorted``
+        int64 (F, n), and ``_sorted_row`` int64 (A,) (device) the row of each feature (-1:
+        none). One argsort and one launch per wide feature; nothing when there are none."""
+        cp = self.cp
+        wide = self._wide_features()
+        n = self.g.shape[0]
+        row = np.full(self._num_bins.shape[0], -1, np.int64)
+        row[wide] = np.arange(wide.shape[0])
+        self._sorted = cp.empty((max(wide.shape[0], 1), n), np.int64)
+        self._sorted_row = cp.asarray(row)
+        for r, f in enumerate(wide.tolist()):
+            bins = self.bin_index[f]
+            self._hist["pack_sorted"]((self._blocks(n), 1), (self.threads,),
+                                      (cp.argsort(bins), bins, np.int32(n), self._sorted[r]))
 
     def _slot_order(self, features):
         """int64, the shape of ``features`` ((S,) or a batch of draws (R, S)): the histogram
@@ -171,11 +207,9 @@ class HistogramBuilder:
         groups = min(S, int(shared.sum()))  # the most groups of a shared launch
         chunks = math.ceil(n * W / (self.threads * HIST_ITEMS_PER_THREAD))
         blocks = max(groups, 1, min(chunks * max(groups, 1), 4 * self._sm_count))
-        by_slot = "_by_slot" if self.global_atomics_by_slot else ""
-        kernels = tuple(name for name, used in (("histogram_shared", groups > 0),
-                                                ("histogram_global" + by_slot,
-                                                 not shared.all()))
-                        if used)
+        kernels = tuple(name for name, used in (
+            ("histogram_shared", groups > 0),
+            (WIDE_KERNELS[self.wide_histograms], not shared.all())) if used)
         kept = self._geometries[S] = (rows, shared_bytes, blocks, kernels)
         return kept
 
@@ -215,8 +249,12 @@ class HistogramBuilder:
              self.hist_count))
         for name in kernels:
             shared = name == "histogram_shared"
-            self._launch_histogram(name, groups_dev[:S + 2] if shared else groups_dev[S + 2:],
-                                   cursor_dev, weights_dev, shared_bytes if shared else 0)
+            groups_of = groups_dev[:S + 2] if shared else groups_dev[S + 2:]
+            if name == "histogram_sorted":
+                self._launch_sorted(groups_of, cursor_dev, weights_dev)
+            else:
+                self._launch_histogram(name, groups_of, cursor_dev, weights_dev,
+                                       shared_bytes if shared else 0)
 
     def _cursor(self):
         """int64 (2,): the current refinement step and coverage indicator (host), what the
@@ -240,6 +278,34 @@ class HistogramBuilder:
                 np.int32(K), np.int32(W), np.int32(n), np.int32(self.bin_index.shape[0]),
                 self.hist_g, self.hist_h, self.hist_count)
         kernel((blocks, 1), (self.threads,), args, shared_mem=shared_bytes)
+
+    def _sorted_geometry(self, S):
+        """(blocks, span) of ``histogram_sorted`` in this fit for ``S`` sampled features:
+        spans of sorted positions (a multiple of 32, from 32 to 2,048) that make about
+        twice as many tasks as the device holds warps (64 an SM) when all S are wide, and
+        enough blocks for one task a warp, at most 8 an SM (grid-stride beyond)."""
+        kept = self._geometries.get(("sorted", S))
+        if kept is None:
+            n = self.g.shape[0]
+            span = 32 * min(max(S * n // (2 * 64 * self._sm_count * 32), 1), 64)
+            passes = -(-(sum(self._widths()) + 1) // 64)
+            warps = S * -(-n // span) * passes
+            blocks = max(1, min(-(-warps // (self.threads // 32)), 8 * self._sm_count))
+            kept = self._geometries[("sorted", S)] = (blocks, span)
+        return kept
+
+    def _launch_sorted(self, groups_dev, cursor_dev, weights_dev):
+        """One launch of ``histogram_sorted`` over the groups ``groups_dev`` (device int64,
+        count first) for the examples with ``mask == cursor_dev[1]``."""
+        n, K = self.g.shape
+        W = self.h.shape[1]
+        blocks, span = self._sorted_geometry(self._slot_dev.shape[0] - 1)
+        args = (self._features_dev, self._slot_dev, groups_dev, self._sorted, self._sorted_row,
+                self.mask, cursor_dev, weights_dev, self.g, self.h, np.int32(K), np.int32(W),
+                np.int32(n), np.int32(self._num_bins.shape[0]), np.int32(span), self.hist_g,
+                self.hist_h, self.hist_count)
+        self._hist["histogram_sorted"]((blocks, 1), (self.threads,), args,
+                                       shared_mem=_SORTED_STAGE_BYTES * self.threads)
 
     def partial_histograms(self, features, weights):
         """The histogram rows of the sampled ``features`` over the covered examples, for a

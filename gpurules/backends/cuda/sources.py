@@ -22,7 +22,7 @@ MIN_COMPUTE_CAPABILITY = (7, 5)
 
 HISTOGRAM_SOURCE = "histogram.cu"
 HISTOGRAM_KERNELS = ("zero_histograms", "histogram_shared", "histogram_global",
-                     "histogram_global_by_slot")
+                     "histogram_global_by_slot", "histogram_sorted", "pack_sorted")
 
 # <checkout>/kernels: gpurules/backends/cuda/sources.py -> parents[3] is the checkout
 CHECKOUT_KERNELS = Path(__file__).resolve().parents[3] / "kernels"
