@@ -23,11 +23,15 @@
    captured from the RawKernel, the prepared and the direct path (what a block of
    ``CudaBackend(graphs=True)`` captures); each path's result is checked. This decides
    between the launch paths.
+5. ``== histograms``: the histogram kernels of wide features at n = 1e6 (7 features of
+   168,000 bins, 20 labels), each ``wide_histograms`` setting on all and on half of the
+   examples: median ms, GB/s and % of the copy bandwidth, the histograms checked equal
+   (``wide_histograms.py``). This decides which kernel builds wide features.
 
-5. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
+6. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
    n = 1e5 (``--n``, ``--rules``, ``--system``; ``--dataset yeast --system cuda-nd``: a
    data set), the host's share by function (``$OUT/profile.txt``).
-6. ``== fit`` (only when asked for): the same fit after a 5-rule one, nothing
+7. ``== fit`` (only when asked for): the same fit after a 5-rule one, nothing
    else: what ``gpu_run.sh``'s ``kernels`` step runs under ``ncu`` for the device time of
    each kernel (``$OUT/kernels.txt``).
 
@@ -319,6 +323,14 @@ def _graph_launch_us(stream, launch_one, per_graph=16):
     return float(np.median(times)), replays
 
 
+@part("histograms")
+def histograms():
+    """``wide_histograms.run()``: the wide-feature histogram kernels at n = 1e6."""
+    from benchmarks.wide_histograms import run
+
+    run()
+
+
 # the fit of the ``profile`` and ``fit`` parts (``--n``, ``--rules``, ``--data-cache``,
 # ``--system``, ``--dataset``, ``--data-dir``)
 FIT = {"n": 100_000, "rules": 20, "cache": None, "system": "cuda-hist", "dataset": None,
@@ -374,9 +386,9 @@ def profile():
     stats.sort_stats("cumulative").print_stats(30)
 
 
-PARTS = {"fma": fma, "ieee": ieee, "solve": solve, "launch": launch, "profile": profile,
-         "fit": fit}
-DEFAULT_PARTS = ("fma", "ieee", "solve", "launch")
+PARTS = {"fma": fma, "ieee": ieee, "solve": solve, "launch": launch,
+         "histograms": histograms, "profile": profile, "fit": fit}
+DEFAULT_PARTS = ("fma", "ieee", "solve", "launch", "histograms")
 
 
 def main(argv=None):

@@ -194,6 +194,24 @@ def sorted_histograms_read_statistics_by_coverage():
     assert second.allocations == 0, counts
 
 
+@check
+def wide_histograms_benchmark_runs():
+    """``benchmarks/wide_histograms.py``'s measurement (what ``gpu_diagnose.py``'s
+    histograms part runs on a GPU) on a tiny problem: every setting builds, their
+    histograms are equal, a row per setting and share."""
+    from benchmarks.wide_histograms import measure, problem, wall_clock
+    from tests.reference.cuda_support import simulated_backend_class
+
+    backend_class, _ = simulated_backend_class()
+    binned, Y = problem(N, 3, 2, 40)
+    rows = measure(lambda wide: backend_class(0, force_global_atomics=True, block_size=32,
+                                              wide_histograms=wide),
+                   binned, Y, repeats=1, timer=wall_clock)
+    assert [row[:2] for row in rows] == [(wide, share) for wide in ("global", "by-slot",
+                                                                    "sorted")
+                                         for share in (1.0, 0.5)], rows
+
+
 def _blocks_run(conditions, last_rule_steps, steps=8):
     """Device blocks a rule of ``conditions`` conditions runs (it ends at the step after its
     last condition), by ``refine.block_sizes``."""

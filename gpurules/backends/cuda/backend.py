@@ -122,7 +122,8 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
             feature's examples in bin order, sorted once per fit, and write each bin's row
             once: no contended atomics; 8 bytes more device memory per example and wide
             feature). The last two are not yet measured on a GPU, so not the default
-            (``compare_devices.py``'s ``cuda-hist-slot`` and ``cuda-hist-sorted``).
+            (``compare_devices.py``'s ``cuda-hist-slot`` and ``cuda-hist-sorted``,
+            ``gpu_diagnose.py``'s histograms part). Read when a fit starts.
         block_size: threads per block of the histogram and element-wise kernels (a multiple
             of 32; tests under the simulator use fewer).
         launcher: ``"prepared"`` (array arguments marshalled once, ``launches.

@@ -95,10 +95,15 @@ class HistogramBuilder:
             self._geometries["in_shared"] = table
         return table[features]
 
+    def _wide_setting(self):
+        """The fit's ``wide_histograms``: the backend's when the fit started (``start_fit``
+        reads it first; a change takes effect at the next fit)."""
+        return self._geometries.setdefault("wide", self.wide_histograms)
+
     def _wide_features(self, widths=None):
         """int64 (F,): the fit's features that ``histogram_sorted`` needs sorted rows of
         (those not in shared memory, with ``wide_histograms == "sorted"``; else none)."""
-        if self.wide_histograms != "sorted":
+        if self._wide_setting() != "sorted":
             return np.zeros(0, np.int64)
         every = np.arange(self._num_bins.shape[0])
         return every[~self._in_shared(every, widths)].astype(np.int64)
@@ -209,7 +214,7 @@ class HistogramBuilder:
         blocks = max(groups, 1, min(chunks * max(groups, 1), 4 * self._sm_count))
         kernels = tuple(name for name, used in (
             ("histogram_shared", groups > 0),
-            (WIDE_KERNELS[self.wide_histograms], not shared.all())) if used)
+            (WIDE_KERNELS[self._wide_setting()], not shared.all())) if used)
         kept = self._geometries[S] = (rows, shared_bytes, blocks, kernels)
         return kept
 
@@ -249,12 +254,8 @@ class HistogramBuilder:
              self.hist_count))
         for name in kernels:
             shared = name == "histogram_shared"
-            groups_of = groups_dev[:S + 2] if shared else groups_dev[S + 2:]
-            if name == "histogram_sorted":
-                self._launch_sorted(groups_of, cursor_dev, weights_dev)
-            else:
-                self._launch_histogram(name, groups_of, cursor_dev, weights_dev,
-                                       shared_bytes if shared else 0)
+            self._launch_histogram(name, groups_dev[:S + 2] if shared else groups_dev[S + 2:],
+                                   cursor_dev, weights_dev, shared_bytes if shared else 0)
 
     def _cursor(self):
         """int64 (2,): the current refinement step and coverage indicator (host), what the
@@ -265,7 +266,10 @@ class HistogramBuilder:
         """One launch of histogram kernel ``name`` over the groups ``groups_dev`` (device
         int64, count first: :meth:`_group_offsets`) from the covered list of the refinement
         step ``cursor_dev[0]`` (device int64 (2,)), with ``shared_bytes`` of dynamic shared
-        memory."""
+        memory (``histogram_sorted``: :meth:`_launch_sorted`, whose shared memory is fixed)."""
+        if name == "histogram_sorted":
+            self._launch_sorted(groups_dev, cursor_dev, weights_dev)
+            return
         n, K = self.g.shape
         W = self.h.shape[1]
         kernel = self._hist[name]
