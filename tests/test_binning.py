@@ -305,6 +305,32 @@ def test_drop_empty_bins_keeps_every_example_in_its_bin():
     assert drop_empty_bins(compact) is compact
 
 
+@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
+def test_drop_empty_while_binning_equals_drop_empty_bins(monkeypatch, parallel):
+    """``bin_features(..., drop_empty=True)`` (each equal-width column compacted while it is
+    binned, ``bin_index`` renumbered in place) is ``drop_empty_bins`` of the full layout,
+    array for array: gaps, a constant, an all-missing and a signed-zero column, nominal
+    ones, both methods, ``max_bins``, in chunks of two columns, serial and parallel."""
+    rng = np.random.default_rng(12)
+    X = np.column_stack([rng.integers(0, 7, 400) * 10.0, rng.normal(size=400) ** 3,
+                         np.full(400, 2.5), np.full(400, NAN), rng.integers(0, 3, 400),
+                         rng.choice([-0.0, 0.0, 1.0], 400)]).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = NAN
+    nominal = np.array([0, 0, 0, 0, 1, 0], bool)
+    monkeypatch.setattr(binning, "_CHUNK_ELEMENTS", 800)
+    if parallel:
+        monkeypatch.setattr(binning, "PARALLEL_VALUES", 0)
+        monkeypatch.setattr(binning.nb, "get_num_threads", lambda: 2)
+    for method, options in [(m, {}) for m in binning.METHODS] + [("equal-width",
+                                                                   {"max_bins": 50})]:
+        want = drop_empty_bins(bin_features(X, nominal, method, **options))
+        got = bin_features(X, nominal, method, drop_empty=True, **options)
+        for name in ("bin_index", "num_bins", "bin_offset", "bin_min", "bin_max", "nominal"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name),
+                                          err_msg=f"{method} {options} {name}")
+        assert not np.isnan(got.bin_min).any()
+
+
 def reference_layout(X, nominal, method, **options):
     """Slow reference of :func:`bin_features`: (bin_index (A, n), num_bins, bin_min,
     bin_max) with -0.0 read as +0.0."""

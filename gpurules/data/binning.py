@@ -64,7 +64,8 @@ _FEW = 16  # distinct values of a nominal column binned without sorting it
 PARALLEL_VALUES = 1 << 24
 
 
-def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0):
+def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0,
+                 drop_empty=False):
     """Map every feature of a dense matrix to bins as mlrl-boomer 0.15 ``feature_binning`` does.
 
     The bin count of a numerical feature with at least two distinct non-missing values is
@@ -93,6 +94,9 @@ def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0
         bin_ratio: float in (0, 1], bins per example.
         min_bins: int >= 1, the minimum number of bins (never more than ``n``).
         max_bins: int >= 0, the maximum number of bins, 0 for no maximum.
+        drop_empty: leave out the equal-width bins that receive no value, as
+            :func:`drop_empty_bins` of the result does (the same BinnedFeatures), but while
+            each column's bins are still in cache, renumbering ``bin_index`` in place.
 
     Returns:
         BinnedFeatures.
@@ -116,7 +120,7 @@ def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0
     for start in range(0, A, step):
         stop = min(A, start + step)
         lo, hi = _bin_chunk(X, start, modes[start:stop], (bin_ratio, min_bins, max_bins),
-                            bin_index[start:stop], num_bins[start:stop], threads)
+                            bin_index[start:stop], num_bins[start:stop], threads, drop_empty)
         mins.append(lo)
         maxs.append(hi)
     bin_offset = np.zeros(A + 1, dtype=np.int64)
@@ -171,7 +175,7 @@ def _threads(values):
     return nb.get_num_threads() if values >= PARALLEL_VALUES else 1
 
 
-def _bin_chunk(X, start, modes, options, bin_index, num_bins, threads):
+def _bin_chunk(X, start, modes, options, bin_index, num_bins, threads, drop_empty=False):
     """Bin the columns ``start .. start + len(modes) - 1`` of ``X``.
 
     Only the columns that need their values in order are sorted: equal-frequency ones and
@@ -180,7 +184,8 @@ def _bin_chunk(X, start, modes, options, bin_index, num_bins, threads):
     (:func:`_summarize_columns`); both give the bins the sorted walk gives.
 
     Fills ``bin_index`` (C, n) and ``num_bins`` (C,); returns this chunk's (bin_min, bin_max)
-    float32 (sum(num_bins),). The kernels run on ``threads`` threads."""
+    float32 (sum(num_bins),), without the empty equal-width bins with ``drop_empty``. The
+    kernels run on ``threads`` threads."""
     C, n = bin_index.shape
     values = np.empty((C, n), dtype=np.float32)
     gather_columns.run(threads, X, start, values)
@@ -210,7 +215,10 @@ def _bin_chunk(X, start, modes, options, bin_index, num_bins, threads):
     bin_min = np.full(offsets[-1], np.nan, dtype=np.float32)
     bin_max = np.full(offsets[-1], np.nan, dtype=np.float32)
     _assign_bins.run(threads, values, order, unsorted, table, (lo, hi), n_present, per_bin,
-                     num_bins, offsets, modes, bin_index, bin_min, bin_max)
+                     num_bins, offsets, modes, bin_index, bin_min, bin_max, drop_empty)
+    if drop_empty:  # each column's filled bins first, then NaN (its count in num_bins)
+        filled = ~np.isnan(bin_min)
+        return bin_min[filled], bin_max[filled]
     return bin_min, bin_max
 
 
@@ -370,11 +378,12 @@ def _next_bin(b, start, p, per_bin):
 
 
 def _assign_bins_py(values, order, unsorted, table, ranges, n_present, per_bin, num_bins,
-                 offsets, modes, bin_index, bin_min, bin_max):
+                 offsets, modes, bin_index, bin_min, bin_max, drop_empty):
     """Set ``bin_index`` (C, n) of every example and the smallest/largest value of every
     bin (``bin_min``/``bin_max`` rows ``offsets[c] ..``): a sorted row walked once in
     order, an ``unsorted`` one (:func:`_summarize_columns`) in place. ``ranges``: the
-    columns' (lo, hi) float32 (C,)."""
+    columns' (lo, hi) float32 (C,). ``drop_empty``: an equal-width column's filled bins
+    renumbered in order (:func:`_drop_empty_in_place`), ``num_bins[c]`` their count."""
     C = values.shape[0]
     for c in nb.prange(C):
         row, out, first = values[c], bin_index[c], offsets[c]
@@ -387,9 +396,34 @@ def _assign_bins_py(values, order, unsorted, table, ranges, n_present, per_bin, 
         else:
             _assign_equal_width(row, ranges[0][c], width, num_bins[c], out, bin_min[first:],
                                 bin_max[first:])
+            if drop_empty:
+                num_bins[c] = _drop_empty_in_place(out, num_bins[c], bin_min[first:],
+                                                   bin_max[first:])
 
 
 _assign_bins = parallel_kernel(_assign_bins_py)
+
+
+@nb.njit
+def _drop_empty_in_place(out, num_bins, bin_min, bin_max):
+    """Renumber a binned row ``out`` (n,) int32 to its filled bins (the first ``num_bins``
+    of ``bin_min``/``bin_max``, NaN where empty) in order, move their ranges to the front
+    and mark the rest NaN; returns their count: :func:`drop_empty_bins` for one column."""
+    renumber = np.empty(num_bins, np.int32)
+    k = 0
+    for b in range(num_bins):
+        renumber[b] = k
+        if bin_min[b] == bin_min[b]:
+            bin_min[k], bin_max[k] = bin_min[b], bin_max[b]
+            k += 1
+    if k == num_bins:
+        return k
+    for b in range(k, num_bins):
+        bin_min[b] = bin_max[b] = np.nan
+    for i in range(out.shape[0]):
+        if out[i] >= 0:
+            out[i] = renumber[out[i]]
+    return k
 
 
 @nb.njit

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpurules.backends.factory import backend_class, get_backend, resolve_device
 from gpurules.compile_log import logs_compilation
-from gpurules.data.binning import bin_features, drop_empty_bins
+from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import CPU, parse_device
@@ -330,7 +330,7 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
             self.feature_format_ = "dense"
             dense = X.toarray() if sp.issparse(X) else X
             with thread_limit(self._threads["search"]):
-                return drop_empty_bins(bin_features(dense, nominal_mask, binning, **options))
+                return bin_features(dense, nominal_mask, binning, drop_empty=True, **options)
         return self._presorted(X, nominal_mask, sparse_value)
 
     def _presorted(self, X, nominal_mask, sparse_value):
