@@ -254,7 +254,6 @@ class _CountingRawKernel:
         return histogram_read_bytes(listed, int(a["K"]), int(a["W"]), int(sizes.sum()),
                                     int(covered), int(passes))
 
-
     def _sorted_read_bytes(self, a):
         cp = self._cp
         covered = cp.asnumpy(a["mask"]) == int(cp.asnumpy(a["cursor"])[1])
