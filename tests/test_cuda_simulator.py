@@ -434,11 +434,10 @@ def refine_rule_equals_cpu_fused_loop():
     binned, labels = exact_bins(X, nominal), np.arange(K, dtype=np.int32)
     ended_inside, ties, saved = 0, 0, refine.MAX_STEPS
     try:
-        for force_global, max_steps in ((False, saved), (True, 2)):
+        for force_global, max_steps, wide in ((False, saved, "sorted"), (True, 2, "global")):
             refine.MAX_STEPS = max_steps
-            cpu, gpu = CpuBackend(), backend_class(
-                0, force_global_atomics=force_global, block_size=32,
-                wide_histograms="global" if force_global else "sorted")
+            cpu, gpu = CpuBackend(), backend_class(0, force_global_atomics=force_global,
+                                                   block_size=32, wide_histograms=wide)
             for backend in (cpu, gpu):
                 backend.start_fit(binned, Y, loss, np.ones(n), SCALE)
             cases = _refine_cases(rng, n)
