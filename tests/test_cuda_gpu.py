@@ -4,7 +4,8 @@ Histograms equal the NumPy contract bit for bit with the shared-memory kernel, t
 global-atomics kernel and the opt-in shared memory of wide features; the two kernels and
 repeated runs give identical histograms; the scan equals the CPU histogram search on the
 same bins (thresholds included); whole refinements, coverage, statistics and a short
-boosting fit equal the CPU backend's with the same bins. Run with
+boosting fit equal the CPU backend's with the same bins; equal-width bins made on the device
+equal the host's. Run with
 ``pytest -m gpu tests/test_cuda_gpu.py`` on a GPU machine.
 """
 
@@ -17,7 +18,8 @@ from gpurules.data.binning import bin_features
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (
-    assert_same_refinements, compare_backends, dataset_histograms, exact_bins,
+    assert_same_binned, assert_same_refinements, compare_backends, dataset_histograms,
+    equal_width_problems, exact_bins,
     histogram_per_feature, histograms, random_problem, uncovered_bin_problem)
 from tests.reference.cuda_support import skip_without_gpu
 
@@ -350,6 +352,46 @@ def test_boosting_fit_equals_cpu(launcher, graphs, wide):
             assert gpu._graphs.replayed > gpu._graphs.captured > 0, vars(gpu._graphs)
         assert len(cpu_model) == len(gpu_model) > 2
         assert_same_rules(gpu_model, cpu_model)
+
+
+def test_device_binning_equals_the_hosts():
+    """Equal-width bins made on the device (``CudaBackend(device_binning=True)``) are the
+    host's bit for bit: the shared problems (subnormal values: no flush to zero) and
+    300,000 x 8 continuous values (many threads' atomics on each bin's range)."""
+    import cupy as cp
+
+    from gpurules.backends.cuda import CudaBackend
+
+    backend = CudaBackend(0, device_binning=True)
+    big = np.random.default_rng(2).normal(size=(300_000, 8)).astype(np.float32)
+    big[::7, 3] = np.nan
+    for name, X, options in equal_width_problems(2000) + [("big", big, {})]:
+        plain = np.zeros(X.shape[1], bool)
+        host = bin_features(X, plain, "equal-width", drop_empty=True, **options)
+        device = backend.bin_features(X, plain, "equal-width", options)
+        assert_same_binned(device, host, cp.asnumpy, name)
+
+
+def test_fit_with_device_binning_equals_cpu():
+    """A BoomerClassifier fit on ``device="cuda"`` whose backend bins on the device learns
+    the CPU fit's rules."""
+    from gpurules import BoomerClassifier
+    from gpurules.backends.cuda import CudaBackend
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 6)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    Y = (rng.random((3000, 3)) < 0.3).astype(np.uint8)
+    params = {"max_rules": 10, "random_state": 1, "feature_binning": "equal-width"}
+    cpu = BoomerClassifier(device="cpu", **params).fit(X, Y)
+    gpu = BoomerClassifier(device="cuda", **params)
+    made = []
+    gpu._make_backend = lambda threads: made.append(CudaBackend(0, device_binning=True)) \
+        or made[-1]
+    gpu.fit(X, Y)
+    assert len(made) == 1 and type(made[0].features).__name__ == "DeviceBinnedFeatures"
+    assert len(gpu.model_) == len(cpu.model_) > 5
+    assert_same_rules(gpu.model_, cpu.model_)
 
 
 @pytest.mark.parametrize("head_type", ["complete", "single"])

@@ -5,6 +5,7 @@ are ordered by value and hold disjoint value ranges, so a threshold placed betwe
 bins splits the examples exactly as it splits the bins.
 """
 
+import math
 from dataclasses import dataclass
 
 import numba as nb
@@ -54,6 +55,7 @@ class BinnedFeatures:
 
 
 METHODS = ("equal-width", "equal-frequency")
+BIN_RATIO, MIN_BINS, MAX_BINS = 0.33, 2, 0  # the defaults of bin_features' options
 _EQUAL_WIDTH, _EQUAL_FREQUENCY, _NOMINAL = 0, 1, 2
 _CHUNK_ELEMENTS = 1 << 23  # values sorted at a time (bounds the scratch memory; at least
 # one column per thread)
@@ -64,8 +66,8 @@ _FEW = 16  # distinct values of a nominal column binned without sorting it
 PARALLEL_VALUES = 1 << 24
 
 
-def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0,
-                 drop_empty=False):
+def bin_features(X, nominal_mask, method, bin_ratio=BIN_RATIO, min_bins=MIN_BINS,
+                 max_bins=MAX_BINS, drop_empty=False):
     """Map every feature of a dense matrix to bins as mlrl-boomer 0.15 ``feature_binning`` does.
 
     The bin count of a numerical feature with at least two distinct non-missing values is
@@ -128,6 +130,13 @@ def bin_features(X, nominal_mask, method, bin_ratio=0.33, min_bins=2, max_bins=0
     return BinnedFeatures(bin_index=bin_index, num_bins=num_bins, bin_offset=bin_offset,
                           bin_min=np.concatenate(mins), bin_max=np.concatenate(maxs),
                           nominal=nominal)
+
+
+def bin_options(method, bin_ratio=BIN_RATIO, min_bins=MIN_BINS, max_bins=MAX_BINS):
+    """(bin_ratio, min_bins, max_bins): :func:`bin_features`' options for ``method``,
+    checked as it checks them (ValueError)."""
+    _check_arguments(method, bin_ratio, min_bins, max_bins)
+    return bin_ratio, min_bins, max_bins
 
 
 def bin_count(n_examples, bin_ratio, min_bins, max_bins):
@@ -492,10 +501,10 @@ def _equal_width_bin(value, lo, width, num_bins):
     mlrl-boomer computes it (``value``, ``lo``, ``width``: float32)."""
     if num_bins <= 1:
         return 0
-    q = np.floor((value - lo) / width)
+    q = (value - lo) / width  # (floor(q) < num_bins exactly when q < num_bins)
     if not q < num_bins:  # also a NaN/inf quotient from a zero width
         return num_bins - 1 if value > lo else 0
-    return np.int64(q)
+    return np.int64(math.floor(q))  # (math, not np.floor: it compiles for CUDA too)
 
 
 def rows_of(offset, groups):

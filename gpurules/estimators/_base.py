@@ -310,7 +310,7 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
         """(name, options) of the binning to use for ``X``; 'none': no binning."""
         return self._option("feature_binning")
 
-    def _feature_representation(self, X, nominal_mask, sparse_value):
+    def _feature_representation(self, X, nominal_mask, sparse_value, backend=None):
         """The features the search runs on: binned (``BinnedFeatures``) if
         :meth:`_feature_binning` says so, else pre-sorted dense or sparse as
         ``feature_format`` asks ('auto': the smaller in memory). Sets
@@ -319,6 +319,9 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
         Args:
             X: float32 ndarray (n, A) or scipy sparse; nominal_mask: bool (A,);
             sparse_value: float, the value of the entries a sparse X does not store.
+            backend: None, or a function returning the fit's backend, whose
+                ``bin_features`` (where it has one) may bin on its device; it is called
+                only to bin, once the device is settled.
         """
         if not np.isfinite(sparse_value):
             raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
@@ -329,6 +332,10 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
         if binning != "none":
             self.feature_format_ = "dense"
             dense = X.toarray() if sp.issparse(X) else X
+            if backend is not None and hasattr(backend(), "bin_features"):
+                binned = backend().bin_features(dense, nominal_mask, binning, options)
+                if binned is not None:
+                    return binned
             with thread_limit(self._threads["search"]):
                 return bin_features(dense, nominal_mask, binning, drop_empty=True, **options)
         return self._presorted(X, nominal_mask, sparse_value)

@@ -26,9 +26,18 @@ class BoostingEstimatorMixin:
     def _boost(self, config, data, progress):
         """Fit ``learners.boosting`` with ``config`` on ``data`` (``FitData``; its Y as the
         loss reads it). Returns (RuleModel, the BoostingLearner); sets ``_loss``."""
-        # the representation first: it may move device='auto' to the CPU (exact search)
-        features = self._feature_representation(data.info.X, data.nominal, data.sparse_value)
-        backend = self._make_backend(self._threads)
+        # the representation first: it may move device='auto' to the CPU (exact search);
+        # the backend is made where it bins (on its device), else after
+        made = []
+
+        def backend():
+            if not made:
+                made.append(self._make_backend(self._threads))
+            return made[0]
+
+        features = self._feature_representation(data.info.X, data.nominal, data.sparse_value,
+                                                 backend)
+        backend = backend()
         learner = BoostingLearner(config, backend, data.rng, progress)
         builder = learner.fit(features, data.Y, data.weight)
         model = builder.build(feature_names=data.info.names, label_names=data.label_names,

@@ -64,6 +64,41 @@ def random_problem(rng, n, A, K, n_distinct=5, nan_frac=0.1, nominal=(0,)):
     return X, is_nominal, g, h, weights, mask
 
 
+def equal_width_problems(n, seed=5):
+    """[(name, X float32 (n, A), options of ``bin_features``)] of what equal-width binning
+    meets: missing values, -0.0 and +0.0, a constant column, an all-missing one, subnormal
+    values (a device that flushed them to zero would bin them apart from the host), a
+    huge range, values one ulp apart, empty bins, bin counts set by every option."""
+    rng = np.random.default_rng(seed)
+    X = (rng.integers(0, 9, size=(n, 7)) * 0.37 - 0.5).astype(np.float32)
+    X[rng.random((n, 7)) < 0.15] = np.nan
+    X[:, 1] = 2.5  # constant
+    X[:, 2] = np.nan  # all missing
+    X[::3, 3] = -0.0
+    X[1::3, 3] = 0.0
+    X[:, 4] = rng.normal(0, 1e30, n).astype(np.float32)
+    X[:, 5] = np.float32(1.0) + np.arange(n, dtype=np.float32) * np.float32(2 ** -23)
+    X[0, 5] = np.nan
+    X[:, 6] = (rng.integers(-40, 40, n) * 2 ** -140).astype(np.float32)  # subnormal
+    skewed = np.zeros((n, 1), np.float32)
+    skewed[-2:, 0] = (1.0, 1e6)
+    return [("mixed", X, {}), ("ratio", X, {"bin_ratio": 0.9, "min_bins": 3}),
+            ("capped", X, {"max_bins": 4}), ("skewed", skewed, {"bin_ratio": 0.5}),
+            ("one row", X[:1], {})]
+
+
+def assert_same_binned(device, host, asnumpy, name=""):
+    """Two BinnedFeatures are the same: ``device``'s ``bin_index`` (read with ``asnumpy``)
+    and every other field, dtypes too, the ranges bit for bit (+0.0, never -0.0)."""
+    np.testing.assert_array_equal(asnumpy(device.bin_index), host.bin_index, name)
+    for field in ("num_bins", "bin_offset", "nominal", "bin_min", "bin_max"):
+        a, b = getattr(device, field), getattr(host, field)
+        assert a.dtype == b.dtype, (name, field, a.dtype, b.dtype)
+        if field in ("bin_min", "bin_max"):
+            a, b = a.view(np.uint32), b.view(np.uint32)
+        np.testing.assert_array_equal(a, b, f"{name}: {field}")
+
+
 def histograms(binned, features, mask, indicator, weights, g, h):
     """The histogram contract (NumPy): (hist_g int64 (B, K), hist_h int64 (B, K),
     hist_count int64 (B,)); rows of features that were not sampled are 0."""

@@ -124,6 +124,10 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
             feature). The last two are not yet measured on a GPU, so not the default
             (``compare_devices.py``'s ``cuda-hist-slot`` and ``cuda-hist-sorted``,
             ``gpu_diagnose.py``'s histograms part). Read when a fit starts.
+        device_binning: bin dense numerical features equal-width on the device
+            (:meth:`bin_features`; the host's bins bit for bit) instead of on the host. Not
+            yet measured on a GPU, so off by default (``compare_devices.py``'s
+            ``cuda-hist-devbin``).
         block_size: threads per block of the histogram and element-wise kernels (a multiple
             of 32; tests under the simulator use fewer).
         launcher: ``"prepared"`` (array arguments marshalled once, ``launches.
@@ -153,7 +157,8 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
     fixes_partial_heads = False  # a block ends where a partial head is fixed
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256,
-                 launcher="auto", graphs="auto", wide_histograms="global"):
+                 launcher="auto", graphs="auto", wide_histograms="global",
+                 device_binning=False):
         if block_size % 32 or not 32 <= block_size <= 1024:
             raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
                              f"{block_size}")
@@ -173,6 +178,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         self._views = {}
         self.force_global_atomics = bool(force_global_atomics)
         self.wide_histograms = wide_histograms
+        self.device_binning = bool(device_binning)
         self.threads = int(block_size)
         self.device = f"cuda:{self.device_index}"
         with cp.cuda.Device(self.device_index), nb_cuda.gpus[self.device_index]:
@@ -278,6 +284,20 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
 
 
     # -- per-fit state ---------------------------------------------------------------
+    def bin_features(self, X, nominal_mask, method, options):
+        """The ``data.binning.bin_features(X, nominal_mask, method, **options,
+        drop_empty=True)`` of a fit on this backend computed on the device (``binning``:
+        its ``bin_index`` stays there), or None where the host bins: ``device_binning``
+        is off, or X is not a dense float32 matrix of numerical features binned
+        equal-width. ``options``: dict of bin_ratio, min_bins, max_bins."""
+        if not self.device_binning or method != "equal-width" or np.any(nominal_mask) or \
+                not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype != np.float32:
+            return None
+        from gpurules.backends.cuda import binning
+
+        return binning.bin_equal_width(self, np.ascontiguousarray(X),
+                                       binning.binning.bin_options(method, **options))
+
     def start_fit(self, features, Y, loss, base_weight, scale, statistic_dtype=np.int64):
         """Upload the binned features (BinnedFeatures), labels uint8 (n, K) (regression
         targets: float64, ``losses.target_matrix``) and base weights float64 (n,); set the
@@ -300,7 +320,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
                                             self._wide_features((K, W)).shape[0]),
                            "the fit")
         with self._on_device():
-            self.bin_index = cp.asarray(np.ascontiguousarray(features.bin_index, np.int32))
+            self.bin_index = self._device_bins(features)
             self.bin_offset = cp.asarray(np.ascontiguousarray(features.bin_offset, np.int64))
             self.bin_min = cp.asarray(np.ascontiguousarray(features.bin_min, np.float32))
             self.bin_max = cp.asarray(np.ascontiguousarray(features.bin_max, np.float32))
@@ -329,6 +349,15 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         self.indicator = 0
         self._weights_host = None
         self.set_scale(scale)
+
+    def _device_bins(self, features):
+        """The device ``bin_index`` int32 (A, n) of ``features``: uploaded, or as it is
+        where the device binned them (``binning.DeviceBinnedFeatures``)."""
+        from gpurules.backends.cuda.binning import DeviceBinnedFeatures
+
+        if isinstance(features, DeviceBinnedFeatures):
+            return features.bin_index
+        return self.cp.asarray(np.ascontiguousarray(features.bin_index, np.int32))
 
     def set_scale(self, scale):
         """Re-encode every statistic with a new fixed-point scale; resets the coverage."""

@@ -2,15 +2,16 @@
 
 Each kernel lives beside its CPU twin's name: ``statistics`` (compute, update, aggregate),
 ``coverage`` (the covered examples' mask and compacted list), ``histogram_search`` (prefix
-sums and the candidates' scan; a candidate's quality: ``candidate_quality``) and ``refine``
-(a device-resident block's choice of each step's refinement); the histograms themselves are
-built by the CUDA C kernels in ``kernels/histogram.cu`` (``sources``). The math comes from ``device_math``
-(compiled once from ``gpurules.objectives``). Every kernel is a plain Python function
-compiled lazily by ``cuda.jit``; ``SIGNATURES`` lists the explicit signatures that
+sums and the candidates' scan; a candidate's quality: ``candidate_quality``), ``refine`` (a
+device-resident block's choice of each step's refinement) and ``binning`` (equal-width bins
+of the features, once per fit); the histograms themselves are built by the CUDA C kernels
+in ``kernels/histogram.cu`` (``sources``). The math comes from ``device_math`` (compiled
+once from ``gpurules.objectives``). Every kernel is a plain Python function compiled lazily
+by ``cuda.jit``; ``SIGNATURES`` lists the explicit signatures that
 ``numba.cuda.compile_ptx`` type-checks in the tests.
 """
 
-from gpurules.backends.cuda import coverage, histogram_search, refine, statistics
+from gpurules.backends.cuda import binning, coverage, histogram_search, refine, statistics
 from gpurules.backends.cuda.coverage import (RING, apply_binned_condition, apply_selected,
                                              reset_coverage)
 from gpurules.backends.cuda.refine import select_best
@@ -22,7 +23,7 @@ __all__ = ["apply_binned_condition", "apply_selected", "reset_coverage", "select
            "compute_all_statistics", "covered_totals", "encode_covered", "update_statistics",
            "RING", "SIGNATURES", "REGRESSION_SIGNATURES", "KERNELS"]
 
-_MODULES = (statistics, coverage, histogram_search, refine)
+_MODULES = (statistics, coverage, histogram_search, refine, binning)
 
 # kernel name -> argument types (``void`` return), for ``numba.cuda.compile_ptx``
 SIGNATURES = {name: sig for module in _MODULES for name, sig in module.SIGNATURES.items()}

@@ -1,0 +1,117 @@
+"""Equal-width binning on the device (``backends/cuda/binning.py``) against the host's
+``bin_features(..., drop_empty=True)``, bit for bit, under the Numba CUDA simulator with
+``tests/reference/fake_cupy.py`` as CuPy (one fresh interpreter for the checks, as in
+``test_cuda_simulator.py``); and the estimator's choice of where to bin, in this process.
+"""
+
+import numpy as np
+import pytest
+
+from gpurules import BoomerClassifier
+from gpurules.data.binning import BIN_RATIO, MAX_BINS, MIN_BINS, bin_features, bin_options
+from tests.reference.cuda_reference import assert_same_binned, equal_width_problems
+from tests.reference.cuda_support import run_simulated_checks, simulated_backend_class, \
+    simulated_tests
+
+CHECKS = {}
+
+
+def check(fn):
+    CHECKS[fn.__name__] = fn
+    return fn
+
+
+@check
+def device_bins_equal_the_hosts():
+    backend_class, cp = simulated_backend_class()
+    backend = backend_class(0, block_size=32, device_binning=True)
+    for name, X, options in equal_width_problems(40):
+        host = bin_features(X, np.zeros(X.shape[1], bool), "equal-width", drop_empty=True,
+                            **options)
+        device = backend.bin_features(X, np.zeros(X.shape[1], bool), "equal-width",
+                                      options)
+        assert_same_binned(device, host, cp.asnumpy, name)
+
+
+@check
+def device_binning_refuses_what_it_does_not_bin():
+    """None (the host bins) unless switched on, for nominal columns, for another method
+    or for a matrix that is not float32; the host's ValueError for a value that is not
+    finite and for a bad option."""
+    backend_class, _ = simulated_backend_class()
+    X = np.arange(12, dtype=np.float32).reshape(6, 2)
+    plain = np.zeros(2, bool)
+    assert backend_class(0, block_size=32).bin_features(X, plain, "equal-width", {}) is None
+    backend = backend_class(0, block_size=32, device_binning=True)
+    assert backend.bin_features(X, np.array([True, False]), "equal-width", {}) is None
+    assert backend.bin_features(X, plain, "equal-frequency", {}) is None
+    assert backend.bin_features(X.astype(np.float64), plain, "equal-width", {}) is None
+    bad = X.copy()
+    bad[2, 1] = np.inf
+    for matrix, options, message in ((bad, {}, "finite feature values"),
+                                     (X, {"bin_ratio": 0.0}, "bin_ratio")):
+        with pytest.raises(ValueError, match=message):
+            bin_features(matrix, plain, "equal-width", **options)
+        with pytest.raises(ValueError, match=message):
+            backend.bin_features(matrix, plain, "equal-width", options)
+
+
+@check
+def fit_with_device_binning_equals_a_cpu_fit():
+    """A BoomerClassifier fit whose backend bins on the (simulated) device learns the CPU
+    fit's model, and its backend took the device's ``bin_index`` as it is."""
+    backend_class, _ = simulated_backend_class()
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    Y = (rng.random((60, 3)) < 0.4).astype(np.uint8)
+    params = {"max_rules": 3, "random_state": 2, "feature_binning": "equal-width"}
+    cpu = BoomerClassifier(device="cpu", **params).fit(X, Y)
+    made = []
+
+    def device_backend(threads):
+        made.append(backend_class(0, block_size=32, device_binning=True))
+        return made[0]
+
+    clf = BoomerClassifier(device="cpu", **params)
+    clf._make_backend = device_backend
+    clf.fit(X, Y)
+    assert len(made) == 1 and type(made[0].features).__name__ == "DeviceBinnedFeatures"
+    assert made[0].bin_index is made[0].features.bin_index
+    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
+                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
+        np.testing.assert_array_equal(getattr(clf.model_, name), getattr(cpu.model_, name),
+                                      err_msg=name)
+
+
+# -- in this process ---------------------------------------------------------------------
+def test_bin_options_are_bin_features_defaults_checked():
+    assert bin_options("equal-width") == (BIN_RATIO, MIN_BINS, MAX_BINS)
+    assert bin_options("equal-frequency", bin_ratio=0.5, max_bins=9) == (0.5, MIN_BINS, 9)
+    with pytest.raises(ValueError, match="min_bins"):
+        bin_options("equal-width", min_bins=0)
+    with pytest.raises(ValueError, match="unknown feature binning"):
+        bin_options("quantile")
+
+
+def test_estimator_bins_on_the_host_for_a_backend_without_bin_features():
+    """The CPU backend has no ``bin_features``: the host bins (and the backend is made
+    once); an exact search makes the backend after the representation, never for it."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 3)).astype(np.float32)
+    Y = (rng.random((50, 2)) < 0.5).astype(np.uint8)
+    for binning in ("equal-width", "none"):
+        clf = BoomerClassifier(device="cpu", max_rules=2, feature_binning=binning)
+        made = []
+        make = clf._make_backend
+        clf._make_backend = lambda threads: made.append(make(threads)) or made[-1]
+        clf.fit(X, Y)
+        assert len(made) == 1, binning
+        assert clf.feature_binning_ == binning
+
+
+simulator_results, test_kernel_under_simulator = simulated_tests(__name__, CHECKS)
+
+
+if __name__ == "__main__":
+    run_simulated_checks(CHECKS)
