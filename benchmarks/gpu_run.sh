@@ -21,9 +21,10 @@
 #    time of each kernel of the same fit: $OUT/kernels.txt;
 # 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-single, cuda-hist-slot,
 #    cuda-hist-sorted, cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4
-#    (100 rules) and 1e6 (10 rules; last, with the most time); their synthetic data is made beside steps
-#    2-5 (compare_devices.py --only-data: sklearn makes the 1.25e6 examples of n = 1e6 in
-#    30 s to 3 minutes), and the last size waits for it;
+#    (100 rules) and 1e6 (10 rules; last, with the most time; these two also with the bins
+#    made on the device: cuda-devbin, cuda-sorted-devbin); their synthetic data is made
+#    beside steps 2-5 (compare_devices.py --only-data: sklearn makes the 1.25e6 examples
+#    of n = 1e6 in 30 s to 3 minutes), and the last size waits for it;
 # 7. compare_devices.py on yeast and scene (carried in .gpu/datasets): the
 #    non-decomposable complete-head fit (cuda-nd and cuda-sorted-nd against boomer-nd, 200
 #    rules);
@@ -43,7 +44,7 @@
 # (200) and DATA_SYSTEMS ("cuda-nd cuda-sorted-nd boomer-nd") of step 7, DATA_DIR
 # (.gpu/datasets), SYSTEMS (of the first size; "cuda-hist cuda-single cuda-hist-slot
 # cuda-hist-sorted cuda-hist-255 boomer-ew boomer-ew-255") and LARGE_SYSTEMS (of the others;
-# the same),
+# the same and "cuda-devbin cuda-sorted-devbin"),
 # TEST_WORKERS (4). On
 # 2026-11-28 (H200, cold caches) the tests in one process needed more than their 132 s;
 # 100 rules of mlrl-boomer at n = 1e5 took 52 s on 16 cores. A short follow-up call on the
@@ -65,7 +66,7 @@ TMPD=${TMPD:-/tmp}
 SYSTEMS=${SYSTEMS:-cuda-hist cuda-single cuda-hist-slot cuda-hist-sorted cuda-hist-255 \
     boomer-ew boomer-ew-255}
 LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-single cuda-hist-slot cuda-hist-sorted \
-    cuda-hist-255 boomer-ew boomer-ew-255}
+    cuda-devbin cuda-sorted-devbin cuda-hist-255 boomer-ew boomer-ew-255}
 DATA_SYSTEMS=${DATA_SYSTEMS:-cuda-nd cuda-sorted-nd boomer-nd}
 DATA_DIR=${DATA_DIR:-.gpu/datasets}
 TEST_WORKERS=${TEST_WORKERS:-4}

@@ -37,8 +37,9 @@ def device_bins_equal_the_hosts():
 def device_binning_refuses_what_it_does_not_bin():
     """None (the host bins) unless switched on, for nominal columns, for another method
     or for a matrix that is not float32; the host's ValueError for a value that is not
-    finite and for a bad option."""
-    backend_class, _ = simulated_backend_class()
+    finite and for a bad option; a MemoryError naming the binning where the device has
+    too little memory."""
+    backend_class, cp = simulated_backend_class()
     X = np.arange(12, dtype=np.float32).reshape(6, 2)
     plain = np.zeros(2, bool)
     assert backend_class(0, block_size=32).bin_features(X, plain, "equal-width", {}) is None
@@ -54,6 +55,12 @@ def device_binning_refuses_what_it_does_not_bin():
             bin_features(matrix, plain, "equal-width", **options)
         with pytest.raises(ValueError, match=message):
             backend.bin_features(matrix, plain, "equal-width", options)
+    free, cp.FREE_BYTES = cp.FREE_BYTES, 100
+    try:
+        with pytest.raises(MemoryError, match="binning the features on the device"):
+            backend.bin_features(X, plain, "equal-width", {})
+    finally:
+        cp.FREE_BYTES = free
 
 
 @check

@@ -43,6 +43,7 @@ from gpurules.backends.cuda.device_memory import DeviceMemory, fit_memory_bytes
 from gpurules.backends.cuda.histograms import (HIST_ITEMS_PER_THREAD, WIDE_HISTOGRAMS,
                                                HistogramBuilder, raw_module)
 from gpurules.backends.cuda.searches import Searches
+from gpurules.data.binning import bin_options
 from gpurules.objectives.losses import is_regression, target_matrix
 from gpurules.objectives.non_decomposable import NonDecomposableLossSpec, packed_size
 
@@ -296,7 +297,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         from gpurules.backends.cuda import binning
 
         return binning.bin_equal_width(self, np.ascontiguousarray(X),
-                                       binning.binning.bin_options(method, **options))
+                                       bin_options(method, **options))
 
     def start_fit(self, features, Y, loss, base_weight, scale, statistic_dtype=np.int64):
         """Upload the binned features (BinnedFeatures), labels uint8 (n, K) (regression
@@ -304,6 +305,8 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         scores to 0 and compute the statistics. The statistics are int64 whatever
         ``statistic_dtype`` (``Backend.start_fit``): the kernels are compiled for int64
         rows, and the values, chosen by the scale, are the same."""
+        from gpurules.backends.cuda import binning  # (numba.cuda: imported by __init__)
+
         cp = self.cp
         n, K = Y.shape
         self.features = features
@@ -315,12 +318,12 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         widest = int(self._num_bins.max(initial=0))
         self._buffers, self._buffer_views, self._geometries = {}, {}, {}
         self._forget_views()
-        self._check_memory(fit_memory_bytes(n, features.num_features, K, W, widest,
-                                            8 if is_regression(loss) else 1,
-                                            self._wide_features((K, W)).shape[0]),
-                           "the fit")
+        need = fit_memory_bytes(n, features.num_features, K, W, widest,
+                                8 if is_regression(loss) else 1,
+                                self._wide_features((K, W)).shape[0])
+        self._check_memory(need - binning.resident_bytes(features), "the fit")
         with self._on_device():
-            self.bin_index = self._device_bins(features)
+            self.bin_index = binning.device_bin_index(cp, features)
             self.bin_offset = cp.asarray(np.ascontiguousarray(features.bin_offset, np.int64))
             self.bin_min = cp.asarray(np.ascontiguousarray(features.bin_min, np.float32))
             self.bin_max = cp.asarray(np.ascontiguousarray(features.bin_max, np.float32))
@@ -349,15 +352,6 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         self.indicator = 0
         self._weights_host = None
         self.set_scale(scale)
-
-    def _device_bins(self, features):
-        """The device ``bin_index`` int32 (A, n) of ``features``: uploaded, or as it is
-        where the device binned them (``binning.DeviceBinnedFeatures``)."""
-        from gpurules.backends.cuda.binning import DeviceBinnedFeatures
-
-        if isinstance(features, DeviceBinnedFeatures):
-            return features.bin_index
-        return self.cp.asarray(np.ascontiguousarray(features.bin_index, np.int32))
 
     def set_scale(self, scale):
         """Re-encode every statistic with a new fixed-point scale; resets the coverage."""

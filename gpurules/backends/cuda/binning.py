@@ -152,6 +152,21 @@ class DeviceBinnedFeatures(binning.BinnedFeatures):
     arrays."""
 
 
+def device_bin_index(cp, features):
+    """The device ``bin_index`` int32 (A, n) of BinnedFeatures ``features``: as it is where
+    the device binned them (:class:`DeviceBinnedFeatures`), else uploaded with CuPy
+    ``cp``."""
+    if isinstance(features, DeviceBinnedFeatures):
+        return features.bin_index
+    return cp.asarray(np.ascontiguousarray(features.bin_index, np.int32))
+
+
+def resident_bytes(features):
+    """Bytes of BinnedFeatures ``features`` already on the device: its ``bin_index`` where
+    the device binned them, else 0."""
+    return features.bin_index.nbytes if isinstance(features, DeviceBinnedFeatures) else 0
+
+
 def memory_bytes(n, A, bins):
     """Device memory (bytes) of binning ``n`` x ``A`` values into at most ``bins`` bins a
     column: X and ``bin_index`` (4 bytes a value each), ``bin_lo``, ``bin_hi``,
