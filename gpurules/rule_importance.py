@@ -136,8 +136,10 @@ def _sparse_columns(X):
 
 def record_training_coverage(model, X, n_threads=1):
     """Store the coverage of a BOOMER or SeCo model on its training features X in
-    ``rule_coverage`` and ``n_training_examples`` (TURS models know theirs)."""
-    if model.kind == "turs":
+    ``rule_coverage`` and ``n_training_examples``, unless the fit stored it already (a
+    CUDA fit counts it on the device: ``CudaBackend.rule_coverage``; TURS models know
+    theirs)."""
+    if model.kind == "turs" or rule_list(model).rule_coverage is not None:
         return
     m = rule_list(model)
     m.rule_coverage, m.n_training_examples = coverage(model, X, n_threads)

@@ -1,7 +1,10 @@
-"""Equal-width binning on the device (``backends/cuda/binning.py``) against the host's
-``bin_features(..., drop_empty=True)``, bit for bit, under the Numba CUDA simulator with
-``tests/reference/fake_cupy.py`` as CuPy (one fresh interpreter for the checks, as in
-``test_cuda_simulator.py``); and the estimator's choice of where to bin, in this process.
+"""The CUDA fit's passes over the bins outside its search, against the host's: equal-width
+binning on the device (``backends/cuda/binning.py``) against ``bin_features(...,
+drop_empty=True)`` bit for bit, and the training coverage of the rules counted on the
+device (``CudaBackend.rule_coverage``) against ``rule_importance.coverage`` on X; under the
+Numba CUDA simulator with ``tests/reference/fake_cupy.py`` as CuPy (one fresh interpreter
+for the checks, as in ``test_cuda_simulator.py``). In this process: the estimator's choice
+of where to bin.
 """
 
 import numpy as np
@@ -9,7 +12,8 @@ import pytest
 
 from gpurules import BoomerClassifier
 from gpurules.data.binning import BIN_RATIO, MAX_BINS, MIN_BINS, bin_features, bin_options
-from tests.reference.cuda_reference import assert_same_binned, equal_width_problems
+from tests.reference.cuda_reference import assert_same_binned, equal_width_problems, \
+    random_problem
 from tests.reference.cuda_support import run_simulated_checks, simulated_backend_class, \
     simulated_tests
 
@@ -85,10 +89,58 @@ def fit_with_device_binning_equals_a_cpu_fit():
     clf.fit(X, Y)
     assert len(made) == 1 and type(made[0].features).__name__ == "DeviceBinnedFeatures"
     assert made[0].bin_index is made[0].features.bin_index
+    assert clf.model_.n_training_examples == cpu.model_.n_training_examples == 60
+    np.testing.assert_array_equal(clf.model_.rule_coverage, cpu.model_.rule_coverage)
     for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
                  "rule_cond_start", "head_label", "head_score", "rule_head_start"):
         np.testing.assert_array_equal(getattr(clf.model_, name), getattr(cpu.model_, name),
                                       err_msg=name)
+
+
+@check
+def rule_coverage_on_the_device_equals_the_hosts():
+    """Rules of conditions at the bins' thresholds (numerical ``<=``/``>``, nominal
+    ``==``/``!=``; none; several on one feature) cover the same training examples counted
+    on the device's bins as on X (missing values satisfy nothing); no rule, no count."""
+    from gpurules.backends.thresholds import bin_threshold
+    from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
+    from gpurules.model import RuleModel
+    from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
+    from gpurules.rule_importance import coverage
+
+    backend_class, _ = simulated_backend_class()
+    rng = np.random.default_rng(6)
+    X, nominal, *_ = random_problem(rng, 50, 5, 1, n_distinct=6, nominal=(1,))
+    binned = bin_features(X, nominal, "equal-width", bin_ratio=0.5, drop_empty=True)
+    backend = backend_class(0, block_size=32)
+    backend.start_fit(binned, np.zeros((50, 2), np.uint8),
+                      DECOMPOSABLE_LOSSES["logistic-decomposable"], np.ones(50), 2.0 ** 20)
+    conditions, starts = [], [0]
+    for size in (0, 1, 1, 2, 3, 4, 2, 1):
+        for _ in range(size):
+            f = int(rng.integers(5))
+            lo, hi = binned.bin_offset[f], binned.bin_offset[f + 1]
+            if nominal[f]:
+                b = int(rng.integers(lo, hi))
+                conditions.append((f, (OP_EQ, OP_NEQ)[b % 2], binned.bin_min[b]))
+            elif hi - lo > 1:
+                b = int(rng.integers(lo + 1, hi))
+                conditions.append((f, (OP_LEQ, OP_GR)[b % 2],
+                                   bin_threshold(binned.bin_min, binned.bin_max, b)))
+        starts.append(len(conditions))
+    for count in (len(starts) - 1, 0):
+        chosen = conditions[:starts[count]]
+        f, op, thr = (np.array([c[k] for c in chosen], t) for k, t in (
+            (0, np.int32), (1, np.int8), (2, np.float32)))
+        model = RuleModel(np.zeros(2), False, f, op, thr,
+                          np.array(starts[:count + 1], np.int64),
+                          np.zeros(count, np.int32), np.ones(count),
+                          np.arange(count + 1, dtype=np.int64))
+        counts = backend.rule_coverage(model)
+        assert counts.dtype == np.int64 and counts.shape == (count,)
+        np.testing.assert_array_equal(counts, coverage(model, X)[0])
+        if count:  # (the rules cover some examples, not all but the empty body)
+            assert counts[0] == 50 and 0 < counts[1:].max() < 50, counts
 
 
 # -- in this process ---------------------------------------------------------------------

@@ -374,7 +374,7 @@ def test_device_binning_equals_the_hosts():
 
 def test_fit_with_device_binning_equals_cpu():
     """A BoomerClassifier fit on ``device="cuda"`` whose backend bins on the device learns
-    the CPU fit's rules."""
+    the CPU fit's rules, and counts their training coverage as the host does on X."""
     from gpurules import BoomerClassifier
     from gpurules.backends.cuda import CudaBackend
 
@@ -392,6 +392,8 @@ def test_fit_with_device_binning_equals_cpu():
     assert len(made) == 1 and type(made[0].features).__name__ == "DeviceBinnedFeatures"
     assert len(gpu.model_) == len(cpu.model_) > 5
     assert_same_rules(gpu.model_, cpu.model_)
+    # the training coverage, counted on the device's bins (CudaBackend.rule_coverage)
+    np.testing.assert_array_equal(gpu.model_.rule_coverage, cpu.model_.rule_coverage)
 
 
 @pytest.mark.parametrize("head_type", ["complete", "single"])

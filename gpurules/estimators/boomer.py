@@ -42,6 +42,9 @@ class BoostingEstimatorMixin:
         builder = learner.fit(features, data.Y, data.weight)
         model = builder.build(feature_names=data.info.names, label_names=data.label_names,
                               nominal_values=data.info.levels or None)
+        if hasattr(backend, "rule_coverage"):  # counted where the bins are (the device)
+            model.rule_coverage = backend.rule_coverage(model)
+            model.n_training_examples = data.Y.shape[0]
         self._loss = config.loss
         return model, learner
 

@@ -380,6 +380,23 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         with self._on_device():
             return self.cp.asnumpy(self.mask == self.indicator)
 
+    def rule_coverage(self, model):
+        """int64 (R,): how many of the fit's examples satisfy each rule's body of ``model``
+        (a ``RuleModel`` learned on this fit's bins), counted on the device
+        (``coverage.count_covered``): ``rule_importance.coverage(model, X)`` of the
+        training X, whose values every threshold of such a model splits as it splits the
+        bins (``thresholds.bin_threshold``)."""
+        cp, wrap = self.cp, self._wrap  # (fresh views: these arrays live for this call)
+        with self._on_device():
+            rules = [wrap(cp.asarray(np.ascontiguousarray(a, t))) for a, t in (
+                (model.cond_feature, np.int32), (model.cond_op, np.int8),
+                (model.cond_threshold, np.float32), (model.rule_cond_start, np.int64))]
+            counts = cp.zeros(max(model.num_rules, 1), np.int64)
+            self._kernels.count_covered[self._config(self._blocks(self.mask.size))](
+                *rules, self._v["bin_index"], self._v["bin_offset"], self._v["bin_min"],
+                wrap(counts))
+            return cp.asnumpy(counts)[:model.num_rules]
+
     def reset_coverage(self):
         """Every example covered: mask 0 at indicator 0, the covered list = all examples.
         Remembers the refinement steps of the rule before (``last_rule_steps``)."""

@@ -100,9 +100,46 @@ def _apply_selected(res_f, res_op, res_thr, r, state, bin_index, bin_offset, bin
                        mask, cursor[1], lists[step % 2], lists[(step + 1) % 2], lens, step)
 
 
+@cuda.jit(device=True)
+def _satisfies_body(r, i, cond_feature, cond_op, cond_threshold, rule_cond_start, bin_index,
+                    bin_offset, bin_min):
+    """Whether example ``i`` satisfies every condition of rule ``r`` (each judged by the
+    example's bin's ``bin_min``, as :func:`_append_satisfying` judges it)."""
+    for c in range(rule_cond_start[r], rule_cond_start[r + 1]):
+        f = cond_feature[c]
+        b = bin_index[f, i]
+        if b < 0 or not satisfies(cond_op[c], bin_min[bin_offset[f] + b], cond_threshold[c]):
+            return False
+    return True
+
+
+def _count_covered(cond_feature, cond_op, cond_threshold, rule_cond_start, bin_index,
+                   bin_offset, bin_min, counts):
+    """``counts[r]`` (int64 (R,), 0 before) += how many of the examples satisfy the body of
+    rule ``r`` of a model learned on these bins (``cond_*`` and ``rule_cond_start`` as in
+    ``model.RuleModel``): a thread per example (grid-stride), a block's count of each rule
+    gathered in shared memory and added once."""
+    n = bin_index.shape[1]
+    t = cuda.threadIdx.x
+    block = cuda.shared.array(1, types.int32)
+    for first in range(cuda.blockIdx.x * cuda.blockDim.x, n, cuda.gridsize(1)):
+        i = first + t
+        for r in range(rule_cond_start.shape[0] - 1):
+            if t == 0:
+                block[0] = 0
+            cuda.syncthreads()
+            if i < n and _satisfies_body(r, i, cond_feature, cond_op, cond_threshold,
+                                         rule_cond_start, bin_index, bin_offset, bin_min):
+                cuda.atomic.add(block, 0, 1)
+            cuda.syncthreads()
+            if t == 0 and block[0] > 0:
+                cuda.atomic.add(counts, r, block[0])
+
+
 reset_coverage = kernel(_reset_coverage)
 apply_binned_condition = kernel(_apply_binned_condition)
 apply_selected = kernel(_apply_selected)
+count_covered = kernel(_count_covered)
 
 
 def _signatures():
@@ -114,6 +151,8 @@ def _signatures():
         "apply_selected": (vec[i64], vec[i8], vec[f32], i64, vec[i32]) + tail[:4]
         + (mat[i32], vec[i32], vec[i64]),
         "reset_coverage": (vec[i32], vec[i32], vec[i32]),
+        "count_covered": (vec[i32], vec[i8], vec[f32], vec[i64], mat[i32], vec[i64],
+                          vec[f32], vec[i64]),
     }
 
 
@@ -122,4 +161,5 @@ KERNELS = {
     "apply_binned_condition": apply_binned_condition,
     "apply_selected": apply_selected,
     "reset_coverage": reset_coverage,
+    "count_covered": count_covered,
 }

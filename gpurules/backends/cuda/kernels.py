@@ -13,15 +13,15 @@ by ``cuda.jit``; ``SIGNATURES`` lists the explicit signatures that
 
 from gpurules.backends.cuda import binning, coverage, histogram_search, refine, statistics
 from gpurules.backends.cuda.coverage import (RING, apply_binned_condition, apply_selected,
-                                             reset_coverage)
+                                             count_covered, reset_coverage)
 from gpurules.backends.cuda.refine import select_best
 from gpurules.backends.cuda.statistics import (compute_all_statistics, covered_totals,
                                                encode_covered, update_statistics)
 
 # the kernels the backend launches by attribute (``backend._kernels.<name>``)
-__all__ = ["apply_binned_condition", "apply_selected", "reset_coverage", "select_best",
-           "compute_all_statistics", "covered_totals", "encode_covered", "update_statistics",
-           "RING", "SIGNATURES", "REGRESSION_SIGNATURES", "KERNELS"]
+__all__ = ["apply_binned_condition", "apply_selected", "count_covered", "reset_coverage",
+           "select_best", "compute_all_statistics", "covered_totals", "encode_covered",
+           "update_statistics", "RING", "SIGNATURES", "REGRESSION_SIGNATURES", "KERNELS"]
 
 _MODULES = (statistics, coverage, histogram_search, refine, binning)
 
