@@ -51,8 +51,10 @@
 # warm machine (one size: its profiled fit is not skipped), for example:
 #   STEPS=bench GPU_SIZES=1e6 GPU_RULES=20 SYSTEMS="cuda-hist cuda-numba" BUDGET=240 \
 #       bash benchmarks/gpu_run.sh
-# or where the host's time goes in a fit at n = 1e6 (session 50: 1.6 s of 4.3 s binning):
-#   STEPS="profile" PROFILE_N=1e6 PROFILE_RULES=10 BUDGET=120 bash benchmarks/gpu_run.sh
+# or where the host's time goes in a fit at n = 1e6 (session 50: 1.6 s of 4.3 s binning;
+# PROFILE_SYSTEM: compare_devices' system of the fit, default cuda-hist):
+#   STEPS="profile" PROFILE_N=1e6 PROFILE_RULES=10 PROFILE_SYSTEM=cuda-sorted-devbin \
+#       BUDGET=120 bash benchmarks/gpu_run.sh
 # and in a non-decomposable fit of a data set (with the environment gpu_run.sh sets up):
 #   python3 benchmarks/gpu_diagnose.py --parts profile --dataset yeast --system cuda-nd \
 #       --rules 200
@@ -182,6 +184,7 @@ else
     log "profile"
     timeout -k 10 "$(lim 240)" $PY benchmarks/gpu_diagnose.py --parts profile \
         --n "${PROFILE_N:-1e5}" --rules "${PROFILE_RULES:-20}" --data-cache "$DATA_CACHE" \
+        --system "${PROFILE_SYSTEM:-cuda-hist}" \
         > "$OUT/profile.txt" 2>&1
     step "profile" $?
 fi
