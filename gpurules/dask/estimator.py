@@ -220,9 +220,10 @@ class DaskBoomerClassifier(BoomerClassifier):
                              "client= or create one first") from error
 
     # -- the hooks of BoomerClassifier._learn ------------------------------------------
-    def _feature_representation(self, X, nominal_mask, sparse_value):
+    def _feature_representation(self, X, nominal_mask, sparse_value, backend=None):
         """Bins the partitions (their actors, made by :meth:`_start_partitions`) with one
-        global pass; returns the compact global layout and keeps the DaskBackend."""
+        global pass; returns the compact global layout and keeps the DaskBackend (which
+        :meth:`_make_backend` returns; ``backend`` is not called)."""
         client, actors, handles, sizes = self._dask
         binning, options = self._option("feature_binning")
         binning = "equal-width" if binning == "auto" else binning
