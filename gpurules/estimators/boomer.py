@@ -30,14 +30,14 @@ class BoostingEstimatorMixin:
         # the backend is made where it bins (on its device), else after
         made = []
 
-        def backend():
+        def fit_backend():
             if not made:
                 made.append(self._make_backend(self._threads))
             return made[0]
 
         features = self._feature_representation(data.info.X, data.nominal, data.sparse_value,
-                                                 backend)
-        backend = backend()
+                                                 fit_backend)
+        backend = fit_backend()
         learner = BoostingLearner(config, backend, data.rng, progress)
         builder = learner.fit(features, data.Y, data.weight)
         model = builder.build(feature_names=data.info.names, label_names=data.label_names,

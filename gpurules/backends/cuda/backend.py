@@ -128,7 +128,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         device_binning: bin dense numerical features equal-width on the device
             (:meth:`bin_features`; the host's bins bit for bit) instead of on the host. Not
             yet measured on a GPU, so off by default (``compare_devices.py``'s
-            ``cuda-hist-devbin``).
+            ``cuda-devbin``). Read when a fit bins.
         block_size: threads per block of the histogram and element-wise kernels (a multiple
             of 32; tests under the simulator use fewer).
         launcher: ``"prepared"`` (array arguments marshalled once, ``launches.
@@ -386,16 +386,19 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         (``coverage.count_covered``): ``rule_importance.coverage(model, X)`` of the
         training X, whose values every threshold of such a model splits as it splits the
         bins (``thresholds.bin_threshold``)."""
+        if model.num_rules == 0:
+            return np.zeros(0, np.int64)
         cp, wrap = self.cp, self._wrap  # (fresh views: these arrays live for this call)
-        with self._on_device():
-            rules = [wrap(cp.asarray(np.ascontiguousarray(a, t))) for a, t in (
-                (model.cond_feature, np.int32), (model.cond_op, np.int8),
-                (model.cond_threshold, np.float32), (model.rule_cond_start, np.int64))]
-            counts = cp.zeros(max(model.num_rules, 1), np.int64)
+        with self._on_device():  # (no empty device array: rules may have no condition)
+            rules = [wrap(cp.asarray(np.resize(np.asarray(a, t), max(len(a), 1))))
+                     for a, t in ((model.cond_feature, np.int32), (model.cond_op, np.int8),
+                                  (model.cond_threshold, np.float32),
+                                  (model.rule_cond_start, np.int64))]
+            counts = cp.zeros(model.num_rules, np.int64)
             self._kernels.count_covered[self._config(self._blocks(self.mask.size))](
                 *rules, self._v["bin_index"], self._v["bin_offset"], self._v["bin_min"],
                 wrap(counts))
-            return cp.asnumpy(counts)[:model.num_rules]
+            return cp.asnumpy(counts)
 
     def reset_coverage(self):
         """Every example covered: mask 0 at indicator 0, the covered list = all examples.
