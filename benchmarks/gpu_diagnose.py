@@ -27,11 +27,15 @@
    168,000 bins, 20 labels), each ``wide_histograms`` setting on all and on half of the
    examples: median ms, GB/s and % of the copy bandwidth, the histograms checked equal
    (``wide_histograms.py``). This decides which kernel builds wide features.
+6. ``== binning``: equal-width binning of 1e6 x 100 continuous values on every host core
+   and on the device (``CudaBackend(device_binning=True)``; X's upload included), median
+   ms, the bins checked equal (``device_binning.py``). This decides whether CUDA fits bin
+   on the device by default.
 
-6. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
+7. ``== profile`` (only when asked for): cProfile of a 20-rule ``device='cuda'`` fit at
    n = 1e5 (``--n``, ``--rules``, ``--system``; ``--dataset yeast --system cuda-nd``: a
    data set), the host's share by function (``$OUT/profile.txt``).
-7. ``== fit`` (only when asked for): the same fit after a 5-rule one, nothing
+8. ``== fit`` (only when asked for): the same fit after a 5-rule one, nothing
    else: what ``gpu_run.sh``'s ``kernels`` step runs under ``ncu`` for the device time of
    each kernel (``$OUT/kernels.txt``).
 
@@ -331,6 +335,14 @@ def histograms():
     run()
 
 
+@part("binning")
+def binning():
+    """``device_binning.run()``: equal-width binning at n = 1e6 on the host and the device."""
+    from benchmarks.device_binning import run
+
+    run()
+
+
 # the fit of the ``profile`` and ``fit`` parts (``--n``, ``--rules``, ``--data-cache``,
 # ``--system``, ``--dataset``, ``--data-dir``)
 FIT = {"n": 100_000, "rules": 20, "cache": None, "system": "cuda-hist", "dataset": None,
@@ -387,8 +399,8 @@ def profile():
 
 
 PARTS = {"fma": fma, "ieee": ieee, "solve": solve, "launch": launch,
-         "histograms": histograms, "profile": profile, "fit": fit}
-DEFAULT_PARTS = ("fma", "ieee", "solve", "launch", "histograms")
+         "histograms": histograms, "binning": binning, "profile": profile, "fit": fit}
+DEFAULT_PARTS = ("fma", "ieee", "solve", "launch", "histograms", "binning")
 
 
 def main(argv=None):

@@ -143,6 +143,18 @@ def rule_coverage_on_the_device_equals_the_hosts():
             assert counts[0] == 50 and 0 < counts[1:].max() < 50, counts
 
 
+@check
+def device_binning_benchmark_runs():
+    """``benchmarks/device_binning.py``'s measurement (what ``gpu_diagnose.py``'s binning
+    part runs on a GPU) on a tiny problem: both bin, the same bins, two times."""
+    from benchmarks.device_binning import measure, problem
+
+    backend_class, _ = simulated_backend_class()
+    times = measure(backend_class(0, block_size=32, device_binning=True), problem(30, 3),
+                    repeats=1)
+    assert len(times) == 2 and min(times) > 0, times
+
+
 # -- in this process ---------------------------------------------------------------------
 def test_bin_options_are_bin_features_defaults_checked():
     assert bin_options("equal-width") == (BIN_RATIO, MIN_BINS, MAX_BINS)
