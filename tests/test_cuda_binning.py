@@ -12,8 +12,8 @@ import pytest
 
 from gpurules import BoomerClassifier
 from gpurules.data.binning import BIN_RATIO, MAX_BINS, MIN_BINS, bin_features, bin_options
-from tests.reference.cuda_reference import assert_same_binned, equal_width_problems, \
-    random_problem
+from tests.reference.cuda_reference import assert_device_binned_fit_equals_cpu, \
+    assert_same_binned, equal_width_problems, random_problem
 from tests.reference.cuda_support import run_simulated_checks, simulated_backend_class, \
     simulated_tests
 
@@ -70,31 +70,11 @@ def device_binning_refuses_what_it_does_not_bin():
 @check
 def fit_with_device_binning_equals_a_cpu_fit():
     """A BoomerClassifier fit whose backend bins on the (simulated) device learns the CPU
-    fit's model, and its backend took the device's ``bin_index`` as it is."""
+    fit's model and training coverage (``assert_device_binned_fit_equals_cpu``)."""
     backend_class, _ = simulated_backend_class()
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(60, 4)).astype(np.float32)
-    X[rng.random(X.shape) < 0.1] = np.nan
-    Y = (rng.random((60, 3)) < 0.4).astype(np.uint8)
-    params = {"max_rules": 3, "random_state": 2, "feature_binning": "equal-width"}
-    cpu = BoomerClassifier(device="cpu", **params).fit(X, Y)
-    made = []
-
-    def device_backend(threads):
-        made.append(backend_class(0, block_size=32, device_binning=True))
-        return made[0]
-
-    clf = BoomerClassifier(device="cpu", **params)
-    clf._make_backend = device_backend
-    clf.fit(X, Y)
-    assert len(made) == 1 and type(made[0].features).__name__ == "DeviceBinnedFeatures"
-    assert made[0].bin_index is made[0].features.bin_index
-    assert clf.model_.n_training_examples == cpu.model_.n_training_examples == 60
-    np.testing.assert_array_equal(clf.model_.rule_coverage, cpu.model_.rule_coverage)
-    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
-                 "rule_cond_start", "head_label", "head_score", "rule_head_start"):
-        np.testing.assert_array_equal(getattr(clf.model_, name), getattr(cpu.model_, name),
-                                      err_msg=name)
+    rules = assert_device_binned_fit_equals_cpu(
+        lambda: backend_class(0, block_size=32, device_binning=True), 60, 3, 3)
+    assert rules == 3
 
 
 @check

@@ -18,8 +18,8 @@ from gpurules.data.binning import bin_features
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from tests.reference.cuda_reference import (
-    assert_same_binned, assert_same_refinements, compare_backends, dataset_histograms,
-    equal_width_problems, exact_bins,
+    assert_device_binned_fit_equals_cpu, assert_same_binned, assert_same_refinements,
+    compare_backends, dataset_histograms, equal_width_problems, exact_bins,
     histogram_per_feature, histograms, random_problem, uncovered_bin_problem)
 from tests.reference.cuda_support import skip_without_gpu
 
@@ -373,27 +373,13 @@ def test_device_binning_equals_the_hosts():
 
 
 def test_fit_with_device_binning_equals_cpu():
-    """A BoomerClassifier fit on ``device="cuda"`` whose backend bins on the device learns
-    the CPU fit's rules, and counts their training coverage as the host does on X."""
-    from gpurules import BoomerClassifier
+    """A BoomerClassifier fit whose CUDA backend bins on the device learns the CPU fit's
+    rules and counts their training coverage as the host does on X
+    (``assert_device_binned_fit_equals_cpu``)."""
     from gpurules.backends.cuda import CudaBackend
 
-    rng = np.random.default_rng(4)
-    X = rng.normal(size=(3000, 6)).astype(np.float32)
-    X[rng.random(X.shape) < 0.05] = np.nan
-    Y = (rng.random((3000, 3)) < 0.3).astype(np.uint8)
-    params = {"max_rules": 10, "random_state": 1, "feature_binning": "equal-width"}
-    cpu = BoomerClassifier(device="cpu", **params).fit(X, Y)
-    gpu = BoomerClassifier(device="cuda", **params)
-    made = []
-    gpu._make_backend = lambda threads: made.append(CudaBackend(0, device_binning=True)) \
-        or made[-1]
-    gpu.fit(X, Y)
-    assert len(made) == 1 and type(made[0].features).__name__ == "DeviceBinnedFeatures"
-    assert len(gpu.model_) == len(cpu.model_) > 5
-    assert_same_rules(gpu.model_, cpu.model_)
-    # the training coverage, counted on the device's bins (CudaBackend.rule_coverage)
-    np.testing.assert_array_equal(gpu.model_.rule_coverage, cpu.model_.rule_coverage)
+    assert assert_device_binned_fit_equals_cpu(
+        lambda: CudaBackend(0, device_binning=True), 3000, 10, 4) > 5
 
 
 @pytest.mark.parametrize("head_type", ["complete", "single"])

@@ -99,6 +99,34 @@ def assert_same_binned(device, host, asnumpy, name=""):
         np.testing.assert_array_equal(a, b, f"{name}: {field}")
 
 
+def assert_device_binned_fit_equals_cpu(make_backend, n, max_rules, seed):
+    """A BoomerClassifier fit on ``n`` x 6 continuous values (about 5 % missing) whose
+    backend, ``make_backend()`` (a CudaBackend with ``device_binning``), bins on its device:
+    made once, it took the device's ``bin_index`` as it is, and the fit learns the CPU
+    fit's rules, thresholds and scores bit for bit, and their training coverage (counted on
+    the device's bins: ``CudaBackend.rule_coverage``) equals the CPU's on X. Returns the
+    number of rules."""
+    from gpurules import BoomerClassifier
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    Y = (rng.random((n, 3)) < 0.3).astype(np.uint8)
+    params = {"max_rules": max_rules, "random_state": 1, "feature_binning": "equal-width"}
+    cpu = BoomerClassifier(device="cpu", **params).fit(X, Y).model_
+    clf, made = BoomerClassifier(device="cpu", **params), []
+    clf._make_backend = lambda threads: made.append(make_backend()) or made[-1]
+    gpu = clf.fit(X, Y).model_
+    assert len(made) == 1 and type(made[0].features).__name__ == "DeviceBinnedFeatures"
+    assert made[0].bin_index is made[0].features.bin_index
+    for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
+                 "rule_cond_start", "head_label", "head_score", "rule_head_start",
+                 "rule_coverage"):
+        np.testing.assert_array_equal(getattr(gpu, name), getattr(cpu, name), err_msg=name)
+    assert gpu.n_training_examples == cpu.n_training_examples == n
+    return len(gpu)
+
+
 def histograms(binned, features, mask, indicator, weights, g, h):
     """The histogram contract (NumPy): (hist_g int64 (B, K), hist_h int64 (B, K),
     hist_count int64 (B,)); rows of features that were not sampled are 0."""
