@@ -7,6 +7,8 @@ for the checks, as in ``test_cuda_simulator.py``). In this process: the estimato
 of where to bin.
 """
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -39,8 +41,8 @@ def device_bins_equal_the_hosts():
 
 @check
 def device_binning_refuses_what_it_does_not_bin():
-    """None (the host bins) unless switched on, for nominal columns, for another method
-    or for a matrix that is not float32; the host's ValueError for a value that is not
+    """None (the host bins) unless switched on, and, said in an INFO line, for nominal
+    columns, for another method or for a matrix that is not float32; the host's ValueError for a value that is not
     finite and for a bad option; a MemoryError naming the binning where the device has
     too little memory."""
     backend_class, cp = simulated_backend_class()
@@ -48,9 +50,22 @@ def device_binning_refuses_what_it_does_not_bin():
     plain = np.zeros(2, bool)
     assert backend_class(0, block_size=32).bin_features(X, plain, "equal-width", {}) is None
     backend = backend_class(0, block_size=32, device_binning=True)
-    assert backend.bin_features(X, np.array([True, False]), "equal-width", {}) is None
-    assert backend.bin_features(X, plain, "equal-frequency", {}) is None
-    assert backend.bin_features(X.astype(np.float64), plain, "equal-width", {}) is None
+    said = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())
+    logger = logging.getLogger("gpurules.cuda")
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        assert backend.bin_features(X, np.array([True, False]), "equal-width", {}) is None
+        assert backend.bin_features(X, plain, "equal-frequency", {}) is None
+        assert backend.bin_features(X.astype(np.float64), plain, "equal-width", {}) is None
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert [m.split("(")[-1] for m in said] == [
+        "nominal features)", "equal-frequency binning)", "not a dense float32 matrix)"], said
     bad = X.copy()
     bad[2, 1] = np.inf
     for matrix, options, message in ((bad, {}, "finite feature values"),

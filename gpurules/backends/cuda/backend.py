@@ -290,9 +290,16 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         drop_empty=True)`` of a fit on this backend computed on the device (``binning``:
         its ``bin_index`` stays there), or None where the host bins: ``device_binning``
         is off, or X is not a dense float32 matrix of numerical features binned
-        equal-width. ``options``: dict of bin_ratio, min_bins, max_bins."""
-        if not self.device_binning or method != "equal-width" or np.any(nominal_mask) or \
-                not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype != np.float32:
+        equal-width (then an INFO line on the ``gpurules.cuda`` logger says why).
+        ``options``: dict of bin_ratio, min_bins, max_bins."""
+        if not self.device_binning:
+            return None
+        dense = isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype == np.float32
+        why = (f"{method} binning" if method != "equal-width" else
+               "nominal features" if np.any(nominal_mask) else
+               None if dense else "not a dense float32 matrix")
+        if why is not None:
+            logger.info("gpurules: device_binning: the host bins these features (%s)", why)
             return None
         from gpurules.backends.cuda import binning
 
