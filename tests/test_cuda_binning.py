@@ -31,20 +31,18 @@ def check(fn):
 def device_bins_equal_the_hosts():
     backend_class, cp = simulated_backend_class()
     backend = backend_class(0, block_size=32, device_binning=True)
-    for name, X, options in equal_width_problems(40):
-        host = bin_features(X, np.zeros(X.shape[1], bool), "equal-width", drop_empty=True,
-                            **options)
-        device = backend.bin_features(X, np.zeros(X.shape[1], bool), "equal-width",
-                                      options)
+    for name, X, nominal, options in equal_width_problems(40):
+        host = bin_features(X, nominal, "equal-width", drop_empty=True, **options)
+        device = backend.bin_features(X, nominal, "equal-width", options)
         assert_same_binned(device, host, cp.asnumpy, name)
 
 
 @check
 def device_binning_refuses_what_it_does_not_bin():
-    """None (the host bins) unless switched on, and, said in an INFO line, for nominal
-    columns, for another method or for a matrix that is not float32; the host's ValueError for a value that is not
-    finite and for a bad option; a MemoryError naming the binning where the device has
-    too little memory."""
+    """None (the host bins) unless switched on, and, said in an INFO line, where every
+    column is nominal, for another method or for a matrix that is not float32; the host's
+    ValueError for a value that is not finite and for a bad option; a MemoryError naming
+    the binning where the device has too little memory."""
     backend_class, cp = simulated_backend_class()
     X = np.arange(12, dtype=np.float32).reshape(6, 2)
     plain = np.zeros(2, bool)
@@ -58,14 +56,15 @@ def device_binning_refuses_what_it_does_not_bin():
     level = logger.level
     logger.setLevel(logging.INFO)
     try:
-        assert backend.bin_features(X, np.array([True, False]), "equal-width", {}) is None
+        assert backend.bin_features(X, np.array([True, True]), "equal-width", {}) is None
         assert backend.bin_features(X, plain, "equal-frequency", {}) is None
         assert backend.bin_features(X.astype(np.float64), plain, "equal-width", {}) is None
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
     assert [m.split("(")[-1] for m in said] == [
-        "nominal features)", "equal-frequency binning)", "not a dense float32 matrix)"], said
+        "no numerical feature)", "equal-frequency binning)",
+        "not a dense float32 matrix)"], said
     bad = X.copy()
     bad[2, 1] = np.inf
     for matrix, options, message in ((bad, {}, "finite feature values"),

@@ -365,10 +365,10 @@ def test_device_binning_equals_the_hosts():
     backend = CudaBackend(0, device_binning=True)
     big = np.random.default_rng(2).normal(size=(300_000, 8)).astype(np.float32)
     big[::7, 3] = np.nan
-    for name, X, options in equal_width_problems(2000) + [("big", big, {})]:
-        plain = np.zeros(X.shape[1], bool)
-        host = bin_features(X, plain, "equal-width", drop_empty=True, **options)
-        device = backend.bin_features(X, plain, "equal-width", options)
+    for name, X, nominal, options in equal_width_problems(2000) + [
+            ("big", big, np.zeros(8, bool), {})]:
+        host = bin_features(X, nominal, "equal-width", drop_empty=True, **options)
+        device = backend.bin_features(X, nominal, "equal-width", options)
         assert_same_binned(device, host, cp.asnumpy, name)
 
 

@@ -65,10 +65,11 @@ def random_problem(rng, n, A, K, n_distinct=5, nan_frac=0.1, nominal=(0,)):
 
 
 def equal_width_problems(n, seed=5):
-    """[(name, X float32 (n, A), options of ``bin_features``)] of what equal-width binning
-    meets: missing values, -0.0 and +0.0, a constant column, an all-missing one, subnormal
-    values (a device that flushed them to zero would bin them apart from the host), a
-    huge range, values one ulp apart, empty bins, bin counts set by every option."""
+    """[(name, X float32 (n, A), nominal bool (A,), options of ``bin_features``)] of what
+    equal-width binning meets: missing values, -0.0 and +0.0, a constant column, an
+    all-missing one, nominal columns among numerical ones, subnormal values (a device that
+    flushed them to zero would bin them apart from the host), a huge range, values one ulp
+    apart, empty bins, bin counts set by every option."""
     rng = np.random.default_rng(seed)
     X = (rng.integers(0, 9, size=(n, 7)) * 0.37 - 0.5).astype(np.float32)
     X[rng.random((n, 7)) < 0.15] = np.nan
@@ -82,9 +83,12 @@ def equal_width_problems(n, seed=5):
     X[:, 6] = (rng.integers(-40, 40, n) * 2 ** -140).astype(np.float32)  # subnormal
     skewed = np.zeros((n, 1), np.float32)
     skewed[-2:, 0] = (1.0, 1e6)
-    return [("mixed", X, {}), ("ratio", X, {"bin_ratio": 0.9, "min_bins": 3}),
-            ("capped", X, {"max_bins": 4}), ("skewed", skewed, {"bin_ratio": 0.5}),
-            ("one row", X[:1], {})]
+    plain, nominal = np.zeros(7, bool), np.zeros(7, bool)
+    nominal[[0, 3]] = True  # (column 0: 9 values and NaN; column 3: -0.0 and +0.0)
+    return [("mixed", X, plain, {}), ("ratio", X, plain, {"bin_ratio": 0.9, "min_bins": 3}),
+            ("capped", X, plain, {"max_bins": 4}),
+            ("skewed", skewed, np.zeros(1, bool), {"bin_ratio": 0.5}),
+            ("one row", X[:1], plain, {}), ("nominal", X, nominal, {"max_bins": 5})]
 
 
 def assert_same_binned(device, host, asnumpy, name=""):

@@ -288,23 +288,23 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
     def bin_features(self, X, nominal_mask, method, options):
         """The ``data.binning.bin_features(X, nominal_mask, method, **options,
         drop_empty=True)`` of a fit on this backend computed on the device (``binning``:
-        its ``bin_index`` stays there), or None where the host bins: ``device_binning``
-        is off, or X is not a dense float32 matrix of numerical features binned
-        equal-width (then an INFO line on the ``gpurules.cuda`` logger says why).
+        its ``bin_index`` stays there; nominal columns are binned on the host), or None
+        where the host bins: ``device_binning`` is off, or X is not a dense float32 matrix
+        with a numerical feature binned equal-width (then an INFO line on the
+        ``gpurules.cuda`` logger says why).
         ``options``: dict of bin_ratio, min_bins, max_bins."""
         if not self.device_binning:
             return None
         dense = isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype == np.float32
         why = (f"{method} binning" if method != "equal-width" else
-               "nominal features" if np.any(nominal_mask) else
+               "no numerical feature" if np.all(nominal_mask) else
                None if dense else "not a dense float32 matrix")
         if why is not None:
             logger.info("gpurules: device_binning: the host bins these features (%s)", why)
             return None
         from gpurules.backends.cuda import binning
 
-        return binning.bin_equal_width(self, np.ascontiguousarray(X),
-                                       bin_options(method, **options))
+        return binning.bin_equal_width(self, X, nominal_mask, bin_options(method, **options))
 
     def start_fit(self, features, Y, loss, base_weight, scale, statistic_dtype=np.int64):
         """Upload the binned features (BinnedFeatures), labels uint8 (n, K) (regression

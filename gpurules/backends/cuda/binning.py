@@ -1,6 +1,7 @@
 """Equal-width feature binning on the device: the twin of ``data/binning.py``'s
-``bin_features(X, ..., "equal-width", drop_empty=True)`` for dense numerical features, with
-the same ``BinnedFeatures`` bit for bit, its ``bin_index`` left on the device.
+``bin_features(X, ..., "equal-width", drop_empty=True)`` for the numerical columns of a
+dense X (nominal ones, a bin a value, are binned on the host and merged in), with the same
+``BinnedFeatures`` bit for bit, its ``bin_index`` left on the device.
 
 On the host, binning a 1e6 x 100 matrix took 0.4 to 1.6 s of a 4 s CUDA fit on the H200's
 16-core host (docs/gpu-validation.md, sessions 50 and 51), and the fit then uploaded the
@@ -167,11 +168,12 @@ def resident_bytes(features):
     return features.bin_index.nbytes if isinstance(features, DeviceBinnedFeatures) else 0
 
 
-def memory_bytes(n, A, bins):
+def memory_bytes(n, A, bins, merged=False):
     """Device memory (bytes) of binning ``n`` x ``A`` values into at most ``bins`` bins a
     column: X and ``bin_index`` (4 bytes a value each), ``bin_lo``, ``bin_hi``,
-    ``renumber`` and the kept ranges (4 bytes a bin each)."""
-    return int(8 * n * A + 20 * A * bins)
+    ``renumber`` and the kept ranges (4 bytes a bin each); ``merged``: and the
+    ``bin_index`` of all columns, where some are nominal (:func:`_merge`)."""
+    return int((12 if merged else 8) * n * A + 20 * A * bins)
 
 
 def _layout(lo, hi, present, n, options):
@@ -189,22 +191,68 @@ def _layout(lo, hi, present, n, options):
     return num_bins.astype(np.int64), width.astype(np.float32), offset
 
 
-def bin_equal_width(backend, X, options):
-    """``data.binning.bin_features(X, no nominal column, "equal-width", *options,
-    drop_empty=True)`` computed on ``backend``'s device (module docstring), its
-    ``bin_index`` a device array; ``options``: (bin_ratio, min_bins, max_bins).
+def bin_equal_width(backend, X, nominal, options):
+    """``data.binning.bin_features(X, nominal, "equal-width", *options, drop_empty=True)``
+    with the numerical columns binned on ``backend``'s device (module docstring), the
+    nominal ones (a value a bin) on the host; ``bin_index`` a device array. Columns are
+    binned each on its own, so the two parts make the host's result.
 
     Args:
-        backend: a ``CudaBackend`` (its ``cp``, ``_on_device``, ``_nb``, ``_blocks``,
+        backend: a ``CudaBackend`` (its ``cp``, ``_on_device``, ``_wrap``, ``_blocks``,
             ``_config``, ``_check_memory``).
-        X: float32 (n, A) C-contiguous host array.
+        X: float32 (n, A) host array; nominal: bool (A,) with some False;
+        options: (bin_ratio, min_bins, max_bins).
 
     Returns:
         DeviceBinnedFeatures."""
-    cp, nb = backend.cp, backend._wrap  # fresh views: these arrays live for this call
+    nominal = np.asarray(nominal, np.bool_)
+    numerical = np.flatnonzero(~nominal)
     n, A = X.shape
     bins = int(binning.bin_count(n, *options))
-    backend._check_memory(memory_bytes(n, A, bins), "binning the features on the device")
+    backend._check_memory(memory_bytes(n, A, bins, nominal.any()),
+                          "binning the features on the device")
+    index, counts, lows, highs = _bin_numerical(
+        backend, np.ascontiguousarray(X[:, numerical] if nominal.any() else X), options)
+    if nominal.any():
+        host = binning.bin_features(X[:, nominal], np.ones(int(nominal.sum()), np.bool_),
+                                    "equal-width", *options, drop_empty=True)
+        index, counts, lows, highs = _merge(backend, nominal, (index, counts, lows, highs),
+                                            host)
+    offset = np.zeros(A + 1, np.int64)
+    np.cumsum(counts, out=offset[1:])
+    return DeviceBinnedFeatures(bin_index=index, num_bins=counts.astype(np.int32),
+                                bin_offset=offset, bin_min=lows, bin_max=highs,
+                                nominal=nominal.copy())
+
+
+def _merge(backend, nominal, numerical, host):
+    """(bin_index device int32 (A, n), num_bins int64 (A,), bin_min, bin_max) of all columns
+    in their order, from the numerical columns' (``numerical``: :func:`_bin_numerical`'s)
+    and the nominal ones' (``host``: their BinnedFeatures)."""
+    index, counts, lows, highs = numerical
+    parts = {False: (index, np.concatenate([[0], np.cumsum(counts)]), lows, highs),
+             True: (None, host.bin_offset, host.bin_min, host.bin_max)}
+    rank = np.where(nominal, np.cumsum(nominal), np.cumsum(~nominal)) - 1  # row in its part
+    merged_counts = np.empty(nominal.shape[0], np.int64)
+    merged_counts[~nominal], merged_counts[nominal] = counts, host.num_bins
+    ranges = [(np.zeros(0, np.float32), np.zeros(0, np.float32))]
+    with backend._on_device():
+        merged = backend.cp.empty((nominal.shape[0], index.shape[1]), np.int32)
+        parts[True] = (backend.cp.asarray(host.bin_index),) + parts[True][1:]
+        for c, j in enumerate(rank):
+            rows, offset, mins, maxs = parts[bool(nominal[c])]
+            merged[c] = rows[j]
+            ranges.append((mins[offset[j]:offset[j + 1]], maxs[offset[j]:offset[j + 1]]))
+    return (merged, merged_counts, np.concatenate([r[0] for r in ranges]),
+            np.concatenate([r[1] for r in ranges]))
+
+
+def _bin_numerical(backend, X, options):
+    """The equal-width bins of the numerical columns of ``X`` (float32 (n, A), C order) on
+    the device, empty bins dropped: (bin_index device int32 (A, n), num_bins int64 (A,),
+    bin_min, bin_max float32 host arrays)."""
+    cp, nb = backend.cp, backend._wrap  # fresh views: these arrays live for this call
+    n, A = X.shape
     with backend._on_device():
         X_dev = cp.asarray(X)
         lo = cp.full(A, np.inf, np.float32)
@@ -224,22 +272,27 @@ def bin_equal_width(backend, X, options):
             nb(X_dev), nb(lo), nb(cp.asarray(width)), nb(cp.asarray(num_bins)),
             nb(offset_dev), nb(bin_index), nb(bin_lo), nb(bin_hi))
         del X_dev
-        renumbered = cp.empty(max(B, 1), np.int32)
-        filled = cp.zeros(A, np.int64)
-        number_filled[backend._config(backend._blocks(A))](nb(offset_dev), nb(bin_lo),
-                                                           nb(renumbered), nb(filled))
-        kept_bins = cp.asnumpy(filled)
-        kept = np.zeros(A + 1, np.int64)
-        np.cumsum(kept_bins, out=kept[1:])
-        bin_min = cp.empty(max(int(kept[-1]), 1), np.float32)
-        bin_max = cp.empty(max(int(kept[-1]), 1), np.float32)
-        compact_ranges[backend._config(backend._blocks(A))](
-            nb(offset_dev), nb(cp.asarray(kept)), nb(bin_lo), nb(bin_hi), nb(bin_min),
-            nb(bin_max))
-        renumber[backend._config(backend._blocks(A * n))](nb(offset_dev), nb(renumbered),
-                                                          nb(bin_index))
-        B = int(kept[-1])
-        return DeviceBinnedFeatures(
-            bin_index=bin_index, num_bins=kept_bins.astype(np.int32), bin_offset=kept,
-            bin_min=cp.asnumpy(bin_min)[:B], bin_max=cp.asnumpy(bin_max)[:B],
-            nominal=np.zeros(A, np.bool_))
+        return (bin_index,) + _drop_empty(backend, offset_dev, bin_lo, bin_hi, bin_index)
+
+
+def _drop_empty(backend, offset, bin_lo, bin_hi, bin_index):
+    """Drop the empty bins (``bin_lo`` +inf) of the layout ``offset`` (device int64
+    (A + 1,)): ``bin_index`` renumbered in place; returns (num_bins int64 (A,), bin_min,
+    bin_max float32 host arrays) of the filled bins."""
+    cp, nb = backend.cp, backend._wrap
+    A, n = bin_index.shape
+    renumbered = cp.empty(bin_lo.shape[0], np.int32)
+    filled = cp.zeros(A, np.int64)
+    number_filled[backend._config(backend._blocks(A))](nb(offset), nb(bin_lo),
+                                                       nb(renumbered), nb(filled))
+    counts = cp.asnumpy(filled)
+    kept = np.zeros(A + 1, np.int64)
+    np.cumsum(counts, out=kept[1:])
+    B = int(kept[-1])
+    bin_min = cp.empty(max(B, 1), np.float32)
+    bin_max = cp.empty(max(B, 1), np.float32)
+    compact_ranges[backend._config(backend._blocks(A))](
+        nb(offset), nb(cp.asarray(kept)), nb(bin_lo), nb(bin_hi), nb(bin_min), nb(bin_max))
+    renumber[backend._config(backend._blocks(A * n))](nb(offset), nb(renumbered),
+                                                      nb(bin_index))
+    return counts, cp.asnumpy(bin_min)[:B], cp.asnumpy(bin_max)[:B]
