@@ -3,10 +3,10 @@
 dense X (nominal ones, a bin a value, are binned on the host and merged in), with the same
 ``BinnedFeatures`` bit for bit, its ``bin_index`` left on the device.
 
-On the host, binning a 1e6 x 100 matrix took 0.4 to 1.6 s of a 4 s CUDA fit on the H200's
-16-core host (docs/gpu-validation.md, sessions 50 and 51), and the fit then uploaded the
-400 MB ``bin_index``; here X (the same bytes) is uploaded instead and four element-wise
-passes bin it:
+On the host, binning a 1e6 x 100 matrix took 1.6 s of a 4.3 s CUDA fit on the H200's
+16-core host (docs/gpu-validation.md, session 50; session 51 made it about 40 % faster on a
+2-core VM), and the fit then uploaded the 400 MB ``bin_index``; here X (the same bytes) is uploaded instead and passes over it on the
+device bin it:
 
 1. :func:`_column_ranges`: each column's smallest and largest value and its count of
    values present (NaN missing; -0.0 counts as +0.0, as the host's sort and ``_range``
@@ -18,9 +18,13 @@ passes bin it:
    function, compiled for the device: float32 subtraction and division, correctly rounded
    on both), each bin's smallest and largest value by atomic min/max (exact, whatever the
    order).
-4. :func:`_number_filled` (a thread per column) numbers each column's filled bins in order
-   and moves their ranges to the front of the layout that drops the empty ones (offsets
-   from the filled counts, summed on the host); :func:`_renumber` rewrites ``bin_index``.
+4. :func:`_number_filled` (a thread per column) numbers each column's filled bins in order,
+   :func:`_compact_ranges` moves their ranges to the layout that drops the empty ones
+   (offsets from the filled counts, summed on the host), :func:`_renumber` rewrites
+   ``bin_index`` (:func:`_drop_empty`).
+
+Nominal columns, where X has some, are binned by ``bin_features`` on the host and merged in
+column order (:func:`_merge`): columns are binned each on its own.
 
 Shapes and dtypes: X float32 (n, A) C order; lo, hi float32 (A,); present int64 (A,);
 width float32 (A,); num_bins int64 (A,); offset int64 (A + 1,) of the layout with every
