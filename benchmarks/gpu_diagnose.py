@@ -358,7 +358,7 @@ def _timed_fit():
     fits the same rules again."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # the benchmarks' _common
     import _common as C
-    from compare_devices import make_estimator
+    from device_systems import make_estimator
     from synthetic_data import synthetic_split
 
     if FIT["dataset"]:
