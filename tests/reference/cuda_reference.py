@@ -106,10 +106,10 @@ def assert_same_binned(device, host, asnumpy, name=""):
 def assert_device_binned_fit_equals_cpu(make_backend, n, max_rules, seed):
     """A BoomerClassifier fit on ``n`` x 6 continuous values (about 5 % missing) whose
     backend, ``make_backend()`` (a CudaBackend with ``device_binning``), bins on its device:
-    made once, it took the device's ``bin_index`` as it is, and the fit learns the CPU
-    fit's rules, thresholds and scores bit for bit, and their training coverage (counted on
-    the device's bins: ``CudaBackend.rule_coverage``) equals the CPU's on X. Returns the
-    number of rules."""
+    made once, it took the device's ``bin_index`` and ranges as they are, and the fit
+    learns the CPU fit's rules, thresholds and scores bit for bit, and their training
+    coverage (counted on the device's bins: ``CudaBackend.rule_coverage``) equals the
+    CPU's on X. Returns the number of rules."""
     from gpurules import BoomerClassifier
 
     rng = np.random.default_rng(seed)
@@ -123,6 +123,7 @@ def assert_device_binned_fit_equals_cpu(make_backend, n, max_rules, seed):
     gpu = clf.fit(X, Y).model_
     assert len(made) == 1 and type(made[0].features).__name__ == "DeviceBinnedFeatures"
     assert made[0].bin_index is made[0].features.bin_index
+    assert made[0].bin_min is made[0].features.device_ranges[0]  # (no re-upload)
     for name in ("default_scores", "cond_feature", "cond_op", "cond_threshold",
                  "rule_cond_start", "head_label", "head_score", "rule_head_start",
                  "rule_coverage"):

@@ -330,10 +330,8 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
                                 self._wide_features((K, W)).shape[0])
         self._check_memory(need - binning.resident_bytes(features), "the fit")
         with self._on_device():
-            self.bin_index = binning.device_bin_index(cp, features)
+            self.bin_index, self.bin_min, self.bin_max = binning.device_arrays(cp, features)
             self.bin_offset = cp.asarray(np.ascontiguousarray(features.bin_offset, np.int64))
-            self.bin_min = cp.asarray(np.ascontiguousarray(features.bin_min, np.float32))
-            self.bin_max = cp.asarray(np.ascontiguousarray(features.bin_max, np.float32))
             self.nominal = cp.asarray(np.ascontiguousarray(features.nominal, np.bool_))
             self.Y = cp.asarray(target_matrix(loss, Y))  # float64 for regression
             self.base_weight = cp.asarray(np.ascontiguousarray(base_weight, np.float64))

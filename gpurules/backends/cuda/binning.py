@@ -34,6 +34,7 @@ bin_index int32 (A, n); bin_min, bin_max float32 (kept[A],).
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda
@@ -151,19 +152,29 @@ KERNELS = {"column_ranges": column_ranges, "assign_bins": assign_bins,
 
 
 # -- the host side -------------------------------------------------------------------------
+@dataclass(frozen=True)
 class DeviceBinnedFeatures(binning.BinnedFeatures):
     """``BinnedFeatures`` whose ``bin_index`` (int32 (A, n)) is a CuPy array on the device
     that binned them (``CudaBackend.start_fit`` takes it as it is); the rest are host
-    arrays."""
+    arrays, and ``device_ranges``, where the device has them, (bin_min, bin_max) there
+    too (None: upload the host's)."""
+
+    device_ranges: tuple = None
 
 
-def device_bin_index(cp, features):
-    """The device ``bin_index`` int32 (A, n) of BinnedFeatures ``features``: as it is where
-    the device binned them (:class:`DeviceBinnedFeatures`), else uploaded with CuPy
-    ``cp``."""
+def device_arrays(cp, features):
+    """(bin_index int32 (A, n), bin_min, bin_max float32 (B,)) of BinnedFeatures
+    ``features`` on the device: as they are where the device binned them
+    (:class:`DeviceBinnedFeatures`), else uploaded with CuPy ``cp``."""
+    index, ranges = features.bin_index, None
     if isinstance(features, DeviceBinnedFeatures):
-        return features.bin_index
-    return cp.asarray(np.ascontiguousarray(features.bin_index, np.int32))
+        ranges = features.device_ranges
+    else:
+        index = cp.asarray(np.ascontiguousarray(index, np.int32))
+    if ranges is None:
+        ranges = tuple(cp.asarray(np.ascontiguousarray(a, np.float32))
+                       for a in (features.bin_min, features.bin_max))
+    return (index,) + tuple(ranges)
 
 
 def resident_bytes(features):
@@ -215,18 +226,20 @@ def bin_equal_width(backend, X, nominal, options):
     bins = int(binning.bin_count(n, *options))
     backend._check_memory(memory_bytes(n, A, bins, nominal.any()),
                           "binning the features on the device")
-    index, counts, lows, highs = _bin_numerical(
+    index, counts, device_ranges = _bin_numerical(
         backend, np.ascontiguousarray(X[:, numerical] if nominal.any() else X), options)
+    lows, highs = (backend.cp.asnumpy(a) for a in device_ranges)
     if nominal.any():
         host = binning.bin_features(X[:, nominal], np.ones(int(nominal.sum()), np.bool_),
                                     "equal-width", *options, drop_empty=True)
         index, counts, lows, highs = _merge(backend, nominal, (index, counts, lows, highs),
                                             host)
+        device_ranges = None  # (the merged ranges are the host's)
     offset = np.zeros(A + 1, np.int64)
     np.cumsum(counts, out=offset[1:])
     return DeviceBinnedFeatures(bin_index=index, num_bins=counts.astype(np.int32),
                                 bin_offset=offset, bin_min=lows, bin_max=highs,
-                                nominal=nominal.copy())
+                                nominal=nominal.copy(), device_ranges=device_ranges)
 
 
 def _merge(backend, nominal, numerical, host):
@@ -254,7 +267,7 @@ def _merge(backend, nominal, numerical, host):
 def _bin_numerical(backend, X, options):
     """The equal-width bins of the numerical columns of ``X`` (float32 (n, A), C order) on
     the device, empty bins dropped: (bin_index device int32 (A, n), num_bins int64 (A,),
-    bin_min, bin_max float32 host arrays)."""
+    (bin_min, bin_max) float32 device arrays)."""
     cp, nb = backend.cp, backend._wrap  # fresh views: these arrays live for this call
     n, A = X.shape
     with backend._on_device():
@@ -281,8 +294,8 @@ def _bin_numerical(backend, X, options):
 
 def _drop_empty(backend, offset, bin_lo, bin_hi, bin_index):
     """Drop the empty bins (``bin_lo`` +inf) of the layout ``offset`` (device int64
-    (A + 1,)): ``bin_index`` renumbered in place; returns (num_bins int64 (A,), bin_min,
-    bin_max float32 host arrays) of the filled bins."""
+    (A + 1,)): ``bin_index`` renumbered in place; returns (num_bins int64 (A,), (bin_min,
+    bin_max) float32 device arrays) of the filled bins."""
     cp, nb = backend.cp, backend._wrap
     A, n = bin_index.shape
     renumbered = cp.empty(bin_lo.shape[0], np.int32)
@@ -299,4 +312,4 @@ def _drop_empty(backend, offset, bin_lo, bin_hi, bin_index):
         nb(offset), nb(cp.asarray(kept)), nb(bin_lo), nb(bin_hi), nb(bin_min), nb(bin_max))
     renumber[backend._config(backend._blocks(A * n))](nb(offset), nb(renumbered),
                                                       nb(bin_index))
-    return counts, cp.asnumpy(bin_min)[:B], cp.asnumpy(bin_max)[:B]
+    return counts, (bin_min[:B], bin_max[:B])
