@@ -539,8 +539,8 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         threads = min(n, self._blocks(n) * self.threads, _SCRATCH_BYTES // ((K + W) * 8))
         threads = max(threads, 1)
         with self._on_device():
-            g_tmp = self._buffer("encode_g", (threads, K), np.float64)
-            h_tmp = self._buffer("encode_h", (threads, W), np.float64)
+            g_tmp = self._buffer("encode_g", (K, threads), np.float64)  # thread-minor
+            h_tmp = self._buffer("encode_h", (W, threads), np.float64)
             largest = self._buffer("encode_largest", (threads,), np.float64)
             scores_dev, labels_dev = self._upload_record(scores, labels)
             self._kernels.encode_covered[self._config(self._blocks(threads))](

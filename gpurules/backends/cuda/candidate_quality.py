@@ -15,8 +15,8 @@ solved as systems (``HEAD_MULTI_OUTPUT``, ``HEAD_ND_SINGLE``) through
 
 Shapes and dtypes as in ``histogram_search`` (on the prefix sums): slot_offset int64
 (S + 1,); hist_g int64 (R, K), hist_h int64 (R, W), hist_count int64 (R,); labels int32
-(m,); params float64 (P,); the scratch rows work_f float64 (F,), work_i int64 (I,), run_i
-int64 (K + W,) of one thread.
+(m,); params float64 (P,); the scratch of one thread, its column of work_f float64 (F, rows),
+work_i int64 (I, rows), run_i int64 (K + W, rows) (thread-minor: ``histogram_search``).
 """
 
 import math
@@ -143,7 +143,7 @@ def score(kind, j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, label
     label), a constant of the calling kernel, so that each kernel compiles one kind of
     head: ptxas gave the kernel of every head 190 registers a thread (12.5 % occupancy on
     the H200), the label heads' 112, the complete head's 80. Only the SeCo partial head and
-    the system heads use scratch row ``row`` of ``work_f``, ``work_i``, ``run_i``."""
+    the system heads use scratch column ``row`` of ``work_f``, ``work_i``, ``run_i``."""
     r, side, count = candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage,
                                covered)
     if count == 0:
@@ -152,11 +152,11 @@ def score(kind, j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count, label
     last = slot_offset[j + 1] - 1
     if kind == SYSTEM_HEADS:
         return _system_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
-                               head_mode, params, inv_scale, work_f[row], work_i[row],
-                               run_i[row])
+                               head_mode, params, inv_scale, work_f[:, row], work_i[:, row],
+                               run_i[:, row])
     if kind == COMPLETE_HEAD:
         return _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
-                              HEAD_COMPLETE, params, inv_scale, work_f[0])
-    values = work_f[row] if head_mode == HEAD_SECO_PARTIAL else work_f[0]
+                              HEAD_COMPLETE, params, inv_scale, work_f[:, 0])
+    values = work_f[:, row] if head_mode == HEAD_SECO_PARTIAL else work_f[:, 0]
     return _label_quality(r, side, is_nominal, first, last, hist_g, hist_h, labels,
                           head_mode, params, inv_scale, values)

@@ -40,10 +40,14 @@ Hessian columns, m head labels, C = K + W + 1 histogram columns, T threads per b
     slot_offset[j + 1] - 1, one per bin of features[j]); bin_offset int64 (A + 1,);
     bin_min, bin_max float32 (B,); nominal bool (A,); hist_g int64 (R, K), hist_h int64
     (R, W), hist_count int64 (R,); sums int64 (S, tiles, C); labels int32 (m,); params
-    float64 (P,); work_f float64 (rows, F), work_i int64 (rows, I) (the SeCo partial head's
+    float64 (P,); work_f float64 (F, rows), work_i int64 (I, rows) (the SeCo partial head's
     label values, F >= m, or the head work of ``multi_output.work_sizes``; rows >= the
-    threads of a launch for those heads, else at least 1); run_i int64 (rows, K + W) (a
-    nominal bin's own sums for the system heads); part_q float64
+    threads of a launch for those heads, else at least 1); run_i int64 (K + W, rows) (a
+    nominal bin's own sums for the system heads); the scratch is thread-minor: thread
+    ``row``'s values are column ``row``, so a warp's 32 threads reading or writing the same
+    value of their rows touch 256 adjacent bytes (2 cache lines), where rows of their own
+    (a thread's ``multi_output.work_sizes`` values contiguous, 5 kB for m = 14) put every
+    access of a warp on 32 lines; part_q float64
     (S, P), part_c int64 (S, P), part_label int32 (S, P) (P >= the slot's tiles, a multiple
     of 32: each slot's entries on cache lines of their own); tickets int32 (S,); out_* as
     in ``cpu/exact_search.py``, out_g (S, K), out_h (S, W).
@@ -383,8 +387,8 @@ def candidate_layout(B, max_threads):
 
 
 def _scratch_columns(head_mode, m, K, W):
-    """(F, I, run columns) of a thread's scratch rows, and whether the head needs one row per
-    thread (else every array has one row)."""
+    """(F, I, run values) of a thread's scratch, and whether the head needs scratch of its own
+    per thread (else every array has one column)."""
     if head_mode in SYSTEM_HEAD_MODES:
         F, I = work_sizes(m)
         return max(F, 1), max(I, 1), K + W, True
@@ -453,7 +457,7 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
             min_quality device float64 (1,)).
         out: the ``out_*`` device arrays (q, op, thr, cnt, label, g, h) of S slots.
         stream: the Numba stream of every launch (0: Numba's default stream).
-        scratch_bytes: the most bytes of per-thread scratch rows of one launch (default
+        scratch_bytes: the most bytes of per-thread scratch of one launch (default
             ``SCRATCH_BYTES``, read at the call).
     """
     scratch_bytes = SCRATCH_BYTES if scratch_bytes is None else scratch_bytes
@@ -471,9 +475,9 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
     if per_thread:
         step = max(1, min(num_tiles, scratch_bytes // ((F + I + R) * 8 * T * grid_y)))
     rows = step * grid_y * T if per_thread else 1
-    scratch = (buffer("work_f", (rows, F), np.float64, False),
-               buffer("work_i", (rows, I), np.int64, False),
-               buffer("run_i", (rows, R), np.int64, False))
+    scratch = (buffer("work_f", (F, rows), np.float64, False),  # thread-minor (docstring)
+               buffer("work_i", (I, rows), np.int64, False),
+               buffer("run_i", (R, rows), np.int64, False))
     P = -(-num_tiles // PAD) * PAD
     part = (buffer("part_q", (S, P), np.float64, False),
             buffer("part_c", (S, P), np.int64, False),

@@ -126,19 +126,21 @@ def _encode_covered(loss, Y, P, base_weight, scale, g, h, covered, lens, slot, l
     (m,); m = 0 re-encodes without changing scores), then all K gradients and W Hessian
     entries of the example are re-encoded.
 
-    Thread ``t < T = g_tmp.shape[0]`` handles the list entries ``t, t + T, ...`` with the scratch
-    rows ``g_tmp[t]`` (float64 (K,)) and ``h_tmp[t]`` (float64 (W,)), and writes the largest
-    |statistic| per unit weight it computed to ``largest[t]`` (0 if none)."""
-    T = g_tmp.shape[0]
+    Thread ``t < T = g_tmp.shape[1]`` handles the list entries ``t, t + T, ...`` with the
+    scratch columns ``g_tmp[:, t]`` (g_tmp float64 (K, T)) and ``h_tmp[:, t]`` (float64 (W,
+    T)): thread-minor, so a warp's threads writing the same value touch adjacent addresses
+    (as ``histogram_search``'s scratch); it writes the largest |statistic| per unit weight it
+    computed to ``largest[t]`` (0 if none)."""
+    T = g_tmp.shape[1]
     for t in range(cuda.grid(1), T, cuda.gridsize(1)):
         big = 0.0
         for e in range(t, lens[slot], T):
             i = covered[e]
             for idx in range(labels.shape[0]):
                 P[i, labels[idx]] += scores[idx]
-            encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp[t], h_tmp[t], g[i],
-                           h[i])
-            big = max(big, largest_statistic(loss, g_tmp[t], h_tmp[t]))
+            encode_example(loss, Y[i], P[i], base_weight[i], scale, g_tmp[:, t], h_tmp[:, t],
+                           g[i], h[i])
+            big = max(big, largest_statistic(loss, g_tmp[:, t], h_tmp[:, t]))
         largest[t] = big
 
 
