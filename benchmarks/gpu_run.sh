@@ -22,9 +22,9 @@
 # 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-single, cuda-hist-slot,
 #    cuda-hist-sorted, cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4
 #    (100 rules) and 1e6 (10 rules; last, with the most time; these two also with the bins
-#    made on the device: cuda-devbin, cuda-sorted-devbin); their synthetic data is made
-#    beside steps 2-5 (compare_devices.py --only-data: sklearn makes the 1.25e6 examples
-#    of n = 1e6 in 30 s to 3 minutes), and the last size waits for it;
+#    made on the device: cuda-devbin, cuda-sorted-devbin, cuda-devbin-255); their synthetic
+#    data is made beside steps 2-5 (compare_devices.py --only-data: sklearn makes the
+#    1.25e6 examples of n = 1e6 in 30 s to 3 minutes), and the last size waits for it;
 # 7. compare_devices.py on yeast and scene (carried in .gpu/datasets): the
 #    non-decomposable complete-head fit (cuda-nd and cuda-sorted-nd against boomer-nd, 200
 #    rules);
@@ -44,7 +44,7 @@
 # (200) and DATA_SYSTEMS ("cuda-nd cuda-sorted-nd boomer-nd") of step 7, DATA_DIR
 # (.gpu/datasets), SYSTEMS (of the first size; "cuda-hist cuda-single cuda-hist-slot
 # cuda-hist-sorted cuda-hist-255 boomer-ew boomer-ew-255") and LARGE_SYSTEMS (of the others;
-# the same and "cuda-devbin cuda-sorted-devbin"),
+# the same and "cuda-devbin cuda-sorted-devbin cuda-devbin-255"),
 # TEST_WORKERS (4). On
 # 2026-11-28 (H200, cold caches) the tests in one process needed more than their 132 s;
 # 100 rules of mlrl-boomer at n = 1e5 took 52 s on 16 cores. A short follow-up call on the
@@ -58,6 +58,10 @@
 # and in a non-decomposable fit of a data set (with the environment gpu_run.sh sets up):
 #   python3 benchmarks/gpu_diagnose.py --parts profile --dataset yeast --system cuda-nd \
 #       --rules 200
+# or which kernels its steps spend their device time in (KERNELS_FIT: more arguments of the
+# fit that ncu watches; yeast: about 4,900 steps of about 9 launches):
+#   STEPS=kernels KERNELS_FIT="--dataset yeast --system cuda-nd --rules 200" BUDGET=120 \
+#       bash benchmarks/gpu_run.sh
 set -u
 cd "$(dirname "$0")/.." || exit 99
 : "${OUT:?set OUT to the folder for the results}"
@@ -68,7 +72,7 @@ TMPD=${TMPD:-/tmp}
 SYSTEMS=${SYSTEMS:-cuda-hist cuda-single cuda-hist-slot cuda-hist-sorted cuda-hist-255 \
     boomer-ew boomer-ew-255}
 LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-single cuda-hist-slot cuda-hist-sorted \
-    cuda-devbin cuda-sorted-devbin cuda-hist-255 boomer-ew boomer-ew-255}
+    cuda-devbin cuda-sorted-devbin cuda-hist-255 cuda-devbin-255 boomer-ew boomer-ew-255}
 DATA_SYSTEMS=${DATA_SYSTEMS:-cuda-nd cuda-sorted-nd boomer-nd}
 DATA_DIR=${DATA_DIR:-.gpu/datasets}
 TEST_WORKERS=${TEST_WORKERS:-4}
@@ -190,7 +194,8 @@ else
 fi
 
 # the device time of every kernel of a search step, from ncu on the 20-rule fit of
-# gpu_diagnose.py --parts fit, past the warm-up fit and the first launches of the timed one
+# gpu_diagnose.py --parts fit (or the fit that KERNELS_FIT's arguments name), past the warm-up
+# fit and the first launches of the timed one
 # (--launch-skip), without locking the clocks (docs/gpu-validation.md: METHOD.md's advice);
 # at most 60 s (24 s on the H200 of 2026-11-30, warm caches)
 if want kernels && ! command -v ncu > /dev/null; then
@@ -198,10 +203,11 @@ if want kernels && ! command -v ncu > /dev/null; then
 elif want kernels; then
     log "kernels (ncu)"
     k=$(lim 240); [ "$k" -gt 60 ] && k=60
+    # shellcheck disable=SC2086  # KERNELS_FIT: a list of arguments
     timeout -k 10 "$k" ncu --clock-control none --metrics gpu__time_duration.sum \
         --launch-skip "${NCU_SKIP:-5000}" --launch-count "${NCU_COUNT:-700}" \
         --print-summary per-kernel $PY benchmarks/gpu_diagnose.py --parts fit \
-        --data-cache "$DATA_CACHE" \
+        --data-cache "$DATA_CACHE" ${KERNELS_FIT:-} \
         > "$OUT/kernels.txt" 2>&1
     step "kernels" $?
 fi
