@@ -44,7 +44,8 @@
 # (200) and DATA_SYSTEMS ("cuda-nd cuda-sorted-nd boomer-nd") of step 7, DATA_DIR
 # (.gpu/datasets), SYSTEMS (of the first size; "cuda-hist cuda-single cuda-hist-slot
 # cuda-hist-sorted cuda-hist-255 boomer-ew boomer-ew-255") and LARGE_SYSTEMS (of the others;
-# the same and "cuda-devbin cuda-sorted-devbin cuda-devbin-255"),
+# the same without cuda-single, whose worth sessions 49 and 50 measured at every size, and
+# with "cuda-devbin cuda-sorted-devbin cuda-devbin-255"),
 # TEST_WORKERS (4). On
 # 2026-11-28 (H200, cold caches) the tests in one process needed more than their 132 s;
 # 100 rules of mlrl-boomer at n = 1e5 took 52 s on 16 cores. A short follow-up call on the
@@ -71,7 +72,7 @@ PY=${PY:-python3}
 TMPD=${TMPD:-/tmp}
 SYSTEMS=${SYSTEMS:-cuda-hist cuda-single cuda-hist-slot cuda-hist-sorted cuda-hist-255 \
     boomer-ew boomer-ew-255}
-LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-single cuda-hist-slot cuda-hist-sorted \
+LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-hist-slot cuda-hist-sorted \
     cuda-devbin cuda-sorted-devbin cuda-hist-255 cuda-devbin-255 boomer-ew boomer-ew-255}
 DATA_SYSTEMS=${DATA_SYSTEMS:-cuda-nd cuda-sorted-nd boomer-nd}
 DATA_DIR=${DATA_DIR:-.gpu/datasets}

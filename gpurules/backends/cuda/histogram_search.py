@@ -69,6 +69,11 @@ from gpurules.objectives.heuristics import HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, work_sizes
 
 BLOCK = 128  # the most threads per block of the candidates (a power of two)
+# ... and of the heads whose threads work through scratch of their own (the systems, SeCo's
+# partial head: kilobytes a thread, thousands of dependent steps): small blocks spread a
+# small search over every SM (yeast: 7 slots of at most 495 bins made 56 blocks of 128
+# threads for the H200's 132 SMs; 217 of 32), and each SM's L1 holds fewer threads' scratch
+SCRATCH_BLOCK = 32
 SCAN_BLOCK = 1024  # the most threads per block of _scan_tile_sums
 MIN_TILE = 16  # bins per tile of the prefix sums, at least ...
 MAX_TILES = 2048  # ... and as many as it takes to keep a slot within this many tiles
@@ -468,9 +473,10 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
     h = tuple(view(a) for a in hists)
 
     head_mode, params, inv_scale, min_coverage, min_quality = head
-    T, num_tiles = candidate_layout(B, max_threads)
-    grid_y = min(S, MAX_GRID_Y)
     F, I, R, per_thread = _scratch_columns(head_mode, labels.shape[0], K, W)
+    T, num_tiles = candidate_layout(B, min(max_threads, SCRATCH_BLOCK) if per_thread else
+                                    max_threads)
+    grid_y = min(S, MAX_GRID_Y)
     step = num_tiles
     if per_thread:
         step = max(1, min(num_tiles, scratch_bytes // ((F + I + R) * 8 * T * grid_y)))
