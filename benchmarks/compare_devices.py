@@ -28,7 +28,8 @@ compilation is left out;
 first data set only). ``--max-fit-seconds T``: once a system's median fit exceeds ``T`` on a
 synthetic size, its larger sizes are reported as not run (with the reason).
 
-CUDA work per refinement: one extra fit per data set with
+CUDA work per refinement: one extra fit per data set of ``cuda-hist``, or where it does not
+run of the first CUDA system (``work_system``: yeast's and scene's ``cuda-nd``), with
 :class:`gpurules.backends.cuda.counters.DeviceCounters` on its backend (kernel launches,
 device->host and host->device copies, device allocations, bytes read by the histogram
 kernels, the bytes of the passes over the sampled features' histogram rows (zeroing, prefix
@@ -37,8 +38,8 @@ modelled time per refinement ((histogram + bin pass bytes) / ``--model-gbps`` + 
 ``--model-launch-us``) and the measured one (median fit time / refinements; it includes the
 host's work and the per-rule phases).
 
-CUDA phases: one extra fit per data set with :class:`gpurules.backends.cuda.profiling.
-PhaseProfiler` attached (events and a synchronisation around every phase, so it is not one
+CUDA phases: one extra fit per data set of the same system with
+:class:`gpurules.backends.cuda.profiling.PhaseProfiler` attached (events and a synchronisation around every phase, so it is not one
 of the timed fits): self time per phase (histogram kernel, histogram build around it, scan,
 coverage, statistics update, totals, copies), the histogram kernel's achieved GB/s (fewest
 bytes it must move / its time) and the device's device-to-device copy bandwidth.
@@ -293,21 +294,29 @@ def run_all(args: argparse.Namespace, reason: str | None):
             if limit and spec.startswith("synthetic:") and results[key]["fit_s"] > limit:
                 too_slow[system] = (f"n={split.n_train} took {results[key]['fit_s']:.0f} s > "
                                     f"--max-fit-seconds {limit:g}")
-        if "cuda-hist" in args.systems and not reason and "fit_s" in results.get(
-                (split.name, "cuda-hist"), {}):
+        work = work_system(args.systems)
+        if work and not reason and "fit_s" in results.get((split.name, work), {}):
             try:
                 results[(split.name, "cuda-work")] = W.counted_fit(
-                    make_estimator("cuda-hist", args.max_rules, args.threads), split)
+                    make_estimator(work, args.max_rules, args.threads), split)
             except Exception:  # noqa: BLE001
                 errors.append(f"{split.name} counted cuda fit:\n{traceback.format_exc()}")
-        if "cuda-hist" in args.systems and not reason and not args.skip_profile:
+        if work and not reason and not args.skip_profile:
             try:
                 profiles[split.name] = W.profiled_fit(
-                    make_estimator("cuda-hist", args.max_rules, args.threads), split)
+                    make_estimator(work, args.max_rules, args.threads), split)
             except Exception:  # noqa: BLE001
                 errors.append(f"{split.name} profiled cuda fit:\n{traceback.format_exc()}")
         splits.append((split.name, split.n_train, split.n_test))
     return splits, results, profiles, cold, errors
+
+
+def work_system(systems: list[str]) -> str | None:
+    """The system whose fits are counted and profiled (the CUDA work per refinement and
+    the phases): ``cuda-hist`` if it runs, else the first CUDA system (yeast and scene's
+    ``cuda-nd``), None without one."""
+    cuda = [s for s in systems if SYSTEMS[s][1] == "cuda"]
+    return "cuda-hist" if "cuda-hist" in cuda else next(iter(cuda), None)
 
 
 def report(args, splits, results, profiles, cold, machine, copy_gbps) -> str:
@@ -345,15 +354,17 @@ def report(args, splits, results, profiles, cold, machine, copy_gbps) -> str:
         lines += ["", "Cold fit (fresh process, empty Numba/CuPy caches, first data set):", ""]
         lines.append(C.markdown_table(["system", "cold fit s"],
                                       [[s, C.fmt_seconds(t)] for s, t in cold.items()]))
+    system = work_system(args.systems)
     work = [W.work_row(split[0], results[(split[0], "cuda-work")],
-                     results.get((split[0], "cuda-hist"), {}).get("fit_s"), args)
+                     results.get((split[0], system), {}).get("fit_s"), args)
             for split in splits if (split[0], "cuda-work") in results]
     if work:
-        lines += ["", f"### CUDA work per refinement (model: {args.model_gbps:g} GB/s, "
-                  f"{args.model_launch_us:g} us per launch)", "",
+        lines += ["", f"### CUDA work per refinement of {system} (model: "
+                  f"{args.model_gbps:g} GB/s, {args.model_launch_us:g} us per launch)", "",
                   C.markdown_table(W.WORK_HEADERS, work)]
     for name, profile in profiles.items():
-        lines += ["", f"### CUDA phases: {name}", "", W.phase_table(profile, copy_gbps)]
+        lines += ["", f"### CUDA phases of {system}: {name}", "",
+                  W.phase_table(profile, copy_gbps)]
     return "\n".join(lines) + "\n"
 
 

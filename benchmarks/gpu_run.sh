@@ -27,7 +27,7 @@
 #    1.25e6 examples of n = 1e6 in 30 s to 3 minutes), and the last size waits for it;
 # 7. compare_devices.py on yeast and scene (carried in .gpu/datasets): the
 #    non-decomposable complete-head fit (cuda-nd and cuda-sorted-nd against boomer-nd, 200
-#    rules);
+#    rules), with cuda-nd's counted and profiled fits (its work per refinement, its phases);
 #    the reports of 6 and 7 one after the other in $OUT/devices.md, their logs in
 #    $OUT/bench.txt.
 # $OUT/steps.txt logs every step with its time and exit status. 8 files in all. Each step
@@ -256,7 +256,7 @@ done
 if want datasets; then
     log "compare_devices yeast scene, $DATA_RULES rules, $DATA_SYSTEMS ($(left) s left)"
     timeout -k 10 "$(lim 5)" $PY benchmarks/compare_devices.py --sizes --datasets yeast scene \
-        --systems $DATA_SYSTEMS --repeats 1 --skip-cold --skip-profile --data-dir "$DATA_DIR" \
+        --systems $DATA_SYSTEMS --repeats 1 --skip-cold --data-dir "$DATA_DIR" \
         --max-rules "$DATA_RULES" --output "$TMPD/devices-part.md" >> "$OUT/bench.txt" 2>&1
     step "compare_devices yeast scene" $?
     report "yeast and scene, $DATA_RULES rules"
