@@ -39,10 +39,11 @@ modelled time per refinement ((histogram + bin pass bytes) / ``--model-gbps`` + 
 host's work and the per-rule phases).
 
 CUDA phases: one extra fit per data set of the same system with
-:class:`gpurules.backends.cuda.profiling.PhaseProfiler` attached (events and a synchronisation around every phase, so it is not one
-of the timed fits): self time per phase (histogram kernel, histogram build around it, scan,
-coverage, statistics update, totals, copies), the histogram kernel's achieved GB/s (fewest
-bytes it must move / its time) and the device's device-to-device copy bandwidth.
+:class:`gpurules.backends.cuda.profiling.PhaseProfiler` attached (events and a
+synchronisation around every phase, so it is not one of the timed fits): self time per
+phase (histogram kernel, histogram build around it, scan, coverage, statistics update,
+totals, copies), the histogram kernel's achieved GB/s (fewest bytes it must move / its
+time) and the device's device-to-device copy bandwidth.
 
     /work/bench312/bin/python benchmarks/compare_devices.py --sizes 1e4 3e4 \\
         --datasets yeast --repeats 1 --output /tmp/devices.md --plot docs/fit_time_vs_n.png
@@ -260,6 +261,7 @@ def run_all(args: argparse.Namespace, reason: str | None):
     splits, results, profiles, cold, errors = [], {}, {}, {}, []
     too_slow: dict[str, str] = {}
     ours = [s for s in args.systems if SYSTEMS[s][0] == "gpurules"]
+    work = work_system(args.systems)
     for system in ours:
         if SYSTEMS[system][1] == "cuda" and reason:
             continue
@@ -294,7 +296,6 @@ def run_all(args: argparse.Namespace, reason: str | None):
             if limit and spec.startswith("synthetic:") and results[key]["fit_s"] > limit:
                 too_slow[system] = (f"n={split.n_train} took {results[key]['fit_s']:.0f} s > "
                                     f"--max-fit-seconds {limit:g}")
-        work = work_system(args.systems)
         if work and not reason and "fit_s" in results.get((split.name, work), {}):
             try:
                 results[(split.name, "cuda-work")] = W.counted_fit(

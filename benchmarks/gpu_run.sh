@@ -11,8 +11,9 @@
 # 3. benchmarks/gpu_diagnose.py --parts $DIAGNOSE_PARTS (default "ieee solve launch
 #    histograms binning": IEEE results of gpurules-compiled kernels, the host cost of one
 #    launch by launch path, the wide-feature histogram kernels at n = 1e6 against the copy
-#    bandwidth, equal-width binning at n = 1e6 on the host and the device; "fma", the FMA count of every kernel's PTX and SASS, 43 s of compiles, the
-#    same in 3 runs, is left to follow-up calls): $OUT/diagnose.txt;
+#    bandwidth, equal-width binning at n = 1e6 on the host and the device; "fma", the FMA
+#    count of every kernel's PTX and SASS, 43 s of compiles, the same in 3 runs, is left
+#    to follow-up calls): $OUT/diagnose.txt;
 # 4. runs the gpu-marked tests (pytest -m gpu tests; 4 pytest-xdist workers when the image
 #    has pytest-xdist: mostly CUDA compiles, which numba-cuda repeats in every process):
 #    $OUT/pytest.txt;

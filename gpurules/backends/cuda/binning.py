@@ -5,8 +5,8 @@ dense X (nominal ones, a bin a value, are binned on the host and merged in), wit
 
 On the host, binning a 1e6 x 100 matrix took 1.6 s of a 4.3 s CUDA fit on the H200's
 16-core host (docs/gpu-validation.md, session 50; session 51 made it about 40 % faster on a
-2-core VM), and the fit then uploaded the 400 MB ``bin_index``; here X (the same bytes) is uploaded instead and passes over it on the
-device bin it:
+2-core VM), and the fit then uploaded the 400 MB ``bin_index``; here X (the same bytes)
+is uploaded instead and passes over it on the device bin it:
 
 1. :func:`_column_ranges`: each column's smallest and largest value and its count of
    values present (NaN missing; -0.0 counts as +0.0, as the host's sort and ``_range``
