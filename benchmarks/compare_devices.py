@@ -32,8 +32,8 @@ CUDA work per refinement: one extra fit per data set of ``cuda-hist``, or where 
 run of the first CUDA system (``work_system``: yeast's and scene's ``cuda-nd``), with
 :class:`gpurules.backends.cuda.counters.DeviceCounters` on its backend (kernel launches,
 device->host and host->device copies, device allocations, bytes read by the histogram
-kernels, the bytes of the passes over the sampled features' histogram rows (zeroing, prefix
-sums, scan: ``counters.bin_pass_bytes``), each divided by the fit's refinements), a
+kernels, the bytes of the passes over the sampled features' histogram rows (zeroing, tile
+sums, candidates: ``counters.bin_pass_bytes``), each divided by the fit's refinements), a
 modelled time per refinement ((histogram + bin pass bytes) / ``--model-gbps`` + launches x
 ``--model-launch-us``) and the measured one (median fit time / refinements; it includes the
 host's work and the per-rule phases).

@@ -25,6 +25,10 @@ table (``SYSTEMS``: package, device, feature binning) and a fresh estimator of e
   feature after the other / from each feature's examples in bin order
   (``CudaBackend(wide_histograms="by-slot" / "sorted")``; measured against ``cuda-hist``
   before either becomes the default where it is faster);
+- ``cuda-hist-inplace`` (and ``cuda-inplace-nd``): ``cuda-hist`` (``cuda-nd``) with the
+  search's prefix sums made in place before the candidates kernel, as until 2026-12-01
+  (``CudaBackend(fused_search=False)``), to measure what the fused candidates kernels
+  save;
 - ``cuda-devbin`` / ``cuda-sorted-devbin``: ``cuda-hist`` / ``cuda-hist-sorted`` with the
   equal-width bins made on the device (``CudaBackend(device_binning=True)``: X uploaded
   instead of the bins; the host's binning took 1.6 s of the 4.3 s fit at n = 1e6 on the
@@ -65,6 +69,7 @@ SYSTEMS = {
     # from their examples in bin order (CudaBackend's wide_histograms)
     "cuda-hist-slot": ("gpurules", "cuda", "equal-width"),
     "cuda-hist-sorted": ("gpurules", "cuda", "equal-width"),
+    "cuda-hist-inplace": ("gpurules", "cuda", "equal-width"),
     # the same two with the bins made on the device (CudaBackend's device_binning)
     "cuda-devbin": ("gpurules", "cuda", "equal-width"),
     "cuda-sorted-devbin": ("gpurules", "cuda", "equal-width"),
@@ -78,6 +83,7 @@ SYSTEMS = {
     "cpu-nd": ("gpurules", "cpu", "equal-width"),
     "cuda-nd": ("gpurules", "cuda", "equal-width"),
     "cuda-sorted-nd": ("gpurules", "cuda", "equal-width"),
+    "cuda-inplace-nd": ("gpurules", "cuda", "equal-width"),
     "boomer-nd": ("mlrl-boomer", None, "equal-width"),
 }
 NON_DECOMPOSABLE = {"loss": "logistic-non-decomposable", "head_type": "complete"}
@@ -129,6 +135,8 @@ def make_estimator(system: str, max_rules: int | None, threads: str):
         _configure(clf, lambda backend: setattr(backend, "wide_histograms", wide))
     if "-devbin" in system:
         _configure(clf, lambda backend: setattr(backend, "device_binning", True))
+    if "-inplace" in system:
+        _configure(clf, lambda backend: setattr(backend, "fused_search", False))
     return clf
 
 

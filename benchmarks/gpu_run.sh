@@ -20,15 +20,17 @@
 # 5. gpu_diagnose.py --parts profile: cProfile of a 20-rule CUDA fit at n = 1e5 (PROFILE_N,
 #    PROFILE_RULES; on the benchmarks' synthetic data): $OUT/profile.txt; then ncu's device
 #    time of each kernel of the same fit: $OUT/kernels.txt;
-# 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-single, cuda-hist-slot,
-#    cuda-hist-sorted, cuda-hist-255, mlrl-boomer equal-width with both bin counts), 1e4
-#    (100 rules) and 1e6 (10 rules; last, with the most time; these two also with the bins
-#    made on the device: cuda-devbin, cuda-sorted-devbin, cuda-devbin-255); their synthetic
+# 6. benchmarks/compare_devices.py at n = 1e5 (30 rules; cuda-hist, cuda-single,
+#    cuda-hist-inplace, cuda-hist-slot, cuda-hist-sorted, cuda-hist-255, mlrl-boomer
+#    equal-width with both bin counts), 1e4 (100 rules) and 1e6 (10 rules; last, with the
+#    most time; these two also with the bins made on the device: cuda-devbin,
+#    cuda-sorted-devbin, cuda-devbin-255); their synthetic
 #    data is made beside steps 2-5 (compare_devices.py --only-data: sklearn makes the
 #    1.25e6 examples of n = 1e6 in 30 s to 3 minutes), and the last size waits for it;
 # 7. compare_devices.py on yeast and scene (carried in .gpu/datasets): the
-#    non-decomposable complete-head fit (cuda-nd and cuda-sorted-nd against boomer-nd, 200
-#    rules), with cuda-nd's counted and profiled fits (its work per refinement, its phases);
+#    non-decomposable complete-head fit (cuda-nd, cuda-inplace-nd and cuda-sorted-nd
+#    against boomer-nd, 200 rules), with cuda-nd's counted and profiled fits (its work per
+#    refinement, its phases);
 #    the reports of 6 and 7 one after the other in $OUT/devices.md, their logs in
 #    $OUT/bench.txt.
 # $OUT/steps.txt logs every step with its time and exit status. 8 files in all. Each step
@@ -42,9 +44,10 @@
 # "probe diagnose tests profile kernels bench datasets" run; default all; ncu is skipped
 # where the machine has none), GPU_SIZES and GPU_RULES
 # (the benchmark sizes and their rules, "1e5 1e4 1e6" and "30 100 10"), GPU_DATA_RULES
-# (200) and DATA_SYSTEMS ("cuda-nd cuda-sorted-nd boomer-nd") of step 7, DATA_DIR
-# (.gpu/datasets), SYSTEMS (of the first size; "cuda-hist cuda-single cuda-hist-slot
-# cuda-hist-sorted cuda-hist-255 boomer-ew boomer-ew-255") and LARGE_SYSTEMS (of the others;
+# (200) and DATA_SYSTEMS ("cuda-nd cuda-inplace-nd cuda-sorted-nd boomer-nd") of step 7,
+# DATA_DIR (.gpu/datasets), SYSTEMS (of the first size; "cuda-hist cuda-single
+# cuda-hist-inplace cuda-hist-slot cuda-hist-sorted cuda-hist-255 boomer-ew boomer-ew-255")
+# and LARGE_SYSTEMS (of the others;
 # the same without cuda-single, whose worth sessions 49 and 50 measured at every size, and
 # with "cuda-devbin cuda-sorted-devbin cuda-devbin-255"),
 # TEST_WORKERS (4). On
@@ -71,11 +74,11 @@ mkdir -p "$OUT"
 DRY=${GPU_RUN_DRY:-0}
 PY=${PY:-python3}
 TMPD=${TMPD:-/tmp}
-SYSTEMS=${SYSTEMS:-cuda-hist cuda-single cuda-hist-slot cuda-hist-sorted cuda-hist-255 \
-    boomer-ew boomer-ew-255}
-LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-hist-slot cuda-hist-sorted \
+SYSTEMS=${SYSTEMS:-cuda-hist cuda-single cuda-hist-inplace cuda-hist-slot cuda-hist-sorted \
+    cuda-hist-255 boomer-ew boomer-ew-255}
+LARGE_SYSTEMS=${LARGE_SYSTEMS:-cuda-hist cuda-hist-inplace cuda-hist-slot cuda-hist-sorted \
     cuda-devbin cuda-sorted-devbin cuda-hist-255 cuda-devbin-255 boomer-ew boomer-ew-255}
-DATA_SYSTEMS=${DATA_SYSTEMS:-cuda-nd cuda-sorted-nd boomer-nd}
+DATA_SYSTEMS=${DATA_SYSTEMS:-cuda-nd cuda-inplace-nd cuda-sorted-nd boomer-nd}
 DATA_DIR=${DATA_DIR:-.gpu/datasets}
 TEST_WORKERS=${TEST_WORKERS:-4}
 STEPS=" ${STEPS:-probe diagnose tests profile kernels bench datasets} "

@@ -290,8 +290,10 @@ def _kernel_from_a_string_is_left_uncached(cuda):
 
 # registers a thread that ptxas may give the candidates kernels of the label heads (with
 # 128 threads a block, 96 registers leave 5 blocks an SM on sm_90, 128 leave 4; the kernel
-# of every head kind had 190, 12.5 % occupancy on the H200 of 2026-11-30)
-CANDIDATE_REGISTERS = {"complete_candidates": 96, "label_candidates": 128}
+# of every head kind had 190, 12.5 % occupancy on the H200 of 2026-11-30; 170 leave 3);
+# a kernel compiled with a cap (``histogram_search.MAX_REGISTERS``) may spill nothing under it
+CANDIDATE_REGISTERS = {"complete_candidates": 96, "label_candidates": 128,
+                       "fused_complete_candidates": 128, "fused_label_candidates": 170}
 
 
 def _ptxas():
@@ -302,21 +304,28 @@ def _ptxas():
 
 def _candidates_within_their_register_budget(cuda, kernels):
     """ptxas (the CUDA wheels' own) allocates at most ``CANDIDATE_REGISTERS`` registers a
-    thread to the candidates kernels of the label heads, for sm_90."""
+    thread to the candidates kernels of the label heads, for sm_90, with the cap each is
+    compiled with (``max_registers``), and spills nothing."""
     import tempfile
 
-    found = {}
+    found, spilled = {}, {}
     with tempfile.TemporaryDirectory() as directory:
         for name, budget in CANDIDATE_REGISTERS.items():
-            ptx, _ = cuda.compile_ptx(kernels.KERNELS[name].py_func, kernels.SIGNATURES[name],
-                                      cc=CC)
+            dispatcher = kernels.KERNELS[name]
+            ptx, _ = cuda.compile_ptx(dispatcher.py_func, kernels.SIGNATURES[name], cc=CC)
             path = Path(directory) / f"{name}.ptx"
             path.write_text(ptx)
+            cap = dispatcher.targetoptions.get("max_registers")
             run = subprocess.run([str(_ptxas()), "-arch=sm_90", "-v", str(path), "-o",
-                                  os.devnull], capture_output=True, text=True, check=True)
+                                  os.devnull] + ([f"-maxrregcount={cap}"] if cap else []),
+                                 capture_output=True, text=True, check=True)
             found[name] = int(re.search(r"Used (\d+) registers", run.stderr).group(1))
+            spills = re.search(r"(\d+) bytes spill stores", run.stderr)
+            if spills and int(spills.group(1)):
+                spilled[name] = int(spills.group(1))
     over = {k: v for k, v in found.items() if v > CANDIDATE_REGISTERS[k]}
     assert not over, f"registers a thread over budget: {over} (budget {CANDIDATE_REGISTERS})"
+    assert not spilled, f"bytes spilled: {spilled}"
 
 
 def _gate_rejects_type_error(cuda, kernel_signature):

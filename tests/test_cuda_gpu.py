@@ -198,10 +198,12 @@ def test_backend_equals_cpu_backend_inside_a_callers_stream():
         compare_backends(cpu, gpu, rng, rules=3, conditions=3)
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "in-place"])
 @pytest.mark.parametrize("head", [HEAD_COMPLETE, HEAD_SINGLE])
-def test_scan_with_many_bins_equals_cpu_histogram_search(head):
-    """Continuous features with thousands of bins (prefix sums in many tiles, candidates
-    in many blocks per slot, the per-slot ticket): the CPU histogram search's refinements
+def test_scan_with_many_bins_equals_cpu_histogram_search(head, fused):
+    """Continuous features with thousands of bins (tile sums of many tiles, candidates in
+    many blocks per slot, each summing its tile's bins in shared memory or reading the
+    prefix sums made in place, the per-slot ticket): the CPU histogram search's refinements
     on the same bins, bit for bit."""
     rng = np.random.default_rng(12)
     X, nominal, g, h, weights, mask = random_problem(rng, 20000, 3, 4, nominal=(0,))
@@ -209,6 +211,7 @@ def test_scan_with_many_bins_equals_cpu_histogram_search(head):
     binned = exact_bins(X, nominal)
     assert np.diff(binned.bin_offset).max() > 10000
     backend = cuda_backend(binned, g, h, mask, 1)
+    backend.fused_search = fused  # each candidates block sums its tile, or reads in place
     search = SearchSettings.boosting(head, 0.05, 1.0, 1, -np.inf)
     _compare_per_feature(backend, binned, np.array([2, 0, 1], np.int64), mask, weights, g, h,
                          np.arange(4, dtype=np.int32), search)

@@ -94,6 +94,18 @@ def test_first_launch_compiles_then_arrays_are_marshalled_once(prepared):
     assert marshalled == ["a", 1, "b", 2, 3]  # each array once, each scalar every launch
 
 
+def test_a_launch_with_dynamic_shared_memory_passes_its_bytes(prepared):
+    launcher, dispatcher, log = prepared
+    a = FakeArray("a")
+    for step in range(2):  # the first compiles, the second is prepared
+        launcher.launch(dispatcher, (4, 32, 0, 4096), (a, step))
+    assert log[0] == ("numba", (4, 32, 0, 4096))
+    launched = [entry for entry in log if entry[0] == "launch"]
+    assert len(launched) == 1 and launched[0][2].shmem_size == 4096
+    launcher.launch(dispatcher, (4, 32, 0), (a, 2))  # three parts: none
+    assert [entry for entry in log if entry[0] == "launch"][-1][2].shmem_size == 0
+
+
 def test_forget_and_a_new_array_marshal_again(prepared):
     launcher, dispatcher, log = prepared
     a = FakeArray("a")
@@ -276,6 +288,8 @@ def test_direct_launches_pack_each_pattern_once_and_rewrite_the_scalars(direct):
     assert [struct.unpack("d", struct.pack("q", call[6][9]))[0]
             for call in driver.calls] == [2.0, 2.0, 2.0, 0.25]
     assert len(launcher._sites) == 2  # one pattern per array set, made once
+    launcher.launch(dispatcher, (1, 32, stream, 2048), (b, 9, np.int32(5), 0.25))
+    assert driver.calls[-1][3] == 2048  # dynamic shared memory
     launcher.forget()
     assert not launcher._sites and not launcher._cu_streams
 

@@ -278,7 +278,8 @@ def refinements_equal_cpu():
 @check
 def refinements_in_launches_of_one_tile_equal_cpu():
     """The scan in several launches (scratch for one tile of candidates per slot and launch,
-    slots of two tiles or more), on the head with the most head work: the CpuBackend's
+    slots of two tiles or more), on the head with the most head work, fused and with the
+    prefix sums in place (``CudaBackend(fused_search=False)``): the CpuBackend's
     refinements, as in one launch."""
     from gpurules.backends.cuda import histogram_search
 
@@ -287,9 +288,11 @@ def refinements_in_launches_of_one_tile_equal_cpu():
     saved = histogram_search.SCRATCH_BYTES
     histogram_search.SCRATCH_BYTES = 1  # the floor: one tile per launch
     try:
-        search = head_settings(3)["partial-dynamic-gblb"]
-        cpu, gpu = start_both(_simulated_backend(), binned, Y, LOGISTIC, base_weight)
-        compare_refinements(cpu, gpu, weights, search, steps=2)
+        for fused in (True, False):
+            search = head_settings(3)["partial-dynamic-gblb"]
+            cpu, gpu = start_both(_simulated_backend(fused_search=fused), binned, Y, LOGISTIC,
+                                  base_weight)
+            compare_refinements(cpu, gpu, weights, search, steps=2)
     finally:
         histogram_search.SCRATCH_BYTES = saved
 

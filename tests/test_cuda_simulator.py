@@ -66,10 +66,13 @@ def _kernels():
 
 
 # -- threshold scan ----------------------------------------------------------------------
-def _simulate_scan(binned, features, mask, weights, g, h, labels, search, threads):
+def _simulate_scan(binned, features, mask, weights, g, h, labels, search, threads,
+                   fused=True):
     """``histogram_search.search`` on the reference histograms (indicator 1), at most
-    ``threads`` per block; one Refinement or None per sampled feature."""
+    ``threads`` per block, ``fused`` or with the prefix sums in place; one Refinement or
+    None per sampled feature."""
     from gpurules.backends.cuda import histogram_search  # numba.cuda: the simulator here
+    from gpurules.backends.cuda.search_state import initial_state
 
     S, K = features.shape[0], g.shape[1]
     out = empty_outputs(S, K)
@@ -87,32 +90,33 @@ def _simulate_scan(binned, features, mask, weights, g, h, labels, search, thread
         histogram_search, buffer, lambda a: a, lambda work: max(1, min(-(-work // threads), 4)),
         threads, tuple(hists), (features, slot_offset, B),
         (binned.bin_offset, binned.bin_min, binned.bin_max, binned.nominal), labels,
-        histogram_search.initial_state(labels.size, int(((mask == 1) & (weights != 0)).sum())),
+        initial_state(labels.size, int(((mask == 1) & (weights != 0)).sum())),
         (search.head_mode, np.asarray(search.params, np.float64), INV_SCALE,
-         search.min_coverage, np.array([search.min_quality])), out)
+         search.min_coverage, np.array([search.min_quality])), out, fused=fused)
     assert not buffers["tickets"].any(), "the tickets are back at 0"
     return slot_refinements(features, out)
 
 
 def _compare_scan(reference, binned, features, labels, threads, min_coverage, seed,
                   exact_quality=True):
-    """Complete and single heads, without and with a min_quality that some features miss.
-    ``reference(features, mask, weights, g, h, labels, search)``: per-feature results."""
+    """Complete and single heads, without and with a min_quality that some features miss,
+    fused and with the prefix sums in place. ``reference(features, mask, weights, g, h,
+    labels, search)``: per-feature results."""
     K = int(labels.max()) + 1
     n = binned.bin_index.shape[1]
     _, _, g, h, weights, mask = random_problem(np.random.default_rng(seed), n, 1, K)
     problem = (features, mask, weights, g, h, labels)
-    for head in (HEAD_COMPLETE, HEAD_SINGLE):
+    for head, fused in ((HEAD_COMPLETE, True), (HEAD_SINGLE, True), (HEAD_COMPLETE, False)):
         search = SearchSettings.boosting(head, 0.1, 1.0, min_coverage, -np.inf)
         want = reference(*problem, search)
         assert all(w is not None for w in want)
-        got = _simulate_scan(binned, *problem, search, threads)
+        got = _simulate_scan(binned, *problem, search, threads, fused)
         assert_same_refinements(got, want, exact_quality)
         median = float(np.median([w.quality for w in want]))
         search = SearchSettings.boosting(head, 0.1, 1.0, min_coverage, median)
         want = reference(*problem, search)
         assert any(w is None for w in want)
-        got = _simulate_scan(binned, *problem, search, threads)
+        got = _simulate_scan(binned, *problem, search, threads, fused)
         assert_same_refinements(got, want, exact_quality)
 
 
@@ -141,6 +145,18 @@ def scan_exact_bins_equals_cpu_histogram_search():
 
 
 @check
+def scan_many_tiles_equals_cpu_histogram_search():
+    """Slots of many tiles (up to 60 distinct values a feature, a nominal one among them; 16
+    bins a tile at 32 threads): each tile's offset and each slot's total come from the tile
+    sums, fused and in place; the CPU histogram search's results bit for bit."""
+    X, nominal, *_ = random_problem(np.random.default_rng(5), 150, 3, 1, n_distinct=60)
+    binned = exact_bins(X, nominal)
+    assert min(np.diff(binned.bin_offset)) > 32  # three tiles at least
+    _compare_scan(_cpu_histogram_reference(binned), binned, np.array([2, 0, 1], np.int64),
+                  np.arange(3, dtype=np.int32), 32, 1, seed=6)
+
+
+@check
 def scan_coarse_bins_equals_cpu_histogram_search():
     """Equal-frequency bins with missing values, a head over a label subset, min_coverage
     > 1: the CPU histogram search on the same bins, thresholds and qualities bit for bit."""
@@ -161,8 +177,10 @@ def scan_threshold_next_to_an_uncovered_bin():
         search = SearchSettings.boosting(head, 0.0, 1.0, 1, -np.inf)
         want = histogram_per_feature(binned, features, mask, 1, weights, g, h, labels, search)
         assert want[0].threshold == threshold, want[0]
-        got = _simulate_scan(binned, features, mask, weights, g, h, labels, search, 32)
-        assert_same_refinements(got, want)
+        for fused in (True, False):
+            got = _simulate_scan(binned, features, mask, weights, g, h, labels, search, 32,
+                                 fused)
+            assert_same_refinements(got, want)
 
 
 @check
@@ -180,11 +198,12 @@ def scan_coarse_bins_equals_numpy_reference():
 
 @check
 def prefix_sums_equal_numpy_cumsum():
-    """``histogram_search.prefix`` (tile sums, their scan, the running sums): each column of
+    """``bin_prefix.prefix`` (tile sums, their scan, the running sums): each column of
     each slot becomes NumPy's cumulative sum over the slot's rows. Slots of 1, 40 and 700
     bins: 44 tiles, more than the scan's 32 threads (each scans a run of two); of 1, 20 and
     40 bins: 3 tiles, 3 threads (a thread per tile at most: not a power of two)."""
-    from gpurules.backends.cuda import histogram_search as hs
+    from gpurules.backends.cuda import bin_prefix as bp
+    from gpurules.backends.cuda.search_state import initial_state
 
     for bins, tiles in (((1, 40, 700), 44), ((1, 20, 40), 3)):
         rng = np.random.default_rng(21)
@@ -194,13 +213,13 @@ def prefix_sums_equal_numpy_cumsum():
                  rng.integers(0, 1000, R))
         want = [np.concatenate([np.cumsum(a[lo:hi], axis=0) for lo, hi in
                                 zip(slot_offset[:-1], slot_offset[1:])]) for a in hists]
-        assert hs.prefix_layout(max(bins))[1] == tiles
+        assert bp.prefix_layout(max(bins))[1] == tiles
 
         def buffer(name, shape, dtype, zero_new):  # undefined contents: -7 must not be read
             return np.full(shape, 0 if zero_new else -7, dtype)
 
-        hs.prefix(hs, buffer, lambda a: a, lambda work: 2, 32, hists, slot_offset, max(bins),
-                  hs.initial_state(2, R))
+        bp.prefix(bp, buffer, lambda a: a, lambda work: 2, 32, hists, slot_offset, max(bins),
+                  initial_state(2, R))
         for got, expected in zip(hists, want):
             np.testing.assert_array_equal(got, expected)
 
@@ -368,9 +387,9 @@ def select_best_contract():
     single-label head's label fixed (labels[0], one label searched), not finished; then
     nothing once finished; no candidate: finished, no step recorded."""
     from gpurules.backends.cuda import refine
-    from gpurules.backends.cuda.histogram_search import (BLOCK, COVERED, FINISHED,
-                                                         LABEL_FIXED, NUM_LABELS, STEPS,
-                                                         initial_state)
+    from gpurules.backends.cuda.histogram_search import BLOCK
+    from gpurules.backends.cuda.search_state import (COVERED, FINISHED, LABEL_FIXED,
+                                                     NUM_LABELS, STEPS, initial_state)
 
     def launch(state, op, r=1, fix=2):
         q = np.array([1.0, 3.0, 3.0])

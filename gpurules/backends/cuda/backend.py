@@ -129,6 +129,11 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
             (:meth:`bin_features`; the host's bins bit for bit) instead of on the host. Not
             yet measured on a GPU, so off by default (``compare_devices.py``'s
             ``cuda-devbin``). Read when a fit bins.
+        fused_search: each block of the search's candidates kernel sums its tile's bins in
+            shared memory (``histogram_search``, the default) where that table fits, or
+            (``False``) the prefix sums are made in place first, one more pass over the
+            histograms (``compare_devices.py``'s ``cuda-hist-inplace``). The same results
+            bit for bit. Read at every search.
         block_size: threads per block of the histogram and element-wise kernels (a multiple
             of 32; tests under the simulator use fewer).
         launcher: ``"prepared"`` (array arguments marshalled once, ``launches.
@@ -159,7 +164,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
 
     def __init__(self, device_index=0, force_global_atomics=False, block_size=256,
                  launcher="auto", graphs="auto", wide_histograms="global",
-                 device_binning=False):
+                 device_binning=False, fused_search=True):
         if block_size % 32 or not 32 <= block_size <= 1024:
             raise ValueError(f"block_size must be a multiple of 32 in [32, 1024], got "
                              f"{block_size}")
@@ -180,6 +185,7 @@ class CudaBackend(Searches, HistogramBuilder, DeviceMemory):
         self.force_global_atomics = bool(force_global_atomics)
         self.wide_histograms = wide_histograms
         self.device_binning = bool(device_binning)
+        self.fused_search = bool(fused_search)
         self.threads = int(block_size)
         self.device = f"cuda:{self.device_index}"
         with cp.cuda.Device(self.device_index), nb_cuda.gpus[self.device_index]:

@@ -48,8 +48,8 @@ class Counts:
     allocations: device arrays allocated; histogram_bytes: bytes read by the histogram
     kernels (modelled from their arguments, :func:`histogram_read_bytes`); wrappers: Numba
     views made of CuPy arrays (host work only); histogram_rows: the histogram rows of the
-    sampled features, summed over the builds (each row is zeroed, prefix-summed and scanned
-    whatever the coverage: :func:`bin_pass_bytes`)."""
+    sampled features, summed over the builds (each row is zeroed, tile-summed and read by
+    the candidates whatever the coverage: :func:`bin_pass_bytes`)."""
 
     raw_launches: int = 0
     numba_launches: int = 0
@@ -107,7 +107,9 @@ def sorted_read_bytes(n, K, W, S, listed, covered):
     return int(S * (passes * (12 * n + 4 * listed) + covered * (8 * K + 8 * W)))
 
 
-BIN_PASSES = 4  # zeroing writes a row, the prefix sums read and write it, the scan reads it
+# zeroing writes a row, the tile sums read it, the (fused) candidates read it; the prefix
+# sums in place (``histogram_search.fused_layout`` None) read and write it twice more
+BIN_PASSES = 3
 
 
 def bin_pass_bytes(rows, K, W):

@@ -69,13 +69,15 @@ def _compile_without_contraction():
 _compile_without_contraction()
 
 
-def kernel(pyfunc):
+def kernel(pyfunc, max_registers=None):
     """``pyfunc`` (a plain Python function) as a lazily compiled CUDA kernel, without
     link-time optimization (module docstring; the simulator has no ``lto`` option), whose
-    compiled code is kept on disk in the package's cache (``jit.cache.cache_cuda_kernel``)."""
+    compiled code is kept on disk in the package's cache (``jit.cache.cache_cuda_kernel``);
+    ``max_registers``: the most registers a thread that ptxas may allocate (None: its
+    choice)."""
     if config.ENABLE_CUDASIM:
         return cuda.jit(pyfunc)
-    return cache_cuda_kernel(cuda.jit(pyfunc, lto=False))
+    return cache_cuda_kernel(cuda.jit(pyfunc, lto=False, max_registers=max_registers))
 
 
 def _device(pyfunc):

@@ -3,30 +3,37 @@ in ``cpu/histogram_search.py``, with every bin boundary scored in parallel.
 
 Given the histograms of the sampled features (``kernels/histogram.cu``), one search runs:
 
-1. **Prefix sums in place** (:func:`_tile_sums`, :func:`_scan_tile_sums`,
-   :func:`_prefix_sums`): every histogram column of slot ``j`` (the K gradient sums, the W
-   Hessian sums and the count) becomes its inclusive prefix over the slot's bins, computed
-   by short tiles of ``tile`` bins: each tile's sum (one thread per (slot, tile, column)),
-   those sums scanned into each tile's offset (one block per (slot, column)), then a
-   running sum over each tile from its offset (one thread per (slot, tile, column)); the
-   first two launches are left out when a slot fits in one tile. Integer sums: exact,
-   whatever the order, so every sum below equals the CPU's bit for bit. (Until
+1. **Tile offsets** (``bin_prefix.tile_offsets``): the bins of slot ``j``
+   in short tiles; each tile's sum of each column (the K gradient sums, the W Hessian sums
+   and the count; one thread per (slot, tile, column)), those sums scanned into each
+   tile's offset, the slot's total last (one block per (slot, column)); left out when a
+   slot fits in one tile. Then, **fused** (the default, :func:`fused_layout`), each block
+   of the candidates kernel reads its tile's rows once into shared memory and sums them
+   onto the tile's offset there (:func:`_table`): the histograms are read once a step
+   after they are built. Where a tile's table would not fit in ``TABLE_BYTES`` (wide
+   non-decomposable rows), or with ``fused=False``, **the prefix sums are made in place**
+   first (``bin_prefix.prefix``: a running sum over each tile from its offset, one thread
+   per (slot, tile, column)), which reads and writes every row once more. Integer sums:
+   exact, whatever the order, so every sum below equals the CPU's bit for bit. (Until
    2026-11-30 the tiles were about sqrt(B) bins and each thread summed the earlier tiles
    itself: on the H200 two launches of 38,656 threads walking 131 rows each, 180 us a step
-   at n = 1e5, 13 % achieved occupancy.)
+   at n = 1e5, 13 % achieved occupancy; until 2026-12-01 the prefix sums were always made
+   in place: 371 us of a step's ~1 ms search at n = 1e6 on the H200, 47 us of 0.27 ms at
+   n = 1e5.)
 2. **Every candidate scored, the best chosen** (``complete_candidates``,
-   ``label_candidates`` or ``system_candidates``, a kernel for each kind of
-   head): grid (tiles of
-   ``blockDim.x`` candidates, slots); candidate ``c = 2 b + side`` of slot ``j`` is the
+   ``label_candidates`` or ``system_candidates``, a kernel for each kind of head, and each
+   with a ``fused_`` twin: ``CANDIDATES``): grid (tiles of ``blockDim.x`` candidates,
+   slots; a fused tile's bins are its candidates' bins); candidate ``c = 2 b + side`` of slot ``j`` is the
    boundary below bin ``b`` (numerical: ``<=`` at ``side = 0``, ``>`` at ``side = 1``,
    covering the bins below ``b`` or their complement) or the value of bin ``b`` (nominal:
    ``==``/``!=``). As on the CPU, a candidate exists only at a non-empty bin (numerical:
    with a non-empty bin below it) and only when it is ``thresholds.admissible``: it covers
    at least ``max(1, min_coverage)`` examples and fewer than the rule (``state[COVERED]``);
    it competes only with a quality above ``min_quality``. Each block reduces its
-   candidates to the best one (larger quality, then smaller ``c``), writes it to
-   ``part_*[j, tile]``, and the last block of the slot to finish (``tickets[j]``, 0 before
-   and after) reduces the tiles in the same order and writes the slot's ``out_*`` record.
+   candidates to the best one (larger quality, then smaller ``c``), writes it, its count
+   and the sums of the side it covers to ``part_*[j, tile]``, and the last block of the
+   slot to finish (``tickets[j]``, 0 before and after) reduces the tiles in the same order
+   and writes the slot's ``out_*`` record.
    The order "larger quality, then smaller ``c``" is the CPU scan's: a later candidate must
    be strictly better (numerical), or be better, then have a smaller threshold, then the
    smaller op (nominal; bins are in ascending order of their values, ``==`` before ``!=``).
@@ -39,7 +46,7 @@ Hessian columns, m head labels, C = K + W + 1 histogram columns, T threads per b
     features int64 (S,); slot_offset int64 (S + 1,) (slot j's rows slot_offset[j] ..
     slot_offset[j + 1] - 1, one per bin of features[j]); bin_offset int64 (A + 1,);
     bin_min, bin_max float32 (B,); nominal bool (A,); hist_g int64 (R, K), hist_h int64
-    (R, W), hist_count int64 (R,); sums int64 (S, tiles, C); labels int32 (m,); params
+    (R, W), hist_count int64 (R,); sums int64 (S, tiles + 1, C); labels int32 (m,); params
     float64 (P,); work_f float64 (F, rows), work_i int64 (I, rows) (the SeCo partial head's
     label values, F >= m, or the head work of ``multi_output.work_sizes``; rows >= the
     threads of a launch for those heads, else at least 1); run_i int64 (K + W, rows) (a
@@ -48,8 +55,9 @@ Hessian columns, m head labels, C = K + W + 1 histogram columns, T threads per b
     value of their rows touch 256 adjacent bytes (2 cache lines), where rows of their own
     (a thread's ``multi_output.work_sizes`` values contiguous, 5 kB for m = 14) put every
     access of a warp on 32 lines; part_q float64
-    (S, P), part_c int64 (S, P), part_label int32 (S, P) (P >= the slot's tiles, a multiple
-    of 32: each slot's entries on cache lines of their own); tickets int32 (S,); out_* as
+    (S, P), part_c int64 (S, P), part_label int32 (S, P), part_n int64 (S, P), part_g int64
+    (S, P, K), part_h int64 (S, P, W) (P >= the slot's tiles, a multiple of 32: each slot's
+    entries on cache lines of their own); tickets int32 (S,); out_* as
     in ``cpu/exact_search.py``, out_g (S, K), out_h (S, W).
 """
 
@@ -59,9 +67,13 @@ import numpy as np
 from numba import cuda, types
 
 from gpurules.backends.cuda.candidate_quality import (COMPLETE_HEAD, LABEL_HEADS,
-                                                      SYSTEM_HEADS, candidate, covered_run,
+                                                      SYSTEM_HEADS, candidate, covered_sum,
                                                       score)
+from gpurules.backends.cuda import bin_prefix
+from gpurules.backends.cuda.bin_prefix import (prefix, prefix_sums, scan_tile_sums,
+                                               tile_offsets, tile_sums)
 from gpurules.backends.cuda.device_math import bin_threshold, kernel, signature_types
+from gpurules.backends.cuda.search_state import COVERED, FINISHED, NUM_LABELS
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ
 from gpurules.jit.variants import variant
 from gpurules.objectives.heads import HEAD_COMPLETE, HEAD_SINGLE
@@ -74,128 +86,14 @@ BLOCK = 128  # the most threads per block of the candidates (a power of two)
 # small search over every SM (yeast: 7 slots of at most 495 bins made 56 blocks of 128
 # threads for the H200's 132 SMs; 217 of 32), and each SM's L1 holds fewer threads' scratch
 SCRATCH_BLOCK = 32
-SCAN_BLOCK = 1024  # the most threads per block of _scan_tile_sums
-MIN_TILE = 16  # bins per tile of the prefix sums, at least ...
-MAX_TILES = 2048  # ... and as many as it takes to keep a slot within this many tiles
 PAD = 32  # part_* columns are padded to a multiple of this
 SCRATCH_BYTES = 64 << 20  # the most head work rows of one candidates launch
+TABLE_BYTES = 48 << 10  # the most shared memory of a fused candidates block's table
+FUSED = True  # candidates blocks sum their tiles' bins themselves (``search``'s ``fused``)
 MAX_GRID_Y = 65535
-MAX_GRID = 1 << 16  # the most blocks of _scan_tile_sums (grid-stride)
 # heads scored label by label (statistics of width W = K) and those solved as systems
 LABEL_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
 SYSTEM_HEAD_MODES = (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE)
-# the search's state record, int32 (STATE_SIZE,), on the device: steps a device-resident
-# block recorded, whether the rule is finished (the kernels then do nothing), how many of
-# the labels are searched, whether a single-label head's label was fixed, how many examples
-# the rule covers (non-zero weight: a candidate must cover fewer, ``thresholds.admissible``);
-# read by the search kernels, written by a block's selection (``refine.py``)
-STEPS, FINISHED, NUM_LABELS, LABEL_FIXED, COVERED = range(5)
-STATE_SIZE = 5
-
-
-# -- 1. prefix sums ------------------------------------------------------------------------
-@cuda.jit(device=True)
-def _get(hist_g, hist_h, hist_count, r, c):
-    """Column ``c`` of histogram row ``r``: hist_g, then hist_h, then the count."""
-    K = hist_g.shape[1]
-    if c < K:
-        return hist_g[r, c]
-    if c < K + hist_h.shape[1]:
-        return hist_h[r, c - K]
-    return hist_count[r]
-
-
-@cuda.jit(device=True)
-def _put(hist_g, hist_h, hist_count, r, c, value):
-    """Set column ``c`` of histogram row ``r`` (see :func:`_get`)."""
-    K = hist_g.shape[1]
-    if c < K:
-        hist_g[r, c] = value
-    elif c < K + hist_h.shape[1]:
-        hist_h[r, c - K] = value
-    else:
-        hist_count[r] = value
-
-
-@cuda.jit(device=True)
-def _tile_item(e, slot_offset, tiles, tile, C):
-    """Item ``e`` of the prefix launches: (slot j, tile t, column c, first row, row stop)."""
-    c = e % C
-    jt = e // C
-    t = jt % tiles
-    j = jt // tiles
-    lo = slot_offset[j] + t * tile
-    return j, t, c, lo, min(lo + tile, slot_offset[j + 1])
-
-
-def _tile_sums(state, slot_offset, tile, hist_g, hist_h, hist_count, sums):
-    """``sums[j, t, c]`` = the sum of column ``c`` over tile ``t`` of slot ``j``'s rows
-    (nothing once ``state`` says the rule is finished)."""
-    if state[FINISHED] != 0:
-        return
-    S, tiles, C = sums.shape
-    for e in range(cuda.grid(1), S * tiles * C, cuda.gridsize(1)):
-        j, t, c, lo, hi = _tile_item(e, slot_offset, tiles, tile, C)
-        total = 0
-        for r in range(lo, hi):
-            total += _get(hist_g, hist_h, hist_count, r, c)
-        sums[j, t, c] = total
-
-
-def _scan_tile_sums(state, sums):
-    """``sums[j, t, c]`` becomes the sum of tiles ``0 .. t - 1`` of column ``c`` of slot
-    ``j`` (an exclusive scan over ``t``), one block per (j, c) pair (grid-stride): each
-    thread scans a run of consecutive tiles, the block scans the runs' totals in shared
-    memory (at most ``SCAN_BLOCK`` threads), each thread writes its run's offsets (nothing
-    once ``state`` says the rule is finished)."""
-    if state[FINISHED] != 0:
-        return
-    S, tiles, C = sums.shape
-    T = cuda.blockDim.x
-    i = cuda.threadIdx.x
-    per = (tiles + T - 1) // T
-    lo = i * per
-    hi = min(lo + per, tiles)
-    part = cuda.shared.array(SCAN_BLOCK, types.int64)
-    for p in range(cuda.blockIdx.x, S * C, cuda.gridDim.x):
-        j = p // C
-        c = p - j * C
-        total = 0
-        for t in range(lo, hi):
-            total += sums[j, t, c]
-        part[i] = total
-        cuda.syncthreads()
-        d = 1
-        while d < T:  # inclusive scan of the runs' totals (Hillis and Steele)
-            before = part[i - d] if i >= d else 0
-            cuda.syncthreads()
-            part[i] += before
-            cuda.syncthreads()
-            d *= 2
-        run = part[i] - total
-        for t in range(lo, hi):
-            own = sums[j, t, c]
-            sums[j, t, c] = run
-            run += own
-        cuda.syncthreads()  # ``part`` is reused by the next pair
-
-
-def _prefix_sums(state, slot_offset, tile, sums, hist_g, hist_h, hist_count):
-    """Every column of every slot becomes its inclusive prefix over the slot's rows: the
-    tile's offset (``sums[j, t, c]`` after :func:`_scan_tile_sums`; not read when there
-    is one tile per slot), then a running sum over the tile (nothing once ``state`` says
-    the rule is finished)."""
-    if state[FINISHED] != 0:
-        return
-    S, tiles, C = sums.shape
-    for e in range(cuda.grid(1), S * tiles * C, cuda.gridsize(1)):
-        j, t, c, lo, hi = _tile_item(e, slot_offset, tiles, tile, C)
-        run = sums[j, t, c] if tiles > 1 else 0
-        for r in range(lo, hi):
-            run += _get(hist_g, hist_h, hist_count, r, c)
-            _put(hist_g, hist_h, hist_count, r, c, run)
-
-
 # -- 2. candidates (scored by ``candidate_quality``) ----------------------------------
 @cuda.jit(device=True)
 def _before(q, c, other_q, other_c):
@@ -230,24 +128,120 @@ def _block_best(q, c, label, sq, sc, sl):
 
 
 @cuda.jit(device=True)
+def _at(rows, K, W, i, c):
+    """Where column ``c`` of row ``i`` is in a table of ``rows`` rows (:func:`_table`)."""
+    if c < K:
+        return i * K + c
+    if c < K + W:
+        return rows * K + i * W + (c - K)
+    return rows * (K + W) + i
+
+
+@cuda.jit(device=True)
+def _table(j, tile, num_tiles, lo, bins, K, W, flat_g, flat_h, hist_count, sums, table):
+    """Fill ``table`` (the block's dynamic shared memory, int64, at least (TB + 2) (K + W +
+    1) values, TB = blockDim.x / 2) with the prefix rows of candidate tile ``tile`` of slot
+    ``j``, whose bins are rows ``lo .. lo + bins - 1`` of the histograms (their own sums;
+    ``flat_g``, ``flat_h``: hist_g and hist_h flat): TB + 2 rows of the K gradient sums,
+    then the W Hessian sums, then the counts (:func:`_at`); row 0 the sums of the slot's
+    bins below the tile (``sums[j, tile]`` of ``bin_prefix.tile_offsets``; 0 for the first
+    tile), row 1 + i the inclusive prefix through the tile's bin i (bins past the slot add
+    0), row TB + 1 the slot's total (``sums[j, num_tiles]``; with one tile a slot, the
+    tile's last prefix). The tile's rows are read once, coalesced (a slot's rows are
+    contiguous), then one thread sums each column along the tile. Every thread of the
+    block must call it; all of them see the whole table on return."""
+    T = cuda.blockDim.x
+    TB = T // 2
+    rows = TB + 2
+    t = cuda.threadIdx.x
+    b0 = tile * TB
+    n = min(TB, max(bins - b0, 0))  # the tile's bins in the slot
+    r0 = lo + b0
+    for e in range(t, TB * K, T):  # row 1 + i begins at (1 + i) K
+        table[K + e] = flat_g[r0 * K + e] if e < n * K else 0
+    for e in range(t, TB * W, T):
+        table[rows * K + W + e] = flat_h[r0 * W + e] if e < n * W else 0
+    for e in range(t, TB, T):
+        table[rows * (K + W) + 1 + e] = hist_count[r0 + e] if e < n else 0
+    cuda.syncthreads()
+    for c in range(t, K + W + 1, T):
+        run = sums[j, tile, c] if num_tiles > 1 else 0
+        table[_at(rows, K, W, 0, c)] = run
+        for i in range(1, TB + 1):
+            at = _at(rows, K, W, i, c)
+            run += table[at]
+            table[at] = run
+        table[_at(rows, K, W, TB + 1, c)] = sums[j, num_tiles, c] if num_tiles > 1 else run
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _candidate_rows(fused, table, b, j, tile, slot_offset, K, W, flat_g, flat_h, hist_count):
+    """(rows, counts, first) of bin ``b`` (in the slot) of slot ``j``, as
+    ``candidate_quality.score`` takes them: where the prefix sums of the bins below ``b``,
+    through ``b`` and of the whole slot begin, and their counts, in the block's ``table``
+    (``fused``, :func:`_table`; tile ``tile`` holds ``b``) or in the histograms (``flat_g``,
+    ``flat_h``: hist_g and hist_h flat, prefix sums in place); ``first``: no bin below
+    ``b`` (the below offsets are then any row's, not read)."""
+    if fused:
+        TB = cuda.blockDim.x // 2
+        G = (TB + 2) * K
+        H = (TB + 2) * (K + W)
+        i = b - tile * TB + 1  # row 0: the bins below the tile
+        last = TB + 1
+        rows = (table, table, (i - 1) * K, i * K, last * K, G + (i - 1) * W, G + i * W,
+                G + last * W)
+        return rows, (table[H + i - 1], table[H + i], table[H + last]), False
+    r = slot_offset[j] + b
+    last = slot_offset[j + 1] - 1
+    below = r - 1 if b > 0 else r
+    rows = (flat_g, flat_h, below * K, r * K, last * K, below * W, r * W, last * W)
+    return rows, (hist_count[below], hist_count[r], hist_count[last]), b == 0
+
+
+@cuda.jit(device=True)
+def _keep_best(fused, table, j, tile, c, slot_offset, is_nominal, K, W, flat_g, flat_h,
+               hist_count, min_coverage, covered, part_g, part_h, part_n):
+    """The block's best candidate ``c`` (-1: none) of slot ``j``: its covered count and the
+    sums of the side it covers to ``part_n[j, tile]``, ``part_g[j, tile]``,
+    ``part_h[j, tile]``, from the rows it was scored on. Every thread of the block calls
+    it."""
+    if c < 0:
+        return
+    b = c // 2
+    side = c - 2 * b
+    rows, counts, first = _candidate_rows(fused, table, b, j, tile, slot_offset, K, W,
+                                          flat_g, flat_h, hist_count)
+    t = cuda.threadIdx.x
+    if t == 0:
+        part_n[j, tile] = candidate(side, first, counts, is_nominal, min_coverage, covered)
+    for k in range(t, K + W, cuda.blockDim.x):
+        value = covered_sum(rows, K, k, side, is_nominal, first)
+        if k < K:
+            part_g[j, tile, k] = value
+        else:
+            part_h[j, tile, k - K] = value
+
+
+@cuda.jit(device=True)
 def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_nominal,
-               hist_g, hist_h, hist_count, min_coverage, covered, out_q, out_op, out_thr,
-               out_cnt, out_label, out_g, out_h):
+               part_g, part_h, part_n, out_q, out_op, out_thr, out_cnt, out_label, out_g,
+               out_h):
     """Slot ``j``'s record: candidate ``c`` (-1: none) with quality ``q`` and ``label``,
-    its threshold and the sums of the side it covers. Every thread of the block calls it."""
+    its threshold and the sums of the side it covers (kept by its block,
+    :func:`_keep_best`). Every thread of the block calls it."""
     t = cuda.threadIdx.x
     if c < 0:
         if t == 0:
             out_op[j] = -1
         return
-    r, side, count = candidate(j, c, slot_offset, is_nominal, hist_count, min_coverage,
-                               covered)
-    b = bin_offset[f] + r - slot_offset[j]  # the bin's global index
-    first = r == slot_offset[j]
-    last = slot_offset[j + 1] - 1
+    tile = c // cuda.blockDim.x
+    b_slot = c // 2
+    side = c - 2 * b_slot
+    b = bin_offset[f] + b_slot  # the bin's global index
     if t == 0:
         out_q[j] = q
-        out_cnt[j] = count
+        out_cnt[j] = part_n[j, tile]
         out_label[j] = label
         if is_nominal:
             out_op[j] = OP_NEQ if side == 1 else OP_EQ
@@ -255,31 +249,32 @@ def _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max, is_
         else:
             out_op[j] = OP_GR if side == 1 else OP_LEQ
             out_thr[j] = bin_threshold(bin_min, bin_max, b)
-    K = hist_g.shape[1]
-    for k in range(t, K + hist_h.shape[1], cuda.blockDim.x):
+    K = out_g.shape[1]
+    for k in range(t, K + out_h.shape[1], cuda.blockDim.x):
         if k < K:
-            run = covered_run(hist_g, r, k, is_nominal, first)
-            out_g[j, k] = hist_g[last, k] - run if side == 1 else run
+            out_g[j, k] = part_g[j, tile, k]
         else:
-            run = covered_run(hist_h, r, k - K, is_nominal, first)
-            out_h[j, k - K] = hist_h[last, k - K] - run if side == 1 else run
+            out_h[j, k - K] = part_h[j, tile, k - K]
 
 
 @cuda.jit(device=True)
-def _candidates(kind, tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
-                bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode, params,
-                inv_scale, min_coverage, min_quality, work_f, work_i, run_i, part_q, part_c,
-                part_label, tickets, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-                out_h):
+def _candidates(kind, fused, tile0, num_tiles, state, features, slot_offset, bin_offset,
+                bin_min, bin_max, nominal, flat_g, flat_h, hist_count, sums, all_labels,
+                head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
+                part_q, part_c, part_label, part_g, part_h, part_n, tickets, out_q, out_op,
+                out_thr, out_cnt, out_label, out_g, out_h):
     """Score the candidates of tiles ``tile0 + blockIdx.x`` (of ``num_tiles`` per slot, over
     all launches) of slots ``blockIdx.y, blockIdx.y + gridDim.y, ...``; the last block of a
     slot writes its record (module docstring). ``kind``: the kernel's kind of head
-    (``candidate_quality.score``). The head's labels: the first ``state[NUM_LABELS]`` of
-    ``all_labels``; ``min_quality`` float64 (1,); nothing once ``state[FINISHED]`` is
-    set."""
+    (``candidate_quality.score``). ``flat_g``, ``flat_h``: hist_g and hist_h flat (int64
+    (R K,), (R W,)). ``fused``: the histograms hold each bin's own sums and ``sums`` the
+    tiles' offsets (:func:`_table`), else their prefix sums in place.
+    The head's labels: the first ``state[NUM_LABELS]`` of ``all_labels``; ``min_quality``
+    float64 (1,); nothing once ``state[FINISHED]`` is set."""
     if state[FINISHED] != 0:
         return
     labels = all_labels[:state[NUM_LABELS]]
+    K, W = out_g.shape[1], out_h.shape[1]
     covered = state[COVERED]
     min_quality = min_quality[0]
     t = cuda.threadIdx.x
@@ -289,13 +284,24 @@ def _candidates(kind, tile0, num_tiles, state, features, slot_offset, bin_offset
     sc = cuda.shared.array(BLOCK, types.int64)
     sl = cuda.shared.array(BLOCK, types.int32)
     last = cuda.shared.array(1, types.int32)
+    table = cuda.shared.array(0, types.int64)  # fused: the tile's prefix rows
     for j in range(cuda.blockIdx.y, features.shape[0], cuda.gridDim.y):
         f = features[j]
         is_nominal = nominal[f]
+        lo = slot_offset[j]
+        bins = slot_offset[j + 1] - lo
+        if fused:
+            _table(j, tile, num_tiles, lo, bins, K, W, flat_g, flat_h, hist_count, sums,
+                   table)
         c = tile * cuda.blockDim.x + t
-        q, label = score(kind, j, c, slot_offset, is_nominal, hist_g, hist_h, hist_count,
-                         labels, head_mode, params, inv_scale, min_coverage, covered, row,
-                         work_f, work_i, run_i)
+        b = c // 2
+        q, label = -math.inf, -1
+        if b < bins:
+            rows, counts, first = _candidate_rows(fused, table, b, j, tile, slot_offset, K,
+                                                  W, flat_g, flat_h, hist_count)
+            q, label = score(kind, K, W, c - 2 * b, first, rows, counts, is_nominal, labels,
+                             head_mode, params, inv_scale, min_coverage, covered, row,
+                             work_f, work_i, run_i)
         if not q > min_quality:
             c = -1
         q, c, label = _block_best(q, c, label, sq, sc, sl)
@@ -303,6 +309,8 @@ def _candidates(kind, tile0, num_tiles, state, features, slot_offset, bin_offset
             part_q[j, tile] = q
             part_c[j, tile] = c
             part_label[j, tile] = label
+        _keep_best(fused, table, j, tile, c, slot_offset, is_nominal, K, W, flat_g, flat_h,
+                   hist_count, min_coverage, covered, part_g, part_h, part_n)
         cuda.threadfence()  # the tile's result is visible to every block ...
         cuda.syncthreads()  # ... before its ticket is drawn
         if t == 0:
@@ -315,73 +323,85 @@ def _candidates(kind, tile0, num_tiles, state, features, slot_offset, bin_offset
                     q, c, label = part_q[j, u], part_c[j, u], part_label[j, u]
             q, c, label = _block_best(q, c, label, sq, sc, sl)
             _write_out(j, q, c, label, f, slot_offset, bin_offset, bin_min, bin_max,
-                       is_nominal, hist_g, hist_h, hist_count, min_coverage, covered, out_q,
-                       out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                       is_nominal, part_g, part_h, part_n, out_q, out_op, out_thr, out_cnt,
+                       out_label, out_g, out_h)
             if t == 0:
                 tickets[j] = 0
-        cuda.syncthreads()  # ``last`` is reused by the next slot
+        cuda.syncthreads()  # ``last`` and the table are reused by the next slot
 
 
 _KIND = COMPLETE_HEAD  # the kind of head of :func:`_candidates_of` (each variant its own)
+_FUSED = True  # whether it sums its tiles' bins itself (each variant its own)
 
 
 def _candidates_of(tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
-                   bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode, params,
-                   inv_scale, min_coverage, min_quality, work_f, work_i, run_i, part_q, part_c,
-                   part_label, tickets, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-                   out_h):
-    """:func:`_candidates` of the heads of kind ``_KIND``, a constant of each kernel made
-    from it (``jit.variants.variant``): ``complete_candidates`` (``HEAD_COMPLETE``),
-    ``label_candidates`` (any head scored label by label, ``LABEL_HEAD_MODES``) and
-    ``system_candidates`` (the heads solved as systems, ``SYSTEM_HEAD_MODES``)."""
-    _candidates(_KIND, tile0, num_tiles, state, features, slot_offset, bin_offset, bin_min,
-                bin_max, nominal, hist_g, hist_h, hist_count, all_labels, head_mode, params,
-                inv_scale, min_coverage, min_quality, work_f, work_i, run_i, part_q, part_c,
-                part_label, tickets, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
+                   bin_max, nominal, flat_g, flat_h, hist_count, sums, all_labels, head_mode,
+                   params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
+                   part_q, part_c, part_label, part_g, part_h, part_n, tickets, out_q, out_op,
+                   out_thr, out_cnt, out_label, out_g, out_h):
+    """:func:`_candidates` of the heads of kind ``_KIND``, fused or not (``_FUSED``),
+    constants of each kernel made from it (``jit.variants.variant``; ``CANDIDATES``):
+    ``complete_candidates`` (``HEAD_COMPLETE``), ``label_candidates`` (any head scored
+    label by label, ``LABEL_HEAD_MODES``) and ``system_candidates`` (the heads solved as
+    systems, ``SYSTEM_HEAD_MODES``), each with a ``fused_`` twin. One kernel with both
+    forms took twice the registers of one (ptxas for sm_90: 176 against 80 for the complete
+    head), a search launches one form only."""
+    _candidates(_KIND, _FUSED, tile0, num_tiles, state, features, slot_offset, bin_offset,
+                bin_min, bin_max, nominal, flat_g, flat_h, hist_count, sums, all_labels,
+                head_mode, params, inv_scale, min_coverage, min_quality, work_f, work_i, run_i,
+                part_q, part_c, part_label, part_g, part_h, part_n, tickets, out_q, out_op,
+                out_thr, out_cnt, out_label, out_g, out_h)
 
 
-tile_sums = kernel(_tile_sums)
-scan_tile_sums = kernel(_scan_tile_sums)
-prefix_sums = kernel(_prefix_sums)
-label_candidates = kernel(variant(_candidates_of, "label", _KIND=LABEL_HEADS))
-complete_candidates = kernel(variant(_candidates_of, "complete", _KIND=COMPLETE_HEAD))
-system_candidates = kernel(variant(_candidates_of, "system", _KIND=SYSTEM_HEADS))
+# ptxas gives the fused kernels of the label heads 140 registers a thread where the others
+# have 86 to 101 (sm_90; with the bin's rows known to exist it unrolls their loop over the
+# labels further): the complete head's is capped where nothing spills, so that four blocks
+# of 128 threads fit an SM (``tests/test_cuda_compile.py``; the label heads' spilled 52
+# bytes under the same cap and keep 139, three blocks)
+MAX_REGISTERS = {(COMPLETE_HEAD, True): 128}
+
+
+def _candidates_kernel(name, kind, fused):
+    """The candidates kernel ``name`` of the heads of ``kind``, ``fused`` or not."""
+    return kernel(variant(_candidates_of, name, _KIND=kind, _FUSED=fused),
+                  max_registers=MAX_REGISTERS.get((kind, fused)))
+
+
+label_candidates = _candidates_kernel("label", LABEL_HEADS, False)
+complete_candidates = _candidates_kernel("complete", COMPLETE_HEAD, False)
+system_candidates = _candidates_kernel("system", SYSTEM_HEADS, False)
+fused_label_candidates = _candidates_kernel("fused_label", LABEL_HEADS, True)
+fused_complete_candidates = _candidates_kernel("fused_complete", COMPLETE_HEAD, True)
+fused_system_candidates = _candidates_kernel("fused_system", SYSTEM_HEADS, True)
+# (kind of head, fused) -> the name of its candidates kernel (in ``KERNELS``)
+CANDIDATES = {(kind, fused): ("fused_" if fused else "") + name + "_candidates"
+              for kind, name in ((LABEL_HEADS, "label"), (COMPLETE_HEAD, "complete"),
+                                 (SYSTEM_HEADS, "system")) for fused in (False, True)}
 
 
 def _signatures():
     i8, i32, i64, f32, f64 = types.int8, types.int32, types.int64, types.float32, types.float64
     vec, mat = signature_types()
     cube = i64[:, :, ::1]
-    hists = (mat[i64], mat[i64], vec[i64])
     return {
-        "tile_sums": (vec[i32], vec[i64], i64) + hists + (cube,),
-        "scan_tile_sums": (vec[i32], cube),
-        "prefix_sums": (vec[i32], vec[i64], i64, cube) + hists,
-        "label_candidates": (i64, i64, vec[i32], vec[i64], vec[i64], vec[i64], vec[f32],
-                              vec[f32], vec[types.boolean]) + hists
-        + (vec[i32], i64, vec[f64], f64, i64, vec[f64], mat[f64], mat[i64], mat[i64], mat[f64],
-           mat[i64], mat[i32], vec[i32], vec[f64], vec[i8], vec[f32], vec[i64], vec[i32],
-           mat[i64], mat[i64]),
+        # the candidates kernels (each of ``CANDIDATES``); flat_g, flat_h: int64 (R K,),
+        # (R W,)
+        "candidates": (i64, i64, vec[i32], vec[i64], vec[i64], vec[i64], vec[f32], vec[f32],
+                       vec[types.boolean], vec[i64], vec[i64], vec[i64], cube, vec[i32], i64,
+                       vec[f64], f64, i64, vec[f64], mat[f64], mat[i64], mat[i64], mat[f64],
+                       mat[i64], mat[i32], cube, cube, mat[i64], vec[i32], vec[f64], vec[i8],
+                       vec[f32], vec[i64], vec[i32], mat[i64], mat[i64]),
     }
 
 
-SIGNATURES = _signatures()
-SIGNATURES["complete_candidates"] = SIGNATURES["label_candidates"]
-SIGNATURES["system_candidates"] = SIGNATURES["label_candidates"]
-KERNELS = {"tile_sums": tile_sums, "scan_tile_sums": scan_tile_sums,
-           "prefix_sums": prefix_sums, "label_candidates": label_candidates,
-           "complete_candidates": complete_candidates, "system_candidates": system_candidates}
+SIGNATURES = dict(bin_prefix.SIGNATURES)
+SIGNATURES.update({name: _signatures()["candidates"] for name in CANDIDATES.values()})
+# this module's kernels and the ones of ``bin_prefix`` it launches (``search``'s ``kernels``)
+KERNELS = {"tile_sums": tile_sums, "scan_tile_sums": scan_tile_sums, "prefix_sums": prefix_sums,
+           **{name: globals()[name] for name in CANDIDATES.values()}}
 
 
 # -- the host side -------------------------------------------------------------------------
-def prefix_layout(B):
-    """(tile, tiles): bins per tile and tiles per slot of the prefix launches for slots of at
-    most ``B`` bins: ``MIN_TILE`` bins a tile, more where a slot would need more than
-    ``MAX_TILES`` tiles; short tiles make many threads with short serial loops."""
-    tile = max(MIN_TILE, -(-B // MAX_TILES))
-    return tile, max(1, -(-B // tile))
-
-
 def candidate_layout(B, max_threads):
     """(threads per block T, tiles per slot) of the candidates kernels for slots of at most
     ``B`` bins (2 B candidates); T is a power of two in [32, min(BLOCK, max_threads)]."""
@@ -402,41 +422,27 @@ def _scratch_columns(head_mode, m, K, W):
     return 1, 1, 1, False
 
 
-def initial_state(num_labels, covered):
-    """The host state record of a search over ``num_labels`` labels for a rule covering
-    ``covered`` examples of non-zero weight (``totals[2]``): no step recorded, not finished,
-    every label a candidate (int32 (STATE_SIZE,))."""
-    state = np.zeros(STATE_SIZE, np.int32)
-    state[NUM_LABELS] = num_labels
-    state[COVERED] = covered
-    return state
+def table_bytes(T, C):
+    """Bytes of dynamic shared memory of a fused candidates block of ``T`` threads over
+    histogram rows of ``C`` int64 columns (``_table``: T / 2 bins and two more rows)."""
+    return (T // 2 + 2) * C * 8
 
 
-def prefix(kernels, buffer, view, blocks, max_threads, hists, slot_offset, B, state,
-           stream=0):
-    """Launch the prefix sums (module docstring, 1.): every column of the S slots of
-    ``hists`` becomes its inclusive prefix over the slot's rows. Arguments as
-    :func:`search`'s; ``slot_offset`` device int64 (S + 1,), ``B`` the largest slot's bins
-    (host int)."""
-    S = slot_offset.shape[0] - 1
-    C = hists[0].shape[1] + hists[1].shape[1] + 1
-    h = tuple(view(a) for a in hists)
-    tile, tiles = prefix_layout(B)
-    sums = buffer("prefix_sums", (S, tiles, C), np.int64, False)
-    grid = blocks(S * tiles * C)
-    if tiles > 1:
-        kernels.tile_sums[grid, max_threads, stream](view(state), view(slot_offset), tile, *h,
-                                                     view(sums))
-        # a thread per tile at most: more would only idle (a whole block of them, simulated
-        # thread by thread, when a fit has a few tiles a slot)
-        kernels.scan_tile_sums[min(S * C, MAX_GRID), min(max_threads, SCAN_BLOCK, tiles),
-                               stream](view(state), view(sums))
-    kernels.prefix_sums[grid, max_threads, stream](view(state), view(slot_offset), tile,
-                                                   view(sums), *h)
+def fused_layout(B, C, max_threads):
+    """(T, tiles) of the fused candidates (each block sums its tile's bins itself,
+    ``_table``) for slots of at most ``B`` bins of ``C`` columns, ``candidate_layout``'s
+    with fewer threads where its table would exceed ``TABLE_BYTES``; None where even 32
+    threads' would (the prefix sums are then made in place)."""
+    T, _ = candidate_layout(B, max_threads)
+    while T > 32 and table_bytes(T, C) > TABLE_BYTES:
+        T //= 2
+    if table_bytes(T, C) > TABLE_BYTES:
+        return None
+    return T, max(1, -(-2 * B // T))
 
 
 def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, labels, state, head,
-           out, stream=0, scratch_bytes=None):
+           out, stream=0, scratch_bytes=None, fused=None, flat=None):
     """Launch the search over histograms that ``kernels/histogram.cu`` built: on return
     (asynchronously, in launch order) ``out`` holds each slot's best condition.
 
@@ -450,7 +456,8 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
         blocks: ``blocks(work)`` -> the grid of a grid-stride launch over ``work`` items.
         max_threads: the most threads per block (a multiple of 32).
         hists: (hist_g int64 (R, K), hist_h int64 (R, W), hist_count int64 (R,)) device
-            arrays, turned into their prefix sums.
+            arrays: left as they are where the search is fused, else turned into their
+            prefix sums.
         slots: (features, slot_offset) device int64 (S,), (S + 1,), and B, the largest bin
             count of the sampled features (host int).
         bins: (bin_offset, bin_min, bin_max, nominal) device arrays.
@@ -464,18 +471,32 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
         stream: the Numba stream of every launch (0: Numba's default stream).
         scratch_bytes: the most bytes of per-thread scratch of one launch (default
             ``SCRATCH_BYTES``, read at the call).
+        fused: whether the candidates blocks sum their tiles' bins themselves where their
+            tables fit (``fused_layout``; default ``FUSED``, read at the call), else the
+            prefix sums are made in place first.
+        flat: (hist_g, hist_h) as flat device arrays of the same memory, what the
+            candidates kernels take (default: ``reshape(-1)`` of ``hists``' two, new
+            objects at each call: the backend passes views it keeps).
     """
     scratch_bytes = SCRATCH_BYTES if scratch_bytes is None else scratch_bytes
+    fused = FUSED if fused is None else fused
     features, slot_offset, B = slots
     S = features.shape[0]
     K, W = hists[0].shape[1], hists[1].shape[1]
-    prefix(kernels, buffer, view, blocks, max_threads, hists, slot_offset, B, state, stream)
     h = tuple(view(a) for a in hists)
-
     head_mode, params, inv_scale, min_coverage, min_quality = head
     F, I, R, per_thread = _scratch_columns(head_mode, labels.shape[0], K, W)
-    T, num_tiles = candidate_layout(B, min(max_threads, SCRATCH_BLOCK) if per_thread else
-                                    max_threads)
+    threads = min(max_threads, SCRATCH_BLOCK) if per_thread else max_threads
+    layout = fused_layout(B, K + W + 1, threads) if fused else None
+    if layout is None:
+        sums = prefix(kernels, buffer, view, blocks, max_threads, hists, slot_offset, B,
+                      state, stream)
+        (T, num_tiles), shared_bytes = candidate_layout(B, threads), 0
+    else:
+        T, num_tiles = layout
+        sums = tile_offsets(kernels, buffer, view, blocks, max_threads, h, slot_offset,
+                             T // 2, num_tiles, state, stream)
+        shared_bytes = table_bytes(T, K + W + 1)
     grid_y = min(S, MAX_GRID_Y)
     step = num_tiles
     if per_thread:
@@ -488,14 +509,20 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
     part = (buffer("part_q", (S, P), np.float64, False),
             buffer("part_c", (S, P), np.int64, False),
             buffer("part_label", (S, P), np.int32, False),
+            buffer("part_g", (S, P, K), np.int64, False),
+            buffer("part_h", (S, P, W), np.int64, False),
+            buffer("part_n", (S, P), np.int64, False),
             buffer("tickets", (S,), np.int32, True))
-    args = (view(features), view(slot_offset), *(view(a) for a in bins), *h, view(labels),
-            int(head_mode), view(params), float(inv_scale), int(min_coverage),
+    flat = (hists[0].reshape(-1), hists[1].reshape(-1)) if flat is None else flat
+    args = (view(features), view(slot_offset), *(view(a) for a in bins),
+            *(view(a) for a in flat), h[2], view(sums),
+            view(labels), int(head_mode), view(params), float(inv_scale), int(min_coverage),
             view(min_quality), *(view(a) for a in scratch), *(view(a) for a in part),
             *(view(a) for a in out))
-    candidates = (kernels.system_candidates if head_mode in SYSTEM_HEAD_MODES else
-                  kernels.complete_candidates if head_mode == HEAD_COMPLETE else
-                  kernels.label_candidates)
+    kind = (SYSTEM_HEADS if head_mode in SYSTEM_HEAD_MODES else
+            COMPLETE_HEAD if head_mode == HEAD_COMPLETE else LABEL_HEADS)
+    candidates = getattr(kernels, CANDIDATES[kind, layout is not None])
     for tile0 in range(0, num_tiles, step):
         x = min(step, num_tiles - tile0)
-        candidates[(x, grid_y), T, stream](tile0, num_tiles, view(state), *args)
+        candidates[(x, grid_y), T, stream, shared_bytes](tile0, num_tiles, view(state),
+                                                         *args)

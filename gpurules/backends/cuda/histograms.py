@@ -145,6 +145,7 @@ class HistogramBuilder:
         (C,) (and their Numba views) at one buffer of the fit, ``_hist_all`` int64
         (C (K + W + 1),): the three one after the other, with room for ``C =
         view_rows(rows)`` >= ``rows`` rows; the kernels use the first ``rows`` (the slots').
+        ``hist_flat``: hist_g and hist_h flat (the search's candidates kernels take them).
 
         Rounding the row count up keeps the views few: the sampled features' bins differ
         from step to step, and each new shape would cost three new Numba views (64 us each
@@ -158,8 +159,9 @@ class HistogramBuilder:
             buf = self._buffer("histograms", (C * (K + W + 1),), np.int64)
             kept = self._buffer_views[key] = (buf, buf[:C * K].reshape(C, K),
                                               buf[C * K:C * (K + W)].reshape(C, W),
-                                              buf[C * (K + W):])
-        self._hist_all, self.hist_g, self.hist_h, self.hist_count = kept
+                                              buf[C * (K + W):], (buf[:C * K],
+                                                                   buf[C * K:C * (K + W)]))
+        self._hist_all, self.hist_g, self.hist_h, self.hist_count, self.hist_flat = kept
         for name in ("hist_g", "hist_h", "hist_count"):
             self._v[name] = self._nb(getattr(self, name))
 

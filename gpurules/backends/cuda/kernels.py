@@ -1,8 +1,9 @@
 """The Numba CUDA kernels of the CUDA backend, listed by name.
 
 Each kernel lives beside its CPU twin's name: ``statistics`` (compute, update, aggregate),
-``coverage`` (the covered examples' mask and compacted list), ``histogram_search`` (prefix
-sums and the candidates' scan; a candidate's quality: ``candidate_quality``), ``refine`` (a
+``coverage`` (the covered examples' mask and compacted list), ``histogram_search`` (the
+candidates' scan, over the sums of ``bin_prefix``; a candidate's quality:
+``candidate_quality``), ``refine`` (a
 device-resident block's choice of each step's refinement) and ``binning`` (equal-width bins
 of the features, once per fit); the histograms themselves are built by the CUDA C kernels
 in ``kernels/histogram.cu`` (``sources``). The math comes from ``device_math`` (compiled

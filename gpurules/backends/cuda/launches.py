@@ -75,7 +75,8 @@ class PreparedLaunches:
     """Launches of Numba CUDA dispatchers with marshalled arrays kept (see the module).
 
     ``launch(dispatcher, config, args)`` runs ``dispatcher[config](*args)``; ``config`` is
-    (grid, block, stream) as numba-cuda takes it. Device arrays (Numba views) are recognised
+    (grid, block, stream) or (grid, block, stream, dynamic shared memory bytes) as
+    numba-cuda takes it. Device arrays (Numba views) are recognised
     by identity: one must not change its shape, strides or address while it is kept
     (``forget`` drops them; the backend calls it whenever it drops its Numba views). A
     scalar's Numba type is its Python type's (``typeof`` of the first value seen: ints are
@@ -129,7 +130,7 @@ class PreparedLaunches:
 
     def _prepared_launch(self, entry, described, config, args):
         """The launch through cuda.core of a kept kernel ``entry`` (see :meth:`_entry`)."""
-        grid, block, stream = config
+        grid, block, stream, shared = _config_parts(config)
         _, kernel, function, _ = entry
         kernelargs = []
         for (ty, kept), value in zip(described, args):
@@ -142,8 +143,9 @@ class PreparedLaunches:
                 kernelargs.extend(self._marshalled(kernel, ty, value, stream))
             else:
                 self._marshal_scalar(kernel, ty, value, stream, kernelargs)
-        self._launch(self._core_stream(stream), self._config(grid, block, kernel.cooperative),
-                     function, *kernelargs)
+        self._launch(self._core_stream(stream),
+                     self._config(grid, block, kernel.cooperative, shared), function,
+                     *kernelargs)
         self.prepared += 1
 
     def _entry(self, dispatcher, args):
@@ -198,12 +200,12 @@ class PreparedLaunches:
             return stream
         return _converted(self._streams, stream, self._from_handle)
 
-    def _config(self, grid, block, cooperative):
-        key = (grid, block, cooperative)
+    def _config(self, grid, block, cooperative, shared):
+        key = (grid, block, cooperative, shared)
         config = self._configs.get(key)
         if config is None:
             config = self._configs[key] = self._launch_config(
-                grid=_dim3(grid), block=_dim3(block), shmem_size=0,
+                grid=_dim3(grid), block=_dim3(block), shmem_size=shared,
                 **{self._cooperative_key: cooperative})
         return config
 
@@ -216,6 +218,13 @@ def _converted(kept_streams, stream, convert):
         handle = stream.__cuda_stream__()[1] if hasattr(stream, "__cuda_stream__") else 0
         kept = kept_streams[id(stream)] = (stream, convert(int(handle)))
     return kept[1]
+
+
+def _config_parts(config):
+    """(grid, block, stream, dynamic shared memory bytes) of a numba-cuda launch
+    configuration of three or four parts (the bytes 0 where it has three)."""
+    grid, block, stream, *shared = config
+    return grid, block, stream, shared[0] if shared else 0
 
 
 def _dim3(dims):
@@ -295,7 +304,7 @@ class DirectLaunches(PreparedLaunches):
         self._cu_streams.clear()
 
     def launch(self, dispatcher, config, args):
-        grid, block, stream = config
+        grid, block, stream, shared = _config_parts(config)
         described, key, entry = self._entry(dispatcher, args)
         if entry is None:
             return self._first_launch(dispatcher, config, args, described, key)
@@ -313,7 +322,7 @@ class DirectLaunches(PreparedLaunches):
             return self._prepared_launch(entry, described, config, args)
         for position, holder in site.scalars:
             holder.value = args[position]
-        err, = self._driver.cuLaunchKernel(site.function, *_dim3(grid), *_dim3(block), 0,
+        err, = self._driver.cuLaunchKernel(site.function, *_dim3(grid), *_dim3(block), shared,
                                            self._cu_stream(stream), site.address, 0)
         if err != self._driver.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuLaunchKernel of {dispatcher.py_func.__name__} failed: "

@@ -65,9 +65,9 @@ from gpurules.backends.cuda.records import pack, views
 from gpurules.backends.cuda.coverage import RING
 from gpurules.backends.cuda.device_math import kernel, signature_types
 from gpurules.backends.cuda.graphs import run_steps
-from gpurules.backends.cuda.histogram_search import (BLOCK, COVERED, FINISHED, LABEL_FIXED,
-                                                     NUM_LABELS, STATE_SIZE, STEPS, _before,
-                                                     _block_best, initial_state)
+from gpurules.backends.cuda.histogram_search import BLOCK, _before, _block_best
+from gpurules.backends.cuda.search_state import (COVERED, FINISHED, LABEL_FIXED, NUM_LABELS,
+                                                 STATE_SIZE, STEPS, initial_state)
 
 MAX_STEPS = RING - 2  # the most steps of one block (the ring keeps their lists apart)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from gpurules.backends.base import select_refinement
 from gpurules.backends.cuda.records import out_bytes, out_views
+from gpurules.backends.cuda.search_state import initial_state
 
 
 def _snapshot_cursor(snapshot):
@@ -96,7 +97,7 @@ class Searches:
         layout = self._slot_offset(slotted), self._group_offsets(slotted)
         arrays = (slotted, *layout, cursor, np.ascontiguousarray(search.params, np.float64),
                   np.array([search.min_quality], np.float64),
-                  self._search_module.initial_state(labels.size, int(totals[2])), labels)
+                  initial_state(labels.size, int(totals[2])), labels)
         # padded to a multiple of 8 bytes: the next record's int64 fields stay aligned
         pad = -sum(a.nbytes for a in arrays) % 8
         return order, arrays + (np.zeros(pad, np.uint8),), layout
@@ -149,7 +150,8 @@ class Searches:
             (self.hist_g, self.hist_h, self.hist_count), (features_dev, slot_dev, B),
             (self.bin_offset, self.bin_min, self.bin_max, self.nominal), labels_dev,
             state_dev, (search.head_mode, params_dev, self.inv_scale, search.min_coverage,
-                        quality_dev), out, self._nb_stream)
+                        quality_dev), out, self._nb_stream, fused=self.fused_search,
+            flat=self.hist_flat)
         return out_dev
 
     def _out_record(self, S, K, W):
