@@ -182,8 +182,9 @@ def tile_offsets(kernels, buffer, view, blocks, max_threads, h, slot_offset, til
 def prefix(kernels, buffer, view, blocks, max_threads, hists, slot_offset, B, state,
            stream=0):
     """Launch the prefix sums in place: every column of the S slots of ``hists`` becomes its
-    inclusive prefix over the slot's rows. Arguments as ``histogram_search.search``'s; ``slot_offset`` device int64 (S + 1,), ``B`` the largest slot's bins
-    (host int). Returns the tile sums' device buffer (:func:`tile_offsets`)."""
+    inclusive prefix over the slot's rows. Arguments as ``histogram_search.search``'s;
+    ``slot_offset`` device int64 (S + 1,), ``B`` the largest slot's bins (host int).
+    Returns the tile sums' device buffer (:func:`tile_offsets`)."""
     S = slot_offset.shape[0] - 1
     C = hists[0].shape[1] + hists[1].shape[1] + 1
     h = tuple(view(a) for a in hists)

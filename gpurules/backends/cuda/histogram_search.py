@@ -23,10 +23,10 @@ Given the histograms of the sampled features (``kernels/histogram.cu``), one sea
 2. **Every candidate scored, the best chosen** (``complete_candidates``,
    ``label_candidates`` or ``system_candidates``, a kernel for each kind of head, and each
    with a ``fused_`` twin: ``CANDIDATES``): grid (tiles of ``blockDim.x`` candidates,
-   slots; a fused tile's bins are its candidates' bins); candidate ``c = 2 b + side`` of slot ``j`` is the
-   boundary below bin ``b`` (numerical: ``<=`` at ``side = 0``, ``>`` at ``side = 1``,
-   covering the bins below ``b`` or their complement) or the value of bin ``b`` (nominal:
-   ``==``/``!=``). As on the CPU, a candidate exists only at a non-empty bin (numerical:
+   slots; a fused tile's bins are its candidates' bins); candidate ``c = 2 b + side`` of
+   slot ``j`` is the boundary below bin ``b`` (numerical: ``<=`` at ``side = 0``, ``>`` at
+   ``side = 1``, covering the bins below ``b`` or their complement) or the value of bin
+   ``b`` (nominal: ``==``/``!=``). As on the CPU, a candidate exists only at a non-empty bin (numerical:
    with a non-empty bin below it) and only when it is ``thresholds.admissible``: it covers
    at least ``max(1, min_coverage)`` examples and fewer than the rule (``state[COVERED]``);
    it competes only with a quality above ``min_quality``. Each block reduces its
