@@ -26,14 +26,14 @@ Given the histograms of the sampled features (``kernels/histogram.cu``), one sea
    slots; a fused tile's bins are its candidates' bins); candidate ``c = 2 b + side`` of
    slot ``j`` is the boundary below bin ``b`` (numerical: ``<=`` at ``side = 0``, ``>`` at
    ``side = 1``, covering the bins below ``b`` or their complement) or the value of bin
-   ``b`` (nominal: ``==``/``!=``). As on the CPU, a candidate exists only at a non-empty bin (numerical:
-   with a non-empty bin below it) and only when it is ``thresholds.admissible``: it covers
-   at least ``max(1, min_coverage)`` examples and fewer than the rule (``state[COVERED]``);
-   it competes only with a quality above ``min_quality``. Each block reduces its
-   candidates to the best one (larger quality, then smaller ``c``), writes it, its count
-   and the sums of the side it covers to ``part_*[j, tile]``, and the last block of the
-   slot to finish (``tickets[j]``, 0 before and after) reduces the tiles in the same order
-   and writes the slot's ``out_*`` record.
+   ``b`` (nominal: ``==``/``!=``). As on the CPU, a candidate exists only at a non-empty bin
+   (numerical: with a non-empty bin below it) and only when it is ``thresholds.admissible``:
+   it covers at least ``max(1, min_coverage)`` examples and fewer than the rule
+   (``state[COVERED]``); it competes only with a quality above ``min_quality``. Each block
+   reduces its candidates to the best one (larger quality, then smaller ``c``), writes it,
+   its count and the sums of the side it covers to ``part_*[j, tile]``, and the last block
+   of the slot to finish (``tickets[j]``, 0 before and after) reduces the tiles in the same
+   order and writes the slot's ``out_*`` record.
    The order "larger quality, then smaller ``c``" is the CPU scan's: a later candidate must
    be strictly better (numerical), or be better, then have a smaller threshold, then the
    smaller op (nominal; bins are in ascending order of their values, ``==`` before ``!=``).
