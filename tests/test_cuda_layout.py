@@ -1,6 +1,6 @@
-"""The histogram slots and groups of a CUDA search (``backends/cuda/histograms.py``) and a
-refinement block's draws (``backends/cuda/refine._draws``), host code only: no CuPy, no
-Numba CUDA."""
+"""The histogram slots and groups of a CUDA search (``backends/cuda/histograms.py``), the fused
+search's tables (``histogram_search.fused_layout``) and a refinement block's draws
+(``backends/cuda/refine._draws``), host code only: no CuPy, no Numba CUDA launch."""
 
 import types
 
@@ -68,3 +68,19 @@ def test_a_block_of_draws_is_each_draw_alone(seed):
         assert (alone | (shared_histogram_bytes(rows, K) <= 48 * 1024)).all()
         assert list(groups[r, G + 2:]) == [offsets[-1]] * (4 - G) + [1, offsets[-1], 4]
     assert not features[5:].any() and not groups[5:].any()
+
+
+def test_fused_search_tables_fit_a_block_beside_its_static_arrays():
+    """``histogram_search.fused_layout``: a complete head of 20 labels (41 columns) keeps 128
+    threads, 64 bins a tile; non-decomposable rows of 23 labels (300 columns) fit 32 threads'
+    table, of 24 labels (325) none: their prefix sums are made in place. Every table and the
+    2,576 bytes of static shared memory ptxas gives the kernels fit a block's 48 kB."""
+    from gpurules.backends.cuda import histogram_search as hs
+
+    assert hs.fused_layout(100_000, 41, 256) == (128, 1563)
+    assert hs.fused_layout(20, 23 + 276 + 1, 32) == (32, 2)
+    assert hs.fused_layout(20, 24 + 300 + 1, 32) is None
+    for C in range(1, 400):
+        layout = hs.fused_layout(5000, C, 256)
+        if layout is not None:
+            assert hs.table_bytes(layout[0], C) + 2576 <= 48 << 10, C

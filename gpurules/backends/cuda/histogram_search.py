@@ -88,7 +88,10 @@ BLOCK = 128  # the most threads per block of the candidates (a power of two)
 SCRATCH_BLOCK = 32
 PAD = 32  # part_* columns are padded to a multiple of this
 SCRATCH_BYTES = 64 << 20  # the most head work rows of one candidates launch
-TABLE_BYTES = 48 << 10  # the most shared memory of a fused candidates block's table
+# the most shared memory of a fused candidates block's table: a block's 48 kB (the most
+# without an opt-in) less its static arrays (``_block_best``'s 20 bytes a thread of BLOCK,
+# the ticket; ptxas: 2,576 bytes of static shared memory, with room to spare)
+TABLE_BYTES = (48 << 10) - 20 * BLOCK - 64
 FUSED = True  # candidates blocks sum their tiles' bins themselves (``search``'s ``fused``)
 MAX_GRID_Y = 65535
 # heads scored label by label (statistics of width W = K) and those solved as systems
