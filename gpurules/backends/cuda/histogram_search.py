@@ -92,7 +92,6 @@ SCRATCH_BYTES = 64 << 20  # the most head work rows of one candidates launch
 # without an opt-in) less its static arrays (``_block_best``'s 20 bytes a thread of BLOCK,
 # the ticket; ptxas: 2,576 bytes of static shared memory, with room to spare)
 TABLE_BYTES = (48 << 10) - 20 * BLOCK - 64
-FUSED = True  # candidates blocks sum their tiles' bins themselves (``search``'s ``fused``)
 MAX_GRID_Y = 65535
 # heads scored label by label (statistics of width W = K) and those solved as systems
 LABEL_HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL)
@@ -445,7 +444,7 @@ def fused_layout(B, C, max_threads):
 
 
 def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, labels, state, head,
-           out, stream=0, scratch_bytes=None, fused=None, flat=None):
+           out, stream=0, scratch_bytes=None, fused=True, flat=None):
     """Launch the search over histograms that ``kernels/histogram.cu`` built: on return
     (asynchronously, in launch order) ``out`` holds each slot's best condition.
 
@@ -475,14 +474,12 @@ def search(kernels, buffer, view, blocks, max_threads, hists, slots, bins, label
         scratch_bytes: the most bytes of per-thread scratch of one launch (default
             ``SCRATCH_BYTES``, read at the call).
         fused: whether the candidates blocks sum their tiles' bins themselves where their
-            tables fit (``fused_layout``; default ``FUSED``, read at the call), else the
-            prefix sums are made in place first.
+            tables fit (``fused_layout``), else the prefix sums are made in place first.
         flat: (hist_g, hist_h) as flat device arrays of the same memory, what the
             candidates kernels take (default: ``reshape(-1)`` of ``hists``' two, new
             objects at each call: the backend passes views it keeps).
     """
     scratch_bytes = SCRATCH_BYTES if scratch_bytes is None else scratch_bytes
-    fused = FUSED if fused is None else fused
     features, slot_offset, B = slots
     S = features.shape[0]
     K, W = hists[0].shape[1], hists[1].shape[1]
