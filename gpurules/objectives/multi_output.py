@@ -20,12 +20,15 @@ Scratch: ``wf`` float64 and ``wi`` int64 rows of :func:`work_arrays` (one row pe
 search slot), cut into the arrays of :func:`work_views`; nothing here allocates.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba.extending import register_jitable
 
 from gpurules.objectives.complete_head import (
     bounded_fraction, compact, complete_head, dynamic_root, gather_side, output_criteria,
     output_wise_head, select_dynamic, select_fixed)
+from gpurules.jit.variants import variant
 from gpurules.objectives.label_binning import binned_head
 
 HEAD_MULTI_OUTPUT = 4
@@ -103,6 +106,66 @@ def _gather_diagonal(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, 
 
 
 @register_jitable
+def _gather_any(packed, run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h):
+    """The float64 statistics of ``labels`` for one side, packed (``complete_head``'s
+    ``gather_side``) or decomposable (:func:`_gather_diagonal`) as ``packed`` says."""
+    if packed:
+        gather_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h)
+    else:
+        _gather_diagonal(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h)
+
+
+@register_jitable
+def _gather_packed(packed, run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h):
+    """:func:`_gather_any` of non-decomposable statistics (``packed`` is True)."""
+    gather_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h)
+
+
+@register_jitable
+def _gather_decomposable(packed, run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
+                         g, h):
+    """:func:`_gather_any` of decomposable statistics (``packed`` is False)."""
+    _gather_diagonal(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h)
+
+
+@register_jitable
+def _solve_binned(packed, params, gs, hs, g, h, count, views):
+    """The GBLB head (``label_binning.binned_head``) of the selected (sub-)system; returns
+    its gain. ``g``, ``h``: the side's whole statistics (the output-wise head reads them)."""
+    return binned_head(gs, hs, count, packed, params[0], params[1], params[8], int(params[9]),
+                       int(params[10]), views[5], views[13], views[6], views[14], views[7],
+                       views[4], views[10], views[11], views[8], views[9])[0]
+
+
+@register_jitable
+def _solve_system(packed, params, gs, hs, g, h, count, views):
+    """The complete head of packed statistics (``complete_head.complete_head``)."""
+    return complete_head(gs, hs, count, params[0], params[1], views[10], views[11],
+                         views[9])[0]
+
+
+@register_jitable
+def _solve_output_wise(packed, params, gs, hs, g, h, count, views):
+    """The per-output head of decomposable statistics over the selected outputs."""
+    return output_wise_head(g, h, views[12], count, params[0], params[1], views[9])
+
+
+@register_jitable
+def _solve_any(packed, params, gs, hs, g, h, count, views):
+    """The head's solver as ``params`` (GBLB or not) and ``packed`` say; returns the gain."""
+    if params[7] != 0.0:
+        return _solve_binned(packed, params, gs, hs, g, h, count, views)
+    if packed:
+        return _solve_system(packed, params, gs, hs, g, h, count, views)
+    return _solve_output_wise(packed, params, gs, hs, g, h, count, views)
+
+
+# how multi_output_side gathers a side's statistics and solves its head: both chosen from
+# ``params`` as it runs; a form (``FORMS``) binds the ones of its statistics and solver
+_GATHER, _SOLVE = _gather_any, _solve_any
+
+
+@register_jitable
 def multi_output_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, params,
                       views):
     """The head over ``labels`` (int32 (m,)) of one side of a boundary (see the module).
@@ -113,21 +176,16 @@ def multi_output_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
     at least m outputs.
     """
     m = labels.shape[0]
-    g, h, g_sub, h_sub, h_bin, crit, counts, g_bin, p_bin, scores, a, ipiv, sel, bin_of, \
-        remap = views
-    l1, l2 = params[0], params[1]
+    g, h, g_sub, h_sub, crit, sel = views[0], views[1], views[2], views[3], views[5], views[12]
     packed = params[2] != 0.0
     selection = int(params[3])
-    if packed:
-        gather_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h)
-    else:
-        _gather_diagonal(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h)
+    _GATHER(packed, run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, g, h)
     if selection == SELECT_ALL:
         count = m
         for i in range(m):
             sel[i] = i
     else:
-        output_criteria(g, h, m, packed, l1, l2, crit)
+        output_criteria(g, h, m, packed, params[0], params[1], crit)
         if selection == SELECT_FIXED:
             n = bounded_fraction(m, params[4], int(params[5]), int(params[6]))
             count = select_fixed(crit, m, n, sel)
@@ -138,15 +196,7 @@ def multi_output_side(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale,
     else:
         compact(g, h, sel, count, packed, g_sub, h_sub)
         gs, hs = g_sub, h_sub
-    if params[7] != 0.0:
-        gain = binned_head(gs, hs, count, packed, l1, l2, params[8], int(params[9]),
-                           int(params[10]), crit, bin_of, counts, remap, g_bin, h_bin, a,
-                           ipiv, p_bin, scores)[0]
-    elif packed:
-        gain = complete_head(gs, hs, count, l1, l2, a, ipiv, scores)[0]
-    else:
-        gain = output_wise_head(g, h, sel, count, l1, l2, scores)
-    return gain, count
+    return _SOLVE(packed, params, gs, hs, g, h, count, views), count
 
 
 @register_jitable
@@ -197,3 +247,42 @@ def multi_output_head(g_sum, h_sum, labels, inv_scale, params):
     out_scores = np.empty(count, np.float64)
     head_from_work(labels, views, count, out_labels, out_scores)
     return out_labels, out_scores
+
+
+class HeadForm(NamedTuple):
+    """:func:`multi_output_side` and :func:`multi_output_head` compiled for one kind of
+    statistics and solver (``FORMS``)."""
+
+    side: object
+    head: object
+
+
+def form_name(params):
+    """The name in ``FORMS`` of the head of ``params`` (:func:`multi_output_params`): GBLB
+    (``binned``), the complete head of packed statistics (``system``) or the per-output
+    head of decomposable ones (``output_wise``). A fit's params keep their form (fixing a
+    partial head's outputs changes only the selection)."""
+    if params[7] != 0.0:
+        return "binned"
+    return "system" if params[2] != 0.0 else "output_wise"
+
+
+def _form(name, gather, solve):
+    """The :class:`HeadForm` that gathers with ``gather`` and solves with ``solve``."""
+    side = register_jitable(variant(multi_output_side, name, _GATHER=gather, _SOLVE=solve))
+    rule_side = register_jitable(forceinline=True, _nrt=False)(
+        variant(_rule_side, name, multi_output_side=side))
+    return HeadForm(side, register_jitable(variant(multi_output_head, name,
+                                                   _rule_side=rule_side)))
+
+
+# The multi-output head by form: ``any`` chooses its statistics and solver from ``params``
+# as it runs (the CUDA kernels, and the int head_mode of the CPU searches); the others
+# compile only their own (a form's family, ``quality.family_head_mode``): a first
+# partial-fixed fit over decomposable statistics compiled the solvers of the complete and
+# the binned heads too, in every function of the search chain that inlines the head
+# (88 CPU-s; docs/benchmarks.md, session 55)
+FORMS = {"any": HeadForm(multi_output_side, multi_output_head),
+         "output_wise": _form("output_wise", _gather_decomposable, _solve_output_wise),
+         "system": _form("system", _gather_packed, _solve_system),
+         "binned": _form("binned", _gather_any, _solve_binned)}

@@ -55,8 +55,9 @@ from gpurules.objectives.heads import (HEAD_COMPLETE, HEAD_SINGLE, _shrunk, labe
                                        label_gain)
 from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
                                             partial_quality, single_quality)
-from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
-                                              multi_output_side)
+from gpurules.jit.variants import variant
+from gpurules.objectives.multi_output import (FORMS, HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE,
+                                              form_name, multi_output_side)
 
 # every head_mode that side_quality implements (SearchSettings checks against it)
 HEAD_MODES = (HEAD_COMPLETE, HEAD_SINGLE, HEAD_SECO_SINGLE, HEAD_SECO_PARTIAL,
@@ -347,6 +348,25 @@ def multi_output_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, he
                           params, work)
 
 
+_FORM_SIDE = None  # a form's multi_output_side, bound by _form_side_quality
+
+
+def _side_quality_of_form(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
+                          inv_scale, params, work=None, gains=None):
+    """:func:`multi_output_side_quality` of one form of the multi-output heads."""
+    if work is None:
+        return -np.inf, -1
+    return _FORM_SIDE(run_g, run_h, tot_g, tot_h, complement, labels, inv_scale, params,
+                      work)[0], -1
+
+
+def _form_side_quality(name):
+    """:func:`side_quality` of the multi-output heads of form ``name``
+    (``multi_output.FORMS``)."""
+    return register_jitable(forceinline=True)(
+        variant(_side_quality_of_form, name, _FORM_SIDE=FORMS[name].side))
+
+
 @register_jitable(forceinline=True)
 def nd_single_side_quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode,
                            inv_scale, params, work=None, gains=None):
@@ -374,9 +394,32 @@ class SecoHeadMode(NamedTuple):
 
 
 class MultiOutputHeadMode(NamedTuple):
-    """``HEAD_MULTI_OUTPUT`` typed as the multi-output family."""
+    """``HEAD_MULTI_OUTPUT`` typed as the multi-output family: every statistics and solver
+    (``multi_output.FORMS["any"]``); its subclasses compile one form each."""
 
     code: int
+    FORM = "any"
+
+
+class OutputWiseHeadMode(MultiOutputHeadMode):
+    """Multi-output heads over decomposable statistics without GBLB (``output_wise``)."""
+
+    __slots__ = ()
+    FORM = "output_wise"
+
+
+class SystemHeadMode(MultiOutputHeadMode):
+    """Multi-output heads over non-decomposable statistics without GBLB (``system``)."""
+
+    __slots__ = ()
+    FORM = "system"
+
+
+class BinnedHeadMode(MultiOutputHeadMode):
+    """Multi-output heads with GBLB (``binned``)."""
+
+    __slots__ = ()
+    FORM = "binned"
 
 
 class NdSingleHeadMode(NamedTuple):
@@ -386,6 +429,9 @@ class NdSingleHeadMode(NamedTuple):
     code: int
 
 
+_FORM_FAMILIES = (OutputWiseHeadMode, SystemHeadMode, BinnedHeadMode)
+# the multi-output family of each form (multi_output.form_name), made once
+_FORM_MODES = {family.FORM: family(HEAD_MULTI_OUTPUT) for family in _FORM_FAMILIES}
 _FAMILIES = {HEAD_COMPLETE: CompleteHeadMode, HEAD_SINGLE: SingleHeadMode,
              HEAD_SECO_SINGLE: SecoHeadMode, HEAD_SECO_PARTIAL: SecoHeadMode,
              HEAD_MULTI_OUTPUT: MultiOutputHeadMode, HEAD_ND_SINGLE: NdSingleHeadMode}
@@ -396,10 +442,12 @@ FAMILY_SIDE_QUALITY = {CompleteHeadMode: complete_side_quality,
                        SingleHeadMode: single_side_quality,
                        SecoHeadMode: seco_side_quality,
                        MultiOutputHeadMode: multi_output_side_quality,
-                       NdSingleHeadMode: nd_single_side_quality}
+                       NdSingleHeadMode: nd_single_side_quality,
+                       **{family: _form_side_quality(family.FORM)
+                          for family in _FORM_FAMILIES}}
 
 
-def family_head_mode(head_mode):
+def family_head_mode(head_mode, params=None):
     """``head_mode`` (int ``HEAD_*``) as the tuple of its family (``code`` = the int), for the
     compiled CPU searches: they are specialised on the tuple's type and call only its
     family's part of :func:`side_quality` (``FAMILY_SIDE_QUALITY``), so a fit compiles only
@@ -407,10 +455,13 @@ def family_head_mode(head_mode):
     multi-output code, and ~4 more of the single-output head, that it never ran; complete
     and single heads are two families, and so are the non-decomposable single-output heads
     and the multi-output ones: a first nd-single fit on emotions compiled for 69-76 CPU-s
-    with the multi-output selection and solvers, 44-45 without). A tuple is returned
-    unchanged."""
+    with the multi-output selection and solvers, 44-45 without). Given its ``params``, a
+    multi-output head is typed as the family of its form (``multi_output.form_name``), which
+    compiles that form's statistics and solver only. A tuple is returned unchanged."""
     if isinstance(head_mode, tuple):
         return head_mode
+    if params is not None and int(head_mode) == HEAD_MULTI_OUTPUT:
+        return _FORM_MODES[form_name(params)]
     return _FAMILY_MODES[int(head_mode)]
 
 
@@ -440,7 +491,7 @@ def head_work(head_mode, work):
 @overload(head_work)
 def _head_work_typed(head_mode, work):
     if isinstance(head_mode, types.BaseNamedTuple) and \
-            head_mode.instance_class is not MultiOutputHeadMode:
+            not issubclass(head_mode.instance_class, MultiOutputHeadMode):
         return lambda head_mode, work: None
     return lambda head_mode, work: work
 

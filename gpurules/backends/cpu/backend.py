@@ -157,8 +157,8 @@ class CpuBackend:
     def find_best_refinement(self, features, labels, weights, totals, search, count=None):
         S = features.shape[0]
         scratch, outs = self._result_buffers(S, search.head_mode)
-        settings = (labels, family_head_mode(search.head_mode), search.params, self.inv_scale,
-                    search.min_coverage, search.min_quality)
+        settings = (labels, family_head_mode(search.head_mode, search.params), search.params,
+                    self.inv_scale, search.min_coverage, search.min_quality)
         threads = self._search_threads(int(totals[2]), S)
         self._search(features, self._weights_of_search(weights), totals, settings, scratch,
                      outs, threads)
@@ -232,9 +232,9 @@ class CpuBackend:
             threads, data, uniforms, self.features.num_features,
             self.mask, self.indicator, self._weights_of_search(weights), self.g, self.h,
             (np.asarray(totals[0], np.int64), np.asarray(totals[1], np.int64),
-             int(totals[2])), labels, family_head_mode(search.head_mode), search.params,
-            self.inv_scale, search.min_coverage, search.min_quality, fix_label_after, scratch,
-            outs, result, None)
+             int(totals[2])), labels, family_head_mode(search.head_mode, search.params),
+            search.params, self.inv_scale, search.min_coverage, search.min_quality,
+            fix_label_after, scratch, outs, result, None)
         if steps == 0:
             return [], None, labels, finished
         self._full_coverage = False
@@ -303,7 +303,7 @@ class CpuBackend:
         stats = (self.loss, self.Y, self.P, self.base_weight, self.scale, delta_g, delta_h,
                  largest)
         rules = self._rule_buffers(count)
-        plan = plan._replace(head_mode=family_head_mode(plan.head_mode))
+        plan = plan._replace(head_mode=family_head_mode(plan.head_mode, plan.params))
         beam, sampled = plan.beam_width > 0, plan.sampling != SAMPLE_NONE
         sample, draw = self._ones, None
         if sampled:

@@ -31,7 +31,7 @@ from gpurules.backends.cpu.representations import forget_marks
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
-from gpurules.objectives.compiled import head_scores, label_score, multi_output_head
+from gpurules.objectives.compiled import family_head, head_scores, label_score
 from gpurules.objectives.heads import HEAD_SINGLE
 from gpurules.objectives.multi_output import (HEAD_MULTI_OUTPUT, HEAD_ND_SINGLE, SELECT_ALL,
                                               all_outputs)
@@ -77,7 +77,7 @@ def _head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, l1, l2, mul
     if multi_output is None:
         return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
     if head_code(head_mode) == HEAD_MULTI_OUTPUT:
-        return multi_output_head(g_sum, h_sum, labels, inv_scale, params)
+        return family_head(head_mode, g_sum, h_sum, labels, inv_scale, params)
     return _boosting_head(head_mode, labels, label, g_sum, h_sum, inv_scale, l1, l2)
 
 

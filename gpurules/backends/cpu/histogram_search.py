@@ -176,9 +176,9 @@ def scan_histograms(features, bin_offset, bin_min, bin_max, nominal, hist, hist_
     gains = np.empty((features.shape[0], 2 * K))  # exact_search._boundary's pairs
     with thread_limit(n_threads):
         scan(features, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
-             family_head_mode(head_mode), params, inv_scale, min_coverage, covered, min_quality,
-             sums, work[0], work[1], gains, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-             out_h)
+             family_head_mode(head_mode, params), params, inv_scale, min_coverage, covered,
+             min_quality, sums, work[0], work[1], gains, out_q, out_op, out_thr, out_cnt,
+             out_label, out_g, out_h)
 
 
 def _search_py(features, bin_index, bin_offset, explicit, bin_min, bin_max, nominal, hist,

@@ -36,7 +36,7 @@ from gpurules.jit import team as teams
 from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import Kernel, variant
-from gpurules.objectives.compiled import multi_output_head
+from gpurules.objectives.compiled import family_head
 from gpurules.objectives.multi_output import HEAD_MULTI_OUTPUT, SELECT_ALL, all_outputs
 from gpurules.objectives.quality import head_code, head_work
 
@@ -125,15 +125,16 @@ def fix_head(head_mode, labels, params, label, g_sum, h_sum, inv_scale, multi_ou
     int64 (W,): a single-label head keeps ``[label]``; a partial head (``HEAD_MULTI_OUTPUT``
     selecting outputs) keeps the outputs it selects and then predicts all of them
     (``multi_output.all_outputs``), as ``learners.boosting_rule`` does between blocks for
-    engines that stop there (with the same compiled ``multi_output_head``); anything else
-    is unchanged. ``multi_output``: ``quality.head_work`` of the search's work arrays, None
-    (a constant) where it has no multi-output heads, which compiles none here."""
+    engines that stop there (with the same compiled ``multi_output_head`` of the head's
+    form); anything else is unchanged. ``multi_output``: ``quality.head_work`` of the
+    search's work arrays, None (a constant) where it has no multi-output heads, which
+    compiles none here."""
     if label >= 0:
         return np.full(1, label, np.int32), params
     if multi_output is None:
         return labels, params
     if head_code(head_mode) == HEAD_MULTI_OUTPUT and params[3] != SELECT_ALL:
-        return (multi_output_head(g_sum, h_sum, labels, inv_scale, params)[0],
+        return (family_head(head_mode, g_sum, h_sum, labels, inv_scale, params)[0],
                 all_outputs(params))
     return labels, params
 
