@@ -59,16 +59,10 @@ def _sums(packed, K=6, seed=4):
 _PROBE = r"""
 import json, sys
 import numpy as np
-from numba.core import event
 from gpurules.objectives import compiled
+from tests.reference.compile_events import record_compiles
 from tests.test_head_forms import CASES, ORDER, _params, _sums
-names = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        names.append(ev.data["dispatcher"].py_func.__name__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Listener())
+names = record_compiles()
 out = {}
 for form in ORDER:
     names.clear()

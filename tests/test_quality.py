@@ -129,16 +129,10 @@ def test_side_quality_called_from_python_takes_the_plain_loops():
 _FAMILY_PROBE = r"""
 import json, sys
 import numba as nb, numpy as np
-from numba.core import event
 from gpurules.backends.cpu.exact_search import _quality
 from gpurules.objectives.quality import family_head_mode
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__name__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Listener())
+from tests.reference.compile_events import record_compiles
+compiled = record_compiles()
 @nb.njit(cache=False)
 def probe(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, params):
     return _quality(run_g, run_h, tot_g, tot_h, complement, labels, head_mode, 2.0 ** -20,

@@ -130,8 +130,8 @@ def _gather_decomposable(packed, run_g, run_h, tot_g, tot_h, complement, labels,
 
 @register_jitable
 def _solve_binned(packed, params, gs, hs, g, h, count, views):
-    """The GBLB head (``label_binning.binned_head``) of the selected (sub-)system; returns
-    its gain. ``g``, ``h``: the side's whole statistics (the output-wise head reads them)."""
+    """The GBLB head (``label_binning.binned_head``) of the selected (sub-)system ``gs``,
+    ``hs``; returns its gain."""
     return binned_head(gs, hs, count, packed, params[0], params[1], params[8], int(params[9]),
                        int(params[10]), views[5], views[13], views[6], views[14], views[7],
                        views[4], views[10], views[11], views[8], views[9])[0]
@@ -152,7 +152,9 @@ def _solve_output_wise(packed, params, gs, hs, g, h, count, views):
 
 @register_jitable
 def _solve_any(packed, params, gs, hs, g, h, count, views):
-    """The head's solver as ``params`` (GBLB or not) and ``packed`` say; returns the gain."""
+    """The head's solver as ``params`` (GBLB or not) and ``packed`` say; returns the gain.
+    ``gs``, ``hs``: the selected (sub-)system; ``g``, ``h``: the side's whole statistics
+    (the output-wise head reads them through ``sel``); ``views``: the work row."""
     if params[7] != 0.0:
         return _solve_binned(packed, params, gs, hs, g, h, count, views)
     if packed:
