@@ -161,6 +161,17 @@ def test_every_cached_kernel_uses_the_package_cache():
         assert disp._cache.cache_path.startswith(_jit_cache._package_directory())
 
 
+def test_every_kernel_compiled_on_its_own_is_cached():
+    """Inner kernels too (the per-feature searches, their totals, the binning's steps): a
+    process that compiles a new signature of an outer kernel loads the inner ones another
+    process compiled instead of compiling them again (``jit/cache.py``). Only the kernels
+    that Numba inlines into their callers' IR compile nothing on their own."""
+    uncached = [f"{module}.{name}" for module, name, disp in package_dispatchers()
+                if disp.targetoptions.get("inline", "never") == "never"
+                and (disp._cache is None or type(disp._cache).__name__ == "NullCache")]
+    assert uncached == []
+
+
 def test_importing_gpurules_leaves_numbas_cache_setting_alone(tmp_path):
     code = ("import numba, gpurules, gpurules.backends.cpu.backend; "
             "print(repr(numba.config.CACHE_DIR))")

@@ -13,6 +13,7 @@ import numpy as np
 
 from gpurules.data.columns import gather_columns
 from gpurules.data.radix_sort import from_keys, radix_argsort, to_keys
+from gpurules.jit.cache import njit
 from gpurules.jit.variants import parallel_kernel
 
 
@@ -269,7 +270,7 @@ def _summarize_columns_py(values, modes, table, n_present, n_distinct, lo, hi):
 _summarize_columns = parallel_kernel(_summarize_columns_py)
 
 
-@nb.njit
+@njit
 def _range(row):
     """(values present, smallest, largest) of ``row`` (n,) float32, NaN missing; writes
     -0.0 as +0.0. One pass without unpredictable branches."""
@@ -286,7 +287,7 @@ def _range(row):
     return present, low, high
 
 
-@nb.njit
+@njit
 def _distinct_values(row, low, high, count, table):
     """The distinct values of a nominal ``row`` with range ``low .. high`` into ``table`` in
     ascending order; returns their count (``count``: 0, 1 or 2 or more), ``_FEW + 1`` when
@@ -413,7 +414,7 @@ def _assign_bins_py(values, order, unsorted, table, ranges, n_present, per_bin, 
 _assign_bins = parallel_kernel(_assign_bins_py)
 
 
-@nb.njit
+@njit
 def _drop_empty_in_place(out, num_bins, bin_min, bin_max):
     """Renumber a binned row ``out`` (n,) int32 to its filled bins (the first ``num_bins``
     of ``bin_min``/``bin_max``, NaN where empty) in order, move their ranges to the front
@@ -435,7 +436,7 @@ def _drop_empty_in_place(out, num_bins, bin_min, bin_max):
     return k
 
 
-@nb.njit
+@njit
 def _assign_sorted(row, perm, present, per_bin, num_bins, mode, width, out, bin_min, bin_max):
     """:func:`_assign_bins` for a sorted ``row`` (n,) with permutation ``perm``."""
     for p in range(present, row.shape[0]):
@@ -461,7 +462,7 @@ def _assign_sorted(row, perm, present, per_bin, num_bins, mode, width, out, bin_
         out[perm[p]] = b
 
 
-@nb.njit
+@njit
 def _assign_nominal(row, table, num_bins, out, bin_min, bin_max):
     """:func:`_assign_bins` for a nominal ``row`` whose ``num_bins`` distinct values are
     ``table`` in ascending order: a value's bin is the count of smaller ones."""
@@ -475,7 +476,7 @@ def _assign_nominal(row, table, num_bins, out, bin_min, bin_max):
         bin_min[b] = bin_max[b] = table[b]
 
 
-@nb.njit
+@njit
 def _assign_equal_width(row, lo, width, num_bins, out, bin_min, bin_max):
     """:func:`_assign_bins` for an equal-width ``row`` in its original order (the bins'
     ranges by ``min``/``max``, not by branches that random values mispredict)."""

@@ -10,6 +10,7 @@ equal-frequency binning (``data.binning``) use it; both keep the order of equal 
 import numba as nb
 import numpy as np
 
+from gpurules.jit.cache import njit
 from gpurules.jit.rows import copy_row
 
 RADIX_BITS = 11
@@ -51,7 +52,7 @@ def from_keys(keys):
         keys[i] = key_bits(keys[i])
 
 
-@nb.njit
+@njit
 def radix_argsort(keys, order):
     """Stable LSD radix sort of uint32 ``keys`` (n,) in place; ``order`` (n,) int32 gets
     the permutation (``order[p]`` = original position of the p-th smallest key)."""

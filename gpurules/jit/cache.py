@@ -1,7 +1,8 @@
 """Where and how Numba keeps the compiled code of gpurules: :func:`njit`.
 
-Every cached CPU kernel of the package is made by :func:`njit` (``numba.njit`` with
-``cache=True``, whose cache is :class:`PackageCache`), and every Numba CUDA kernel is
+Every CPU kernel of the package that compiles on its own (all but the functions Numba
+inlines into their callers' IR, ``inline="always"``) is made by :func:`njit` (``numba.njit``
+with ``cache=True``, whose cache is :class:`PackageCache`), and every Numba CUDA kernel is
 given the same kind of cache by :func:`cache_cuda_kernel` (numba-cuda's ``CUDACache`` with
 the package's directory and locks; numba-cuda keeps its own copy of Numba's cache classes,
 so both are made by the same class factories). Two things differ from Numba's own
@@ -32,6 +33,16 @@ that loads it calls compiled code with the wrong argument layout
 (``tests/test_jit_cache.py`` shows the lost entry). :class:`LockedCacheFile` holds an
 exclusive lock on the cache directory while it saves (index and data) and a shared one
 while it loads (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows).
+
+**Inner kernels are cached too.** A kernel loaded from the cache holds the machine code of
+everything it calls, so the kernels that only other kernels call (the per-feature searches,
+``exact_search._search_feature`` and its twins, their totals, the binning's steps) seemed
+not to need a cache of their own. But a process that compiles a new signature of an outer
+kernel (a rule loop, a refinement) compiles the inner ones it calls again unless they are
+cached themselves, although another process compiled the same signatures before: in the
+test suite's two workers 136 CPU-s of such compiles, 99 of them more than 30 s after the
+other worker had compiled the same function and signature (session 57,
+``docs/benchmarks.md``); a user's second configuration does the same.
 
 These classes subclass Numba's cache internals (``numba.core.caching``), which are not a
 public API: ``tests/test_jit_cache.py`` checks that every cached kernel uses them.

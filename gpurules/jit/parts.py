@@ -9,11 +9,12 @@ while the other waits. :func:`balanced_parts` assigns the items by their cost in
 the entries they read made two-thread fits slower, ``docs/benchmarks.md``, session 26.)
 """
 
-import numba as nb
 import numpy as np
 
+from gpurules.jit.cache import njit
 
-@nb.njit
+
+@njit
 def balanced_parts(rows, parts):
     """The part (int64 (S,), ``0 .. parts - 1``) of each of S items that cost ``rows``
     (int64 (S,), e.g. the rows a feature's search or build visits): the largest first,

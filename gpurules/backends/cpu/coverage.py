@@ -10,7 +10,6 @@ Binned features (``BinnedFeatures``): bin_index int32 (A, n); bin_offset int64 (
 bin_min float32 (B,).
 """
 
-import numba as nb
 import numpy as np
 from numba.extending import register_jitable
 
@@ -68,7 +67,7 @@ def apply_binned_condition(f, op, threshold, bin_index, bin_offset, bin_min, mas
                   np.empty(n, np.int32), new_list_state(), np.empty(n, np.int32))
 
 
-@nb.njit
+@njit
 def _apply_listed(f, op, threshold, bin_index, bin_offset, bin_min, mask, indicator, covered,
                   state, removed):
     """:func:`apply_binned_condition` over the covered list (:func:`covered_list`), which it

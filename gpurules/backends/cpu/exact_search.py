@@ -54,7 +54,7 @@ from gpurules.objectives.quality import (CompleteHeadMode, complete_pair_quality
 AHEAD = 8
 
 
-@nb.njit
+@njit
 def prefetch_example(i, g, h, mask, weights):
     """Prefetch what a search reads of example ``i``: its statistics rows, mask entry and
     weight (``jit.prefetch``; no value changes). Not inlined by Numba: compiled once per
@@ -119,7 +119,7 @@ def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labe
 # Used where candidates do not arrive in canonical order (sparse phases, nominal values).
 # Ordered scans call _consider, which keeps the best quality in a local: calling this per
 # boundary made the dense search about 1.3x slower.
-_evaluate = nb.njit(_nrt=False)(_evaluate_py)  # no reference counting (jit/variants.py)
+_evaluate = njit(_nrt=False)(_evaluate_py)  # no reference counting (jit/variants.py)
 
 
 @nb.njit(inline="always")
@@ -301,7 +301,7 @@ def _keep_covered(src_index, src_value, m, dst_index, dst_value, mask, indicator
     return k
 
 
-@nb.njit
+@njit
 def _feature_totals(index, m, weights, g, h, tot_g, tot_h, wide):
     """Sums over the examples ``index[:m]`` with a non-zero weight into tot_*; returns
     their count. ``wide``: as for :func:`accumulate`."""
@@ -319,7 +319,7 @@ def _feature_totals(index, m, weights, g, h, tot_g, tot_h, wide):
     return count
 
 
-@nb.njit
+@njit
 def _totals_without(index, lo, hi, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
                     out_g, out_h, wide):
     """The totals ``tot_*`` (of ``tot_count`` examples) less the covered examples of
@@ -341,7 +341,7 @@ def _totals_without(index, lo, hi, mask, indicator, weights, g, h, tot_g, tot_h,
     return tot_count
 
 
-@nb.njit(_nrt=False)  # see jit/variants.py: no reference counting in the search loop
+@njit(_nrt=False)  # see jit/variants.py: no reference counting in the search loop
 def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_index,
                     kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
                     tot_count, labels, head_mode, params, inv_scale, min_coverage,
@@ -440,7 +440,7 @@ def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, kep
                      out_h)
 
 
-@nb.njit(_nrt=False)  # (jit/variants.py)
+@njit(_nrt=False)  # (jit/variants.py)
 def feature_task(j, features, sorted_index, sorted_value, n_present, nominal, kept_index,
                  kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
                  tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,

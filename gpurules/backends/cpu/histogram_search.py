@@ -56,7 +56,7 @@ def _add_bin(run_g, run_h, hist, r):
         run_h[k] += hist[r, K + k]
 
 
-@nb.njit
+@njit
 def _feature_totals(first, stop, hist, hist_count, tot_g, tot_h):
     """Sums over the bins ``first .. stop - 1`` into ``tot_g`` int64 (K,), ``tot_h`` int64
     (W,); returns (their count, the bins with examples)."""
@@ -79,7 +79,7 @@ def _next_filled(r, hist_count):
     return r
 
 
-@nb.njit(_nrt=False)  # no reference counting of the views in the scan loop
+@njit(_nrt=False)  # no reference counting of the views in the scan loop
 def _scan_feature(j, f, bin_offset, bin_min, bin_max, nominal, hist, hist_count, labels,
                   head_mode, params, inv_scale, min_coverage, covered, min_quality, sums, work,
                   gains, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):

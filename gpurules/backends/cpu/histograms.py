@@ -83,7 +83,7 @@ def _build_py(features, bin_index, bin_offset, explicit, covered, n_covered, mas
 EXAMPLE_SPLIT_RATIO = 32  # (see _splits_examples)
 
 
-@nb.njit
+@njit
 def _work_rows(order, start, groups, stop, rebuild_rows, explicit_offset, n_covered, n):
     """The work of each feature of the plan (:func:`_plan`'s ``order`` int64 (S,), whose
     groups are ``order[groups[g]:groups[g + 1]]``, ``groups`` int64 (4,)) in rows added:
@@ -102,7 +102,7 @@ def _work_rows(order, start, groups, stop, rebuild_rows, explicit_offset, n_cove
     return rows
 
 
-@nb.njit
+@njit
 def _by_part(order, start, groups, rows, parts):
     """Regroup the plan (:func:`_plan`'s ``order`` int64 (S,) and ``start`` int64 (S,),
     in the groups ``order[groups[g]:groups[g + 1]]``, ``groups`` int64 (G + 1,)) in place,
@@ -127,7 +127,7 @@ def _by_part(order, start, groups, rows, parts):
     return bounds
 
 
-@nb.njit
+@njit
 def _splits_examples(n_rebuilt, num_rows, n_covered, chunks):
     """Whether the ``chunks`` parts of a build split the covered examples (``n_covered``)
     of the ``n_rebuilt`` rebuilt features among them rather than the features, each part
@@ -147,7 +147,7 @@ def _splits_examples(n_rebuilt, num_rows, n_covered, chunks):
         (chunks - 1) * num_rows * EXAMPLE_SPLIT_RATIO <= n_covered * n_rebuilt
 
 
-@nb.njit
+@njit
 def _num_rows(features, bin_offset):
     """The histogram rows of ``features`` (int64 (S,)), all together."""
     rows = 0
@@ -156,7 +156,7 @@ def _num_rows(features, bin_offset):
     return rows
 
 
-@nb.njit
+@njit
 def _rows_of(features, bin_offset):
     """(first rows of ``features`` (int64 (S,)) in the histograms, int64 (S,); their first
     rows in rows of their own, one feature after the other, int64 (S,))."""
@@ -170,7 +170,7 @@ def _rows_of(features, bin_offset):
     return firsts, own_firsts
 
 
-@nb.njit
+@njit
 def _own_buffers(parts, num_rows, width):
     """Own rows of ``parts`` parts: (sums int64 (parts, num_rows, width), unset; counts int64
     (parts, num_rows), zero). Allocated here, not in the parallel build: there ``np.zeros``
@@ -179,7 +179,7 @@ def _own_buffers(parts, num_rows, width):
             np.zeros((parts, num_rows), np.int64))
 
 
-@nb.njit
+@njit
 def _sum_in(first, own_first, num_bins, own, own_count, hist, hist_count):
     """Add the rows ``own_first .. + num_bins - 1`` of each part's own rows (``own`` int64
     (P, R, K + W), ``own_count`` int64 (P, R)) to the rows ``first ..`` of ``hist`` and
@@ -198,7 +198,7 @@ def _sum_in(first, own_first, num_bins, own, own_count, hist, hist_count):
 BUILD_CHUNK = 1024  # covered examples whose rows one feature after another adds
 
 
-@nb.njit
+@njit
 def _plan(features, bin_offset, explicit, n_covered, n, hist_count, state, hist_at):
     """How the histogram rows of ``features`` (int64 (S,), distinct) reach the covered
     examples (``n_covered`` of the ``n``), each feature the cheapest way:
@@ -274,7 +274,7 @@ def _explicit_rows(entries, n_covered, n):
     return entries // EXPLICIT_VISITS_PER_ROW + entries * n_covered // n
 
 
-@nb.njit
+@njit
 def _subtract_left(features, starts, removed, stop, bin_index, bin_offset, weights, gh, hist,
                    hist_count):
     """Take the examples ``removed[starts[j]:stop]`` out of the rows of ``features[j]``
@@ -308,7 +308,7 @@ def _subtract_left(features, starts, removed, stop, bin_index, bin_offset, weigh
                 hist_count[r] -= 1
 
 
-@nb.njit
+@njit
 def _add_covered(features, firsts, bin_index, covered, lo, hi, weights, gh, hist,
                  hist_count):
     """Fill the rows ``firsts[j] + b`` of ``features[j]`` (int64, distinct; ``firsts`` int64,
@@ -343,7 +343,7 @@ def _add_covered(features, firsts, bin_index, covered, lo, hi, weights, gh, hist
                 hist_count[r] += 1
 
 
-@nb.njit
+@njit
 def _add_explicit(features, explicit, bin_index, bin_offset, mask, indicator, weights, gh, hist,
                   hist_count, totals):
     """Fill the rows of ``features`` (int64, distinct, each with an implicit bin; their
@@ -583,7 +583,7 @@ def update_histograms(features, data, mask, indicator, weights, n_threads=1, tot
               totals)
 
 
-@nb.njit
+@njit
 def _covered_sums(covered, n_covered, weights, gh):
     """The covered examples' totals as :func:`_fill_implicit` takes them: (the weighted sums
     of ``gh`` int64 (n, K + W) over ``covered[:n_covered]``, int64 (K + W,); an empty

@@ -267,7 +267,7 @@ def _phase_three(j, z, is_nominal, neg_g, neg_h, pos_g, pos_h, n_neg, n_pos, neg
 def _without_reference_counting(py_func, compacts, **constants):
     """``py_func`` compiled without reference counting in the variant that ``compacts``
     (named ``..._compacting`` or ``..._reading``)."""
-    return nb.njit(_nrt=False)(variant(py_func, "compacting" if compacts else "reading",
+    return njit(_nrt=False)(variant(py_func, "compacting" if compacts else "reading",
                                        COMPACTS=compacts, **constants))
 
 
