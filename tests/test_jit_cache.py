@@ -23,7 +23,12 @@ def _cached_dispatchers():
     """(module name, attribute, dispatcher) of every cached CPU dispatcher in gpurules
     (the CUDA modules excluded: they need CuPy/numba-cuda)."""
     return [(module, name, disp) for module, name, disp in package_dispatchers()
-            if disp._cache is not None and type(disp._cache).__name__ != "NullCache"]
+            if _is_cached(disp)]
+
+
+def _is_cached(disp):
+    """Whether the dispatcher ``disp`` keeps its compiled code on disk."""
+    return disp._cache is not None and type(disp._cache).__name__ != "NullCache"
 
 
 def package_dispatchers():
@@ -168,7 +173,7 @@ def test_every_kernel_compiled_on_its_own_is_cached():
     that Numba inlines into their callers' IR compile nothing on their own."""
     uncached = [f"{module}.{name}" for module, name, disp in package_dispatchers()
                 if disp.targetoptions.get("inline", "never") == "never"
-                and (disp._cache is None or type(disp._cache).__name__ == "NullCache")]
+                and not _is_cached(disp)]
     assert uncached == []
 
 

@@ -39,10 +39,10 @@ everything it calls, so the kernels that only other kernels call (the per-featur
 ``exact_search._search_feature`` and its twins, their totals, the binning's steps) seemed
 not to need a cache of their own. But a process that compiles a new signature of an outer
 kernel (a rule loop, a refinement) compiles the inner ones it calls again unless they are
-cached themselves, although another process compiled the same signatures before: in the
-test suite's two workers 136 CPU-s of such compiles, 99 of them more than 30 s after the
-other worker had compiled the same function and signature (session 57,
-``docs/benchmarks.md``); a user's second configuration does the same.
+cached themselves, although another process compiled the same signatures before: the test
+suite's two workers both compiled 257 (function, signature) pairs (149 CPU-s), 186 of them
+more than 30 s after the other worker had (session 57, ``docs/benchmarks.md``); a user's
+second configuration does the same.
 
 These classes subclass Numba's cache internals (``numba.core.caching``), which are not a
 public API: ``tests/test_jit_cache.py`` checks that every cached kernel uses them.

@@ -268,7 +268,7 @@ def _without_reference_counting(py_func, compacts, **constants):
     """``py_func`` compiled without reference counting in the variant that ``compacts``
     (named ``..._compacting`` or ``..._reading``)."""
     return njit(_nrt=False)(variant(py_func, "compacting" if compacts else "reading",
-                                       COMPACTS=compacts, **constants))
+                                    COMPACTS=compacts, **constants))
 
 
 _PHASES = {compacts: _without_reference_counting(_phase, compacts) for compacts in (False, True)}
