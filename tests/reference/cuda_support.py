@@ -29,6 +29,7 @@ PACKAGES = {
     "numba_cuda": "numba-cuda",
     "cuda.bindings": "cuda-bindings",
     NVRTC: "nvidia-cuda-nvrtc-cu12 (CUDA 12) or nvidia-cuda-nvrtc (CUDA 13)",
+    "greenlet": "greenlet",  # the simulated threads (tests/reference/simulator.py)
 }
 # where the pip wheels put libnvrtc under the ``nvidia`` namespace package: CUDA 12's
 # nvidia-cuda-nvrtc-cu12 in nvidia/cuda_nvrtc/lib, CUDA 13's nvidia-cuda-nvrtc in
@@ -141,6 +142,8 @@ def simulated_backend_class():
 def run_isolated(module, env_updates, timeout=600):
     """Run ``python -m <module>`` from the repository root with ``env_updates`` (None
     removes a variable). Returns its results dict; fails the test if there is none."""
+    if env_updates.get("NUMBA_ENABLE_CUDASIM") == "1":
+        require("greenlet")
     env = dict(os.environ)
     for key, value in env_updates.items():
         if value is None:

@@ -2,99 +2,143 @@
 (``NUMBA_ENABLE_CUDASIM=1``): ``cuda_support.run_checks`` calls
 :func:`run_threads_one_at_a_time` before the checks. The pytest process never imports it.
 
-The simulator runs every CUDA thread of a block as a Python thread. numba-cuda's (0.30)
-``BlockManager.run`` starts them all at once and polls them in a busy loop until each has
-returned or reached ``syncthreads``: the simulated threads and the poller take turns at the
-GIL, and the poller keeps a second core busy. Run that way, two simulated modules beside a
-busy core took 126 s; run one thread at a time (:func:`run_threads_one_at_a_time`), 77 s
-(``docs/benchmarks.md``, session 39). With one simulated thread running at any time, the
-simulator's ``cuda.shared.array`` (made without a lock at a block's first call) and its
-atomics cannot race, and the interpreter's switch interval plays no part.
+numba-cuda's (0.30) simulator runs every CUDA thread of a block as an operating-system
+thread: ``BlockManager.run`` starts them all at once and polls them in a busy loop until
+each has returned or reached ``syncthreads``. Run that way, two simulated modules beside a
+busy core took 126 s. Session 39 ran the threads one at a time, each handing on to the next
+(77 s); even so, a new OS thread per simulated thread cost about 0.1 ms and each hand-over
+at a barrier about 30 us (a block of 32 threads: 3.7 ms without a barrier, 7.5 ms with four),
+and the simulated checks run hundreds of thousands of both (``docs/benchmarks.md``, session
+58).
+
+Here every simulated thread of a block is a *greenlet* (the ``greenlet`` package: stacks
+switched within one OS thread, a switch about a microsecond) run by the launching thread,
+one at a time: each runs until it reaches ``syncthreads`` (which switches back to the
+launching thread) or returns, in thread order, then the waiting ones go on again in the
+same order, round after round. That is one legal order of CUDA's semantics (threads
+between barriers run in no order; no kernel here waits on another thread but at a
+barrier). No two simulated threads ever run at once, so the simulator's unlocked
+``cuda.shared.array`` and its atomics cannot race.
+
+numba-cuda's simulator reads a thread's ``threadIdx``, ``blockIdx``, lane and barriers from
+``threading.current_thread()``; here ``FakeCUDAModule``'s properties and barrier functions
+read the simulated thread that runs (:data:`_RUNNING`). ``cuda.shared.array`` identifies an
+array by its caller's file and line, found from a whole extracted stack at every call;
+:func:`_shared_array` reads the caller's frame only, the same key.
 """
 
-import threading
+import sys
 
 import numpy as np
 
+_RUNNING = [None]  # the _Simulated thread running, None between them
+
 
 def run_threads_one_at_a_time():
-    """Replace ``BlockManager.run`` and ``BlockThread.syncthreads`` of numba-cuda's simulator
-    (module docstring): a block's threads run one at a time, each until it reaches
-    ``syncthreads`` or returns, and then hands on to the next (:func:`_hand_on`); once every
-    thread has, the waiting ones go on again one at a time. One legal order of CUDA's
-    semantics (threads between barriers run in no order; no kernel here waits on another
-    thread but at a barrier). The first exception aborts the other threads and is raised in
-    the launching thread, as in numba-cuda's. One simulated thread runs at any time, so
-    none waits for the GIL, and the launching thread sleeps until the block is done.
-    Idempotent."""
-    from numba.cuda.simulator import kernel
+    """Make numba-cuda's simulator run a block's threads as greenlets, one at a time
+    (module docstring). The first exception of a thread is raised in the launching thread
+    with the thread's and block's indices in its message, as numba-cuda's; the block's other
+    threads are not run further. Idempotent."""
+    from numba.cuda.simulator import kernel, kernelapi
 
     if getattr(kernel.BlockManager.run, "gpurules_one_at_a_time", False):
         return
-    thread_run = kernel.BlockThread.run
-
-    def syncthreads(self):
-        if self.abort:
-            raise RuntimeError("abort flag set on syncthreads call")
-        self.syncthreads_blocked = True
-        _hand_on(self._manager)
-        self.syncthreads_event.wait()
-        self.syncthreads_event.clear()
-        if self.abort:
-            raise RuntimeError("abort flag set on syncthreads clear")
-
-    def run_thread(self):
-        try:
-            thread_run(self)  # (stores the thread's exception in self.exception)
-        finally:
-            self.gpurules_ended = True
-            if self.exception:
-                self._manager.gpurules_failed = self
-                self._manager.gpurules_done.set()
-            else:
-                _hand_on(self._manager)
+    module = kernelapi.FakeCUDAModule
+    module.threadIdx = property(lambda self: _RUNNING[0].thread_index)
+    module.blockIdx = property(lambda self: _RUNNING[0].block_index)
+    module.laneid = property(lambda self: _RUNNING[0].thread_id % 32)
+    module.syncthreads = lambda self: _barrier()
+    module.syncthreads_count = lambda self, value: _vote(value, np.count_nonzero)
+    module.syncthreads_and = lambda self, value: _vote(value, lambda v: int(np.all(v)))
+    module.syncthreads_or = lambda self, value: _vote(value, lambda v: int(np.any(v)))
+    kernelapi.FakeCUDAShared.array = _shared_array(kernelapi.FakeCUDAShared.array)
 
     def run(self, grid_point, *args):
-        def target():
-            self._f(*args)
+        _run_block(self, kernelapi.Dim3, grid_point, args)
 
-        threads = [kernel.BlockThread(target, self, grid_point, point, self._debug)
-                   for point in np.ndindex(*self._block_dim)]
-        for t in threads:
-            t.gpurules_ended = False
-        self.gpurules_order, self.gpurules_next = threads, 0
-        self.gpurules_failed, self.gpurules_done = None, threading.Event()
-        _hand_on(self)
-        self.gpurules_done.wait()
-        failed = self.gpurules_failed
-        if failed is not None:
-            for t in threads:  # (not joined, as numba-cuda's, to leave them to a debugger)
-                t.abort = True
-                t.syncthreads_blocked = False
-                t.syncthreads_event.set()
-            raise failed.exception[0].with_traceback(failed.exception[1])
-
-    kernel.BlockThread.syncthreads = syncthreads
-    kernel.BlockThread.run = run_thread
     kernel.BlockManager.run = run
     run.gpurules_one_at_a_time = True
 
 
-def _hand_on(manager):
-    """Let the next thread of ``manager``'s block run (start it, or release it from its
-    ``syncthreads``), after the last one of a round the first that has not returned, or
-    wake the launching thread when every thread has returned. Called by the one thread
-    running (or by the launching thread to begin); it touches nothing after the release."""
-    if manager.gpurules_next == len(manager.gpurules_order):
-        manager.gpurules_order = [t for t in manager.gpurules_order if not t.gpurules_ended]
-        manager.gpurules_next = 0
-        if not manager.gpurules_order:
-            manager.gpurules_done.set()
-            return
-    t = manager.gpurules_order[manager.gpurules_next]
-    manager.gpurules_next += 1
-    if t.ident is None:
-        t.start()
-    else:
-        t.syncthreads_blocked = False
-        t.syncthreads_event.set()
+class _Simulated:
+    """One simulated thread of a block: its indices (``Dim3``), its linear index in the
+    block and its greenlet."""
+
+    __slots__ = ("manager", "block_index", "thread_index", "thread_id", "greenlet")
+
+    def __init__(self, manager, block_index, thread_index, greenlet):
+        self.manager, self.block_index, self.thread_index = manager, block_index, thread_index
+        x, y, z = thread_index
+        self.thread_id = x + manager._block_dim[0] * (y + manager._block_dim[1] * z)
+        self.greenlet = greenlet
+
+
+def _run_block(manager, dim3, grid_point, args):
+    """Run the block at ``grid_point`` of ``manager`` (numba-cuda's ``BlockManager``: the
+    kernel ``_f``, ``_block_dim``, ``block_state``) with ``args``, round after round."""
+    import greenlet
+
+    block_index = dim3(*grid_point)
+    threads = [_Simulated(manager, block_index, dim3(*point), greenlet.greenlet(manager._f))
+               for point in np.ndindex(*manager._block_dim)]
+    first = True
+    while threads:
+        for simulated in threads:
+            _RUNNING[0] = simulated
+            try:
+                if first:
+                    simulated.greenlet.switch(*args)
+                else:
+                    simulated.greenlet.switch()
+            except Exception as error:
+                raise _located(error, simulated).with_traceback(sys.exc_info()[2]) from None
+            finally:
+                _RUNNING[0] = None
+        first = False
+        threads = [simulated for simulated in threads if not simulated.greenlet.dead]
+
+
+def _barrier():
+    """``cuda.syncthreads()``: the running thread waits for the block's next round."""
+    _RUNNING[0].greenlet.parent.switch()
+
+
+def _vote(value, count):
+    """``cuda.syncthreads_count``/``_and``/``_or``: ``count`` of the block's ``value``s,
+    after every thread has given its own (numba-cuda's ``block_state``)."""
+    simulated = _RUNNING[0]
+    state = simulated.manager.block_state
+    state[tuple(simulated.thread_index)] = value
+    _barrier()
+    result = count(state)
+    _barrier()
+    return result
+
+
+def _located(error, simulated):
+    """``error`` with the thread and block in its message, as numba-cuda's
+    ``BlockThread.run`` reports it."""
+    where = f"tid={list(simulated.thread_index)} ctaid={list(simulated.block_index)}"
+    return type(error)(where if str(error) == "" else f"{where}: {error}")
+
+
+def _shared_array(array):
+    """``FakeCUDAShared.array`` keyed by its caller's file and line read from the caller's
+    frame, not from an extracted stack (module docstring); dynamic shared memory (shape 0)
+    and an alignment go to the simulator's own."""
+    def shared_array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:
+            return array(self, shape, dtype, alignment)
+        from numba.core import types
+        from numba.np import numpy_support
+
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        caller = sys._getframe(1)
+        key = (caller.f_code.co_filename, caller.f_lineno)
+        made = self._allocations.get(key)
+        if made is None:
+            made = self._allocations[key] = np.empty(shape, dtype)
+        return made
+
+    return shared_array
