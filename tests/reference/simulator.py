@@ -27,6 +27,7 @@ array by its caller's file and line, found from a whole extracted stack at every
 :func:`_shared_array` reads the caller's frame only, the same key.
 """
 
+import functools
 import sys
 
 import numpy as np
@@ -79,22 +80,18 @@ def _run_block(manager, dim3, grid_point, args):
     import greenlet
 
     block_index = dim3(*grid_point)
-    threads = [_Simulated(manager, block_index, dim3(*point), greenlet.greenlet(manager._f))
+    kernel = functools.partial(manager._f, *args)
+    threads = [_Simulated(manager, block_index, dim3(*point), greenlet.greenlet(kernel))
                for point in np.ndindex(*manager._block_dim)]
-    first = True
     while threads:
         for simulated in threads:
             _RUNNING[0] = simulated
             try:
-                if first:
-                    simulated.greenlet.switch(*args)
-                else:
-                    simulated.greenlet.switch()
+                simulated.greenlet.switch()
             except Exception as error:
                 raise _located(error, simulated).with_traceback(sys.exc_info()[2]) from None
             finally:
                 _RUNNING[0] = None
-        first = False
         threads = [simulated for simulated in threads if not simulated.greenlet.dead]
 
 
