@@ -61,13 +61,14 @@ def votes_and_indices_per_thread():
         b = cuda.blockIdx.x
         i = 6 * b + t
         out[i, 0] = cuda.syncthreads_count(t < 2 + b)
-        out[i, 1] = cuda.syncthreads_and(t < 6)
-        out[i, 2] = cuda.syncthreads_or(t == 9)
+        out[i, 1] = cuda.syncthreads_and(t < 6 - b)
+        out[i, 2] = cuda.syncthreads_or(t == 6 * b)
         out[i, 3] = cuda.laneid
 
     out = np.zeros((12, 4), np.int64)
     vote[2, (2, 3)](out)
-    np.testing.assert_array_equal(out, [[2 + b, 1, 0, t] for b in range(2) for t in range(6)])
+    np.testing.assert_array_equal(out, [[2 + b, 1 - b, 1 - b, t]
+                                        for b in range(2) for t in range(6)])
 
 
 CHECKS = {"threads_one_at_a_time_keep_barriers_and_errors":

@@ -39,7 +39,8 @@ def run_threads_one_at_a_time():
     """Make numba-cuda's simulator run a block's threads as greenlets, one at a time
     (module docstring). The first exception of a thread is raised in the launching thread
     with the thread's and block's indices in its message, as numba-cuda's; the block's other
-    threads are not run further. Idempotent."""
+    threads are not run further. ``cuda.jit(debug=True)``'s NumPy divide errors are not
+    raised (no kernel here is compiled with ``debug``). Idempotent."""
     from numba.cuda.simulator import kernel, kernelapi
 
     if getattr(kernel.BlockManager.run, "gpurules_one_at_a_time", False):
