@@ -9,6 +9,8 @@ passes its classes to ``model_codec``. So every import runs downwards: model cla
 this module -> the modules that do the work (``docs/architecture.md``).
 """
 
+import numpy as np
+
 from gpurules import rule_importance, rule_tables
 from gpurules.model_document import model_section, model_to_dict, save_model
 
@@ -22,6 +24,16 @@ class ModelMethods:
     """
 
     kind = None
+
+    def __setstate__(self, state):
+        """Unpickling (``pickle``, ``joblib.load``): read-only arrays, as
+        ``joblib.load(path, mmap_mode="r")`` maps them, become writable copies (a model's
+        arrays are small). The compiled predictors are specialised on whether an array is
+        read-only, so read-only arrays would compile them a second time (seconds), as
+        ``estimators.validation.compiled_layout`` says of X."""
+        self.__dict__.update({
+            name: np.array(value) if isinstance(value, np.ndarray) and
+            not value.flags.writeable else value for name, value in state.items()})
 
     def to_dict(self):
         """The model file's document (``docs/model-format.md``): a dict of JSON types."""

@@ -116,6 +116,32 @@ def test_turs_round_trip(tmp_path):
                                                        clf.model_.rules]
 
 
+def _arrays(model):
+    """Every ndarray attribute of ``model`` and of a RuleModel it holds."""
+    for value in vars(model).values():
+        if isinstance(value, np.ndarray):
+            yield value
+        elif isinstance(value, RuleModel):
+            yield from _arrays(value)
+
+
+def test_memory_mapped_models_are_writable(tmp_path):
+    """``joblib.load(..., mmap_mode="r")`` maps arrays read-only; the models copy theirs
+    (``ModelMethods.__setstate__``), so that predicting does not compile the predictors a
+    second time for read-only arrays, and predicts as before."""
+    joblib = pytest.importorskip("joblib")
+    X, Y = _data(4)
+    for clf in (BoomerClassifier(device="cpu", max_rules=4, random_state=1),
+                SeCoClassifier(device="cpu", max_rules=4)):
+        clf.fit(X, Y)
+        joblib.dump(clf, tmp_path / "model.joblib")
+        loaded = joblib.load(tmp_path / "model.joblib", mmap_mode="r")
+        arrays = list(_arrays(loaded.model_))
+        assert len(arrays) >= 8 and all(a.flags.writeable for a in arrays)
+        _assert_same_arrays(loaded.model_, clf.model_)
+        assert np.array_equal(loaded.predict(X), clf.predict(X))
+
+
 def _exact_model():
     """Thresholds and scores that a decimal round trip of float32 or float64 would lose."""
     b = RuleModelBuilder(2)
