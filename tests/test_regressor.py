@@ -17,7 +17,7 @@ from sklearn.metrics import r2_score
 from gpurules import BoomerClassifier, BoomerRegressor, load_estimator, load_model
 from gpurules.backends.cpu import statistics
 from gpurules.objectives import losses, non_decomposable
-from gpurules.objectives.fixed_point import quantize
+from gpurules.objectives.fixed_point import hessian_units, quantize
 from tests.reference.cuda_support import run_simulated_checks, simulated_tests
 
 CHECKS = {}
@@ -214,6 +214,42 @@ def test_large_targets_scale_the_model():
     big = BoomerRegressor(**params).fit(X, Y * 1e9)
     np.testing.assert_array_equal(big.model_.cond_threshold, small.model_.cond_threshold)
     np.testing.assert_allclose(big.predict(X), small.predict(X) * 1e9, rtol=1e-9, atol=1e-3)
+
+
+def test_targets_scaled_by_a_power_of_two_scale_the_model_exactly():
+    """The fixed-point scale follows the targets' magnitude by powers of two, so targets
+    times 2**40 give the same rules and, bit for bit, scores times 2**40."""
+    X, Y = regression_problem(6)
+    small = BoomerRegressor(device="cpu", max_rules=8).fit(X, Y)
+    big = BoomerRegressor(device="cpu", max_rules=8).fit(X, Y * 2.0 ** 40)
+    assert str(big.model_.cond_threshold) == str(small.model_.cond_threshold)
+    assert np.array_equal(big.model_.head_score, small.model_.head_score * 2.0 ** 40)
+
+
+@pytest.mark.parametrize("case", ["targets", "weights"])
+def test_too_wide_a_range_for_the_statistics_is_refused(case):
+    """Targets of 1e17 beside targets of 1, or one weight of 1e17 beside weights of 1, leave
+    a fixed-point scale below one unit per unit weight, at which the Hessians would round
+    to 0 or 2 units and the scores diverge (they reached 1e20 before this check): a
+    ValueError that says what to do, before any rule."""
+    X, Y = regression_problem(7, K=1)
+    weight = np.ones(len(Y))
+    if case == "targets":
+        Y[0] = 1e17
+    else:
+        weight[0] = 1e17
+    with pytest.raises(ValueError, match="Standardize the targets"):
+        BoomerRegressor(device="cpu", max_rules=3).fit(X, Y, sample_weight=weight)
+
+
+def test_hessian_units():
+    """Exact weights pass at any scale at which they are multiples of one unit; the others
+    need 256 units."""
+    weights = np.array([0.0, 1.0, 3.0])
+    assert hessian_units(1.0, weights) is None and hessian_units(0.5, weights) == 0.5
+    assert hessian_units(0.25, np.array([4.0, 8.0])) is None
+    assert hessian_units(2.0 ** 8, np.array([1.0, 1.1])) is None  # 256 units: enough
+    assert hessian_units(2.0 ** 7, np.array([1.0, 1.1])) == 128.0
 
 
 def test_model_files(tmp_path):

@@ -177,6 +177,7 @@ class BoostingLearner:
         self.progress = progress or FitProgress(type(self).__name__)
         self._scale_of = (None, None)  # ((choose_scale's arguments), scale): _scale
         self._example_weight = None  # choose_scale's example_weight (fit sets it)
+        self._weights = None  # float64 (n,) base weights (fit sets them)
 
     def fit(self, features, Y, base_weight):
         """Learn the rules.
@@ -205,6 +206,7 @@ class BoostingLearner:
         criterion = None if cfg.pruning is None else cfg.pruning.criterion()
         self._score_bound = 0.0
         self._total_weight = float(n) * float(base_weight.max())
+        self._weights = base_weight  # (_check_hessians)
         dtype = statistic_dtype(cfg.loss, cfg.statistic_bits)
         # with int32 statistics, scales at which each example's statistic fits one
         self._example_weight = float(base_weight.max()) if dtype is np.int32 else None
@@ -395,7 +397,27 @@ class BoostingLearner:
         key = (self._total_weight, bound, self._example_weight)
         if key != self._scale_of[0]:
             self._scale_of = (key, fixed_point.choose_scale(*key))
+            self._check_hessians(bound)
         return self._scale_of[1]
+
+    def _check_hessians(self, bound):
+        """ValueError where the scale (the last :meth:`_scale`) no longer holds the squared
+        losses' Hessians (``fixed_point.hessian_units``): targets (or scores) so large, or
+        weights so large beside the smallest, that heads would be computed without them
+        (a model whose scores diverge). The logistic losses bound their statistics by 1."""
+        loss, scale = self.config.loss, self._scale_of[1]
+        if self.config.non_decomposable or loss.code == LOGISTIC or \
+                fixed_point.hessian_units(scale, self._weights) is None:
+            return
+        raise ValueError(
+            f"the targets or sample weights span too large a range for the statistics: "
+            f"with |target| up to {loss.target_bound:.3g}, scores up to "
+            f"{self._score_bound:.3g} (statistics up to {bound:.3g} per unit weight) and a "
+            f"total weight of {self._total_weight:.3g}, the fixed-point scale 2**"
+            f"{int(np.log2(scale))} cannot hold each example's Hessian (1 per unit weight; "
+            f"docs/user-guide.md, 'Statistics'). Standardize the targets (e.g. "
+            f"sklearn.compose.TransformedTargetRegressor with a StandardScaler) or "
+            f"rescale the sample weights")
 
     def _score_room(self):
         """How much the score bound may still grow before the fixed-point scale

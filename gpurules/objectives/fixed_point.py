@@ -17,6 +17,8 @@ the storage, decides the model: every backend learns the same rules from the sam
 
 import math
 
+import numpy as np
+
 # Largest magnitude a sum may reach: leaves one bit of headroom below 2**63.
 _SUM_BITS = 62
 # Finer resolution than float64's mantissa buys nothing.
@@ -24,6 +26,10 @@ _MAX_EXPONENT = 52
 # statistic_type="32-bit": the largest magnitude one example's statistic may reach, one bit of
 # headroom below 2**31, so that it is stored in an int32 (sums stay int64).
 _VALUE_BITS_32 = 30
+# The squared losses' Hessian is 1 per unit weight: each example's must be held exactly, or
+# (a weight that is no multiple of 1 / scale) by at least this many units (rounding error
+# at most 1 part in 512); below, heads and qualities are wrong (:func:`hessian_units`).
+MIN_HESSIAN_UNITS = 256
 
 
 def quantize(value, scale):
@@ -51,3 +57,16 @@ def choose_scale(total_weight, statistic_bound, example_weight=None):
     if value > 0.0:
         exponent = min(exponent, _VALUE_BITS_32 - math.ceil(math.log2(value)))
     return float(2.0 ** exponent)
+
+
+def hessian_units(scale, weights):
+    """The resolution of a Hessian of 1 per unit weight (the squared losses') at ``scale``:
+    None if every positive weight of float64 (n,) ``weights`` is held exactly (a multiple
+    of ``1 / scale``, e.g. integer weights at a scale >= 1) or by at least
+    ``MIN_HESSIAN_UNITS`` units, else the smallest positive weight's units (float, < 256:
+    a coarser scale, which huge targets or weights force, rounds Hessians to nothing)."""
+    units = weights[weights > 0] * scale
+    if units.size == 0 or units.min() >= MIN_HESSIAN_UNITS or \
+            bool((units == np.floor(units)).all()):
+        return None
+    return float(units.min())
