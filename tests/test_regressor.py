@@ -9,6 +9,7 @@ thread, so the data are tiny.
 """
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -240,6 +241,20 @@ def test_too_wide_a_range_for_the_statistics_is_refused(case):
         weight[0] = 1e17
     with pytest.raises(ValueError, match="Standardize the targets"):
         BoomerRegressor(device="cpu", max_rules=3).fit(X, Y, sample_weight=weight)
+
+
+def test_non_decomposable_squared_error_with_one_output_warns():
+    """With one output the Euclidean norm's Hessian is 0 (mlrl-boomer's fits are as poor):
+    a UserWarning that names the decomposable loss; none with two outputs."""
+    X, Y = regression_problem(8)
+    params = dict(device="cpu", max_rules=2, loss="squared-error-non-decomposable")
+    with pytest.warns(UserWarning, match="use 'squared-error-decomposable'"):
+        BoomerRegressor(**params).fit(X, Y[:, 0])
+    with pytest.warns(UserWarning, match="single output"):
+        BoomerClassifier(**params).fit(X, Y[:, 0] > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BoomerRegressor(**params).fit(X, Y)
 
 
 def test_hessian_units():

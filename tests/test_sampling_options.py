@@ -135,6 +135,15 @@ def test_defaults_are_mlrl_boomers():
      "must be <= 1"),
     ("output_sampling", "random", "supported values: 'none', 'round-robin', "
                                   "'without-replacement'"),
+    ("feature_sampling", "without-replacement{min_samples=0}", "must be >= 1"),
+    ("feature_sampling", "without-replacement{max_samples=-1}", "must be >= 0"),
+    ("feature_sampling", "without-replacement{min_samples=3,max_samples=2}",
+     "max_samples=2 must be 0"),
+    ("feature_sampling", "without-replacement{num_retained=2}", "num_retained=2 is not"),
+    ("head_type", "partial-fixed{min_outputs=3,max_outputs=2}", "max_outputs=2 must be 0"),
+    ("head_type", "partial-dynamic{threshold=0.1,threshold=0.9}", "'threshold' is given twice"),
+    ("rule_induction", "top-down-greedy{max_head_refinements=-5}", "must be >= 0"),
+    ("max_rules", 2 ** 64, "must be <= 2147483647"),
 ])
 def test_bad_values_raise(param, value, message):
     with pytest.raises(ValueError, match=message):

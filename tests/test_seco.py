@@ -176,7 +176,10 @@ def test_pickle_str_and_one_d():
     ({"max_rules": -1}, ValueError), ({"max_rules": 1.5}, TypeError),
     ({"instance_sampling": "without-replacement{sample_size=0}"}, ValueError),
     ({"rule_induction": "top-down-greedy{recalculate_predictions=true}"}, ValueError),
-    ({"device": "tpu"}, ValueError),
+    ({"device": "tpu"}, ValueError), ({"max_rules": 2 ** 31}, ValueError),
+    ({"instance_sampling": "with-replacement{min_samples=0}"}, ValueError),
+    ({"feature_sampling": "without-replacement{min_samples=2,max_samples=1}"}, ValueError),
+    ({"feature_sampling": "without-replacement{num_retained=-1}"}, ValueError),
 ])
 def test_invalid_parameters(kw, error):
     X, Y = _data(9, n=20)

@@ -12,8 +12,11 @@ import numba
 import numpy as np
 
 from gpurules.estimators.boomer_tables import LOSSES, PARALLEL, SUPPORTED
-from gpurules.estimators.options import check_number, parse_option_value
+from gpurules.estimators.options import (MAX_RULES_LIMIT, check_feature_sampling,
+                                         check_number, check_sample_counts,
+                                         parse_option_value)
 from gpurules.estimators.validation import TargetLayout
+from gpurules.exceptions import warn
 from gpurules.learners.boosting import BoostingConfig
 from gpurules.learners.holdout import Holdout
 from gpurules.learners.post_optimization import SequentialPostOptimization
@@ -90,8 +93,7 @@ def _head(est, loss_name, l1, l2, head_type_rule, statistics, num_outputs):
     selection, options = SELECT_ALL, (0.0, 0.0, 0.0)
     if head_type == "partial-fixed":
         check_number("head_type output_ratio", head_opts["output_ratio"], low=0, high=1)
-        check_number("head_type min_outputs", head_opts["min_outputs"], low=1, integer=True)
-        check_number("head_type max_outputs", head_opts["max_outputs"], low=0, integer=True)
+        check_sample_counts("head_type", head_type, head_opts, "min_outputs", "max_outputs")
         selection = SELECT_FIXED
         options = (head_opts["output_ratio"], head_opts["min_outputs"],
                    head_opts["max_outputs"])
@@ -118,12 +120,7 @@ def resolve_sampling(est, param, sampling_class):
                         low_open=True)
     if size == 1 and name != "with-replacement":
         raise ValueError(f"{param}={name!r}: sample_size must be < 1, got {size!r}")
-    minimum = check_number(f"{param} min_samples", opts["min_samples"], low=1, integer=True)
-    maximum = check_number(f"{param} max_samples", opts["max_samples"], low=0, integer=True)
-    if 0 < maximum < minimum:
-        raise ValueError(f"{param}={name!r}: max_samples={maximum} must be 0 (no limit) or "
-                         f">= min_samples={minimum}")
-    return sampling_class(name, size, minimum, maximum)
+    return sampling_class(name, size, *check_sample_counts(param, name, opts))
 
 
 def resolve_pruning(est):
@@ -287,6 +284,12 @@ def _resolve_config(est, losses, head_type_rule, calibrations, targets=None):
     for param in est._SUPPORTED:
         _param(est, param)
     loss_name, _ = _param(est, "loss", next(iter(est._SUPPORTED["loss"])))
+    if targets is not None and targets.num_outputs == 1 and \
+            loss_name == "squared-error-non-decomposable":
+        warn("loss='squared-error-non-decomposable' with a single output: its Hessian (the "
+             "Euclidean norm's) is 0, so every head is -gradient / l2_regularization_weight "
+             "and the model fits poorly (as mlrl-boomer's); use "
+             "'squared-error-decomposable' for one output", UserWarning)
     targets = targets or TargetLayout(sparse=False, num_outputs=2)
     statistics = predictors.resolve_statistics_format(
         _param(est, "statistic_format")[0], _param(est, "default_rule")[0], loss_name,
@@ -294,7 +297,7 @@ def _resolve_config(est, losses, head_type_rule, calibrations, targets=None):
     induction_name, induction = _param(est, "rule_induction")
     fs_name, fs = _param(est, "feature_sampling")
     max_rules = check_number("max_rules", 1000 if est.max_rules is None else est.max_rules,
-                             low=0, integer=True)
+                             low=0, high=MAX_RULES_LIMIT, integer=True)
     time_limit = check_number("time_limit", 0 if est.time_limit is None else est.time_limit,
                               low=0)
     shrinkage = check_number("shrinkage", 0.3 if est.shrinkage is None else est.shrinkage,
@@ -312,6 +315,9 @@ def _resolve_config(est, losses, head_type_rule, calibrations, targets=None):
     if induction_name == "top-down-beam-search":
         check_number("rule_induction beam_width", induction["beam_width"], low=2, integer=True)
     check_number("feature_sampling sample_size", fs.get("sample_size", 0.0), low=0, high=1)
+    check_feature_sampling(fs_name, fs)
+    check_number("rule_induction max_head_refinements", induction["max_head_refinements"],
+                 low=0, integer=True)
     head_mode, head_params, head_type = _head(est, loss_name, l1, l2, head_type_rule,
                                               statistics, targets.num_outputs)
     pruning = resolve_pruning(est)

@@ -11,6 +11,9 @@ import re
 
 import numpy as np
 
+# the largest max_rules accepted: a 32-bit count (more rules than any fit can learn)
+MAX_RULES_LIMIT = 2 ** 31 - 1
+
 _VALUE_RE = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\{(.*)\})?\s*$", re.DOTALL)
 
 
@@ -54,6 +57,7 @@ def parse_option_value(param, value, supported):
     defaults = supported[name]
     options = dict(defaults)
     body = m.group(2)
+    given = set()
     if body is not None and body.strip():
         for item in body.split(","):
             if "=" not in item:
@@ -64,6 +68,9 @@ def parse_option_value(param, value, supported):
                 allowed = ", ".join(defaults) or "none"
                 raise ValueError(f"{param}={value!r}: unknown option {key!r}; options of "
                                  f"{name!r}: {allowed}")
+            if key in given:
+                raise ValueError(f"{param}={value!r}: option {key!r} is given twice")
+            given.add(key)
             options[key] = _convert(param, name, key, raw, defaults[key])
     return name, options
 
@@ -82,3 +89,28 @@ def check_number(param, value, low=None, high=None, low_open=False, integer=Fals
     if high is not None and value > high:
         raise ValueError(f"{param} must be <= {high}, got {value!r}")
     return int(value) if integer else float(value)
+
+
+def check_sample_counts(param, name, opts, minimum_key="min_samples",
+                        maximum_key="max_samples"):
+    """mlrl-boomer's checks of a sampling's (or head's) bounds in ``opts``: the minimum
+    ``>= 1``, the maximum 0 (no limit) or ``>=`` the minimum. Returns (minimum, maximum),
+    ints."""
+    minimum = check_number(f"{param} {minimum_key}", opts[minimum_key], low=1, integer=True)
+    maximum = check_number(f"{param} {maximum_key}", opts[maximum_key], low=0, integer=True)
+    if 0 < maximum < minimum:
+        raise ValueError(f"{param}={name!r}: {maximum_key}={maximum} must be 0 (no limit) or "
+                         f">= {minimum_key}={minimum}")
+    return minimum, maximum
+
+
+def check_feature_sampling(name, opts):
+    """``feature_sampling``'s options as mlrl-boomer checks them (:func:`check_sample_counts`),
+    and ``num_retained`` 0: mlrl-boomer's trailing features kept in every sample are not
+    implemented, and a value would otherwise be ignored."""
+    if not opts:  # none
+        return
+    check_sample_counts("feature_sampling", name, opts)
+    if opts["num_retained"] != 0:
+        raise ValueError(f"feature_sampling={name!r}: num_retained={opts['num_retained']!r} "
+                         f"is not supported (features kept in every sample); only 0")

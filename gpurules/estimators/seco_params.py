@@ -10,7 +10,9 @@ output-wise instance sampling of 66 %, no feature sampling, no binning, 500 rule
 import math
 
 from gpurules.estimators.boomer_params import num_threads
-from gpurules.estimators.options import check_number, parse_option_value
+from gpurules.estimators.options import (MAX_RULES_LIMIT, check_feature_sampling,
+                                         check_number, check_sample_counts,
+                                         parse_option_value)
 from gpurules.learners.covering import CoveringConfig
 from gpurules.learners.sampling import SECO_DRAWS, FeatureSampling, InstanceSampling
 from gpurules.objectives.heuristics import (HEAD_SECO_PARTIAL, HEAD_SECO_SINGLE,
@@ -118,14 +120,16 @@ def resolve_config(est, targets=None):
                  low=0, integer=True)
     check_number("rule_induction min_support", induction["min_support"], low=0, high=1)
     max_rules = check_number("max_rules", 500 if est.max_rules is None else est.max_rules,
-                             low=0, integer=True)
+                             low=0, high=MAX_RULES_LIMIT, integer=True)
     time_limit = check_number("time_limit", est.time_limit or 0, low=0)
     is_name, inst = parse("instance_sampling", est.instance_sampling)
     if is_name != "none":
         check_number("instance_sampling sample_size", inst["sample_size"], low=0, high=1,
                      low_open=True)
+        check_sample_counts("instance_sampling", is_name, inst)
     fs_name, fs = parse("feature_sampling", est.feature_sampling)
     check_number("feature_sampling sample_size", fs.get("sample_size", 0.0), low=0, high=1)
+    check_feature_sampling(fs_name, fs)
     head_type, _ = parse("head_type", est.head_type)
     config = CoveringConfig(
         head_mode=HEAD_SECO_PARTIAL if head_type == "partial" else HEAD_SECO_SINGLE,
