@@ -217,3 +217,29 @@ def test_min_support_bounds_every_rules_coverage(data, induction):
     loose = BoomerClassifier(rule_induction=induction, max_rules=6, feature_sampling="none",
                              random_state=1).fit(X, Y)
     assert not np.array_equal(clf.decision_function(X), loose.decision_function(X))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_candidate_heap_keeps_the_best_width_in_order(seed):
+    """``fused_beam._offer`` (a heap of the best ``width`` candidates, rows freed as they
+    drop out) and ``_sort_live`` against sorting every candidate offered: quality
+    descending, kept entries before refinements, then order of discovery; many ties."""
+    from gpurules.backends.cpu import fused_beam as fb
+    rng = np.random.default_rng(seed)
+    width, count = int(rng.integers(2, 40)), int(rng.integers(1, 300))
+    cand = fb.buffers(width, 1, 1, 1, 1)[3]
+    rows = cand[fb.C_QUALITY].shape[0]
+    live, free = np.empty(rows, np.int64), np.zeros(rows + 1, np.int64)
+    fb._free_all(free)
+    keys, nl = [], 0
+    for order in range(count):
+        quality, kind = float(rng.integers(0, 8)), int(rng.integers(0, 2))
+        keys.append((-quality, kind, order))
+        r = fb._free_row(free)
+        cand[fb.C_QUALITY][r], cand[fb.C_KIND][r], cand[fb.C_ORDER][r] = quality, kind, order
+        nl = fb._offer(cand, live, nl, free, width, r)
+        assert nl == min(order + 1, width) and free[rows] == rows - nl  # no row lost
+    fb._sort_live(cand, live[:nl])
+    got = [(-cand[fb.C_QUALITY][r], cand[fb.C_KIND][r], cand[fb.C_ORDER][r])
+           for r in live[:nl]]
+    assert got == sorted(keys)[:width]

@@ -18,10 +18,12 @@ State (:func:`buffers`, reused from batch to batch):
   ``refine.fix_head``), whether it may be refined, and its last condition's node.
 - conditions as a tree of nodes (feature, op, threshold, parent node), a rule's being the
   path from its entry's node up to the root; grown by doubling.
-- candidates of the next beam (at most 2 width at a time): a refinement of an entry (its
-  condition and sums copied from the search's slots) or an entry kept as it is, with the
-  sort key of ``beam_search._next_beam``: (quality descending, kept entries before
-  refinements, order of discovery).
+- candidates of the next beam: a refinement of an entry (its condition and sums copied
+  from the search's slots) or an entry kept as it is, with the sort key of
+  ``beam_search._next_beam``: (quality descending, kept entries before refinements, order
+  of discovery). The best ``width`` so far are kept in a heap (:func:`_offer`, O(log width)
+  a candidate; sorting and truncating after each entry made a beam of 10**5 entries take
+  minutes) and sorted once per depth.
 
 The search kernel is the representation's serial form and the apply step its own, bound
 by :func:`bind` into copies of the functions that call them (``jit.variants.variant``).
@@ -61,7 +63,7 @@ def buffers(width, n, K, W, P):
     """The beam's state for :func:`_grow_py` (module docstring), for ``width`` >= 2
     entries, ``n`` examples, K gradient and W Hessian columns, P head parameters:
     (slots int32 (2 width + 1, n), two beams, candidates, live candidate rows int64
-    (2 width,), their rows in use bool (2 width,))."""
+    (2 width,), the free candidate rows int64 (2 width + 1,): a stack, its height last)."""
     def beam():  # (E_SLOT, ..., E_NODE)
         return (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width),
                 np.empty(width, np.bool_), np.empty((width, K), np.int64),
@@ -75,7 +77,7 @@ def buffers(width, n, K, W, P):
                   np.empty(C, np.float32), np.empty(C, np.int64), np.empty(C, np.int32),
                   np.empty((C, K), np.int64), np.empty((C, W), np.int64))
     return (np.zeros((C + 1, n), np.int32), beam(), beam(), candidates,
-            np.empty(C, np.int64), np.zeros(C, np.bool_))
+            np.empty(C, np.int64), np.zeros(C + 1, np.int64))
 
 
 def bind(name, search, apply_step):
@@ -104,15 +106,30 @@ def _before(key_q, key_kind, key_order, a, b):
 
 @register_jitable
 def _sort_live(cand, live):
-    """Sort the candidate rows ``live`` (int64, in place) best first."""
+    """Sort the candidate rows ``live`` (int64, in place) best first: a bottom-up merge
+    sort, O(m log m) for m rows (a beam of 10**4 entries sorts 2 10**4 candidates per
+    truncation). The order of ``_before`` is total (the order of discovery is unique), so
+    any sort gives these rows."""
+    m = live.shape[0]
     key_q, key_kind, key_order = cand[C_QUALITY], cand[C_KIND], cand[C_ORDER]
-    for i in range(1, live.shape[0]):
-        x = live[i]
-        j = i - 1
-        while j >= 0 and _before(key_q, key_kind, key_order, x, live[j]):
-            live[j + 1] = live[j]
-            j -= 1
-        live[j + 1] = x
+    src, dst = live, np.empty(m, np.int64)
+    in_live, run = True, 1  # (whether src is live)
+    while run < m:
+        for lo in range(0, m, 2 * run):
+            mid, hi = min(lo + run, m), min(lo + 2 * run, m)
+            i, j = lo, mid
+            for k in range(lo, hi):
+                if j >= hi or (i < mid and
+                               not _before(key_q, key_kind, key_order, src[j], src[i])):
+                    dst[k] = src[i]
+                    i += 1
+                else:
+                    dst[k] = src[j]
+                    j += 1
+        src, dst = dst, src
+        in_live, run = not in_live, 2 * run
+    if not in_live:
+        live[:] = src
 
 
 @register_jitable
@@ -200,23 +217,65 @@ def _keep_entry(dst, e, src, i):
 
 
 @register_jitable
-def _free_row(used):
-    """A candidate row not in use, marked used."""
-    for r in range(used.shape[0]):
-        if not used[r]:
-            used[r] = True
-            return r
-    return -1
+def _free_all(free):
+    """Every candidate row free (``free``: :func:`buffers`' stack, row 0 on top)."""
+    rows = free.shape[0] - 1
+    for t in range(rows):
+        free[t] = rows - 1 - t
+    free[rows] = rows
 
 
 @register_jitable
-def _truncate(cand, live, nl, used, width):
-    """Sort the ``nl`` live candidates, keep the best ``width`` (freeing the others'
-    rows); returns how many are live."""
-    _sort_live(cand, live[:nl])
-    for t in range(width, nl):
-        used[live[t]] = False
-    return min(nl, width)
+def _free_row(free):
+    """A candidate row not in use, taken from the stack ``free`` (any free row: the rows
+    hold the candidates' data, the sort keys decide their order)."""
+    height = free[free.shape[0] - 1] - 1
+    free[free.shape[0] - 1] = height
+    return free[height]
+
+
+@register_jitable
+def _release(free, r):
+    """Return candidate row ``r`` to the stack ``free``."""
+    top = free.shape[0] - 1
+    free[free[top]] = r
+    free[top] += 1
+
+
+@register_jitable
+def _offer(cand, live, nl, free, width, r):
+    """Add candidate row ``r`` to the ``nl`` live ones, a heap whose root ``live[0]`` is the
+    worst (each row sorts after its children), holding the best ``width`` so far: ``r``
+    joins while there is room, else replaces the root if it sorts before it; the row left
+    out is freed. Returns the number of live candidates. Keeping the best ``width`` of all
+    candidates offered is what sorting and truncating after every entry kept, in
+    O(log width) a candidate instead of O(width)."""
+    key_q, key_kind, key_order = cand[C_QUALITY], cand[C_KIND], cand[C_ORDER]
+    if nl < width:  # sift up
+        i = nl
+        live[i] = r
+        while i > 0 and _before(key_q, key_kind, key_order, live[(i - 1) // 2], live[i]):
+            p = (i - 1) // 2
+            live[i], live[p] = live[p], live[i]
+            i = p
+        return nl + 1
+    if not _before(key_q, key_kind, key_order, r, live[0]):
+        _release(free, r)
+        return nl
+    _release(free, live[0])
+    live[0] = r
+    i = 0
+    while True:  # sift down: swap with the worse child while it sorts after this row
+        c = 2 * i + 1
+        if c >= nl:
+            break
+        if c + 1 < nl and _before(key_q, key_kind, key_order, live[c], live[c + 1]):
+            c += 1
+        if not _before(key_q, key_kind, key_order, live[i], live[c]):
+            break
+        live[i], live[c] = live[c], live[i]
+        i = c
+    return nl
 
 
 def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_count, labels,
@@ -239,7 +298,7 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
         its coverage, which is left in ``mask``, its head's labels and params, its last
         refinement's label, its covered count).
     """
-    slots, cur, nxt, cand, live, used = beam
+    slots, cur, nxt, cand, live, free = beam
     width, head_mode, min_coverage = plan.beam_width, plan.head_mode, plan.min_coverage
     root = slots.shape[0] - 1
     slots[root][:] = 0
@@ -259,16 +318,17 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
         redraws -= 1
     if best.shape[0] == 0:
         return n_cond, 0, labels, plan.params, -1, tot_count
-    used[:] = False
+    _free_all(free)
     multi_output = head_work(plan.head_mode, scratch[1])  # (the entries' heads)
-    nl = _found(cand, live, used, 0, 0, best, features, out, 0)
+    nl = _found(cand, live, free, 0, width, 0, best, features, out, 0)
+    _sort_live(cand, live[:nl])
     nodes, n_nodes = _ENTRIES(cur, cur, 0, cand, live, nl, slots, data, marks, nodes, 0, 0,
                               labels, plan.params, plan, inv_scale, multi_output)
     n_cur, depth = nl, 1
     while plan.max_conditions == 0 or depth < plan.max_conditions:  # beam_search._next_beam
         quality, refinable = cur[E_QUALITY], cur[E_REFINABLE]
         bound = quality[n_cur - 1]  # a refinement must beat the worst entry of the beam
-        used[:] = False
+        _free_all(free)
         nl = order = 0
         refined = drawn = False
         for e in range(n_cur):
@@ -286,16 +346,15 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
                 found = best.shape[0]
             if found > 0:
                 refined = True
-                nl = _found(cand, live, used, nl, order, best, features, out, e)
+                nl = _found(cand, live, free, nl, width, order, best, features, out, e)
                 order += found
             elif nl < width or not quality[e] < bound:
                 refinable[e] = False  # kept as it is, no longer refined
-                nl = _kept(cand, live, used, nl, order, e, quality[e])
+                nl = _kept(cand, live, free, nl, width, order, e, quality[e])
                 order += 1
-            if nl >= width:
-                nl = _truncate(cand, live, nl, used, width)
-                bound = max(bound, cand[C_QUALITY][live[nl - 1]])
-        nl = _truncate(cand, live, nl, used, width)
+            if nl >= width:  # the beam is full: a refinement must beat its worst
+                bound = max(bound, cand[C_QUALITY][live[0]])
+        _sort_live(cand, live[:nl])
         nodes, n_nodes = _ENTRIES(nxt, cur, n_cur, cand, live, nl, slots, data, marks, nodes,
                                   n_nodes, depth, labels, plan.params, plan, inv_scale,
                                   multi_output)
@@ -308,16 +367,15 @@ def _grow_py(rng, plan, data, marks, mask, weights, g, h, tot_g, tot_h, tot_coun
 
 
 @register_jitable
-def _found(cand, live, used, nl, order, best, features, out, entry):
-    """Add the refinements of beam entry ``entry`` after ``nl`` live candidates, numbered
-    from ``order``: the search slots ``best`` (int64) of ``features``' search, whose
-    results are in ``out``. Returns the number of live candidates."""
+def _found(cand, live, free, nl, width, order, best, features, out, entry):
+    """Offer the refinements of beam entry ``entry`` to the ``nl`` live candidates (at most
+    ``width``, :func:`_offer`), numbered from ``order``: the search slots ``best`` (int64)
+    of ``features``' search, whose results are in ``out``. Returns the number of live
+    candidates."""
     out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
     for t in range(best.shape[0]):
         j = best[t]
-        r = _free_row(used)
-        live[nl] = r
-        nl += 1
+        r = _free_row(free)
         cand[C_QUALITY][r], cand[C_KIND][r] = out_q[j], 1
         cand[C_ORDER][r], cand[C_ENTRY][r] = order + t, entry
         cand[C_FEATURE][r], cand[C_OP][r] = features[j], out_op[j]
@@ -325,18 +383,19 @@ def _found(cand, live, used, nl, order, best, features, out, entry):
         cand[C_LABEL][r] = out_label[j]
         copy_row(cand[C_G][r], out_g[j])
         copy_row(cand[C_H][r], out_h[j])
+        nl = _offer(cand, live, nl, free, width, r)
     return nl
 
 
 @register_jitable
-def _kept(cand, live, used, nl, order, entry, quality):
-    """Add beam entry ``entry`` (of ``quality``) as a candidate kept as it is, after ``nl``
-    live ones, numbered ``order``. Returns the number of live candidates."""
-    r = _free_row(used)
-    live[nl] = r
+def _kept(cand, live, free, nl, width, order, entry, quality):
+    """Offer beam entry ``entry`` (of ``quality``) as a candidate kept as it is to the
+    ``nl`` live ones (:func:`_offer`), numbered ``order``. Returns the number of live
+    candidates."""
+    r = _free_row(free)
     cand[C_QUALITY][r], cand[C_KIND][r] = quality, 0
     cand[C_ORDER][r], cand[C_ENTRY][r] = order, entry
-    return nl + 1
+    return _offer(cand, live, nl, free, width, r)
 
 
 def _entries(dst, cur, n_cur, cand, live, nl, slots, data, marks, nodes, n_nodes, depth,
@@ -350,13 +409,13 @@ def _entries(dst, cur, n_cur, cand, live, nl, slots, data, marks, nodes, n_nodes
     for e in range(n_cur):
         held[cur[E_SLOT][e]] = True
     root = slots.shape[0] - 1
+    free = 0  # the lowest slot not held (held slots are never released here)
     for t in range(nl):
         r = live[t]
         e = cand[C_ENTRY][r]
         if cand[C_KIND][r] == 0:
             _keep_entry(dst, t, cur, e)
             continue
-        free = 0
         while held[free]:
             free += 1
         held[free] = True
