@@ -23,7 +23,7 @@ State (:func:`buffers`, reused from batch to batch):
   ``beam_search._next_beam``: (quality descending, kept entries before refinements, order
   of discovery). The best ``width`` so far are kept in a heap (:func:`_offer`, O(log width)
   a candidate; sorting and truncating after each entry made a beam of 10**5 entries take
-  minutes) and sorted once per depth.
+  minutes) and sorted once per depth (:func:`_sort_live`, a heap sort).
 
 The search kernel is the representation's serial form and the apply step its own, bound
 by :func:`bind` into copies of the functions that call them (``jit.variants.variant``).
@@ -106,30 +106,30 @@ def _before(key_q, key_kind, key_order, a, b):
 
 @register_jitable
 def _sort_live(cand, live):
-    """Sort the candidate rows ``live`` (int64, in place) best first: a bottom-up merge
-    sort, O(m log m) for m rows (a beam of 10**4 entries sorts 2 10**4 candidates per
-    truncation). The order of ``_before`` is total (the order of discovery is unique), so
-    any sort gives these rows."""
-    m = live.shape[0]
+    """Sort the candidate rows ``live`` (int64, in place, a heap of :func:`_offer`) best
+    first: a heap sort, O(m log m) for m rows. The order of ``_before`` is total (the order
+    of discovery is unique), so any sort gives these rows."""
+    for end in range(live.shape[0] - 1, 0, -1):  # the worst of live[:end + 1] to its end
+        live[0], live[end] = live[end], live[0]
+        _sift_down(cand, live, end)
+
+
+@register_jitable
+def _sift_down(cand, live, nl):
+    """Restore the heap ``live[:nl]`` (each row sorts after its children) whose root may
+    sort before a child: swap it with its worse child while that one sorts after it."""
     key_q, key_kind, key_order = cand[C_QUALITY], cand[C_KIND], cand[C_ORDER]
-    src, dst = live, np.empty(m, np.int64)
-    in_live, run = True, 1  # (whether src is live)
-    while run < m:
-        for lo in range(0, m, 2 * run):
-            mid, hi = min(lo + run, m), min(lo + 2 * run, m)
-            i, j = lo, mid
-            for k in range(lo, hi):
-                if j >= hi or (i < mid and
-                               not _before(key_q, key_kind, key_order, src[j], src[i])):
-                    dst[k] = src[i]
-                    i += 1
-                else:
-                    dst[k] = src[j]
-                    j += 1
-        src, dst = dst, src
-        in_live, run = not in_live, 2 * run
-    if not in_live:
-        live[:] = src
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= nl:
+            break
+        if c + 1 < nl and _before(key_q, key_kind, key_order, live[c], live[c + 1]):
+            c += 1
+        if not _before(key_q, key_kind, key_order, live[i], live[c]):
+            break
+        live[i], live[c] = live[c], live[i]
+        i = c
 
 
 @register_jitable
@@ -264,17 +264,7 @@ def _offer(cand, live, nl, free, width, r):
         return nl
     _release(free, live[0])
     live[0] = r
-    i = 0
-    while True:  # sift down: swap with the worse child while it sorts after this row
-        c = 2 * i + 1
-        if c >= nl:
-            break
-        if c + 1 < nl and _before(key_q, key_kind, key_order, live[c], live[c + 1]):
-            c += 1
-        if not _before(key_q, key_kind, key_order, live[i], live[c]):
-            break
-        live[i], live[c] = live[c], live[i]
-        i = c
+    _sift_down(cand, live, nl)
     return nl
 
 
