@@ -275,6 +275,9 @@ def test_sparse_feature_value():
     b = BoomerClassifier(device="cpu", max_rules=20, feature_format="sparse").fit(
         shifted, Y, sparse_feature_value=5.0)
     assert_same_model(a.model_, b.model_)
+    for bad, error in (("a", TypeError), (np.nan, ValueError)):
+        with pytest.raises(error, match="sparse_feature_value must be"):
+            BoomerClassifier(device="cpu", max_rules=2).fit(X, Y, sparse_feature_value=bad)
 
 
 def test_nominal_and_missing_rules_read_eq_and_neq():

@@ -232,11 +232,16 @@ def test_turs_on_a_class_column_and_seco_with_params(files, tmp_path, capsys):
     (["fit", "--data", "{csv}", "--labels", "3", "--learner", "turs"],
      "TURS learns one class per example, but example"),
     (["predict", "--model", "{csv}", "--data", "{csv}"], "tiny.csv"),
+    (["fit", "--data", "{huge}"], "huge.csv: column 'a' holds '-inf' (data row 1), beyond "
+                                  "the float32 range"),
+    (["fit", "--data", "{huge}", "--labels", "a"], "column 'b' holds '1e300' (data row 2)"),
 ])
 def test_bad_inputs_give_exit_status_1_and_one_line(files, tmp_path, capsys, argv, message):
     (files["dir"] / "bad.txt").write_text("@relation r\n@attribute a numeric\n")
+    (files["dir"] / "huge.csv").write_text("a,b,l\n-inf,1,0\n2,1e300,1\n3,4,0\n")
     names = {key: str(files[key]) for key in ("arff", "csv", "libsvm")}
     names["bad"] = str(files["dir"] / "bad.txt")
+    names["huge"] = str(files["dir"] / "huge.csv")
     argv = [arg.format(**names) for arg in argv]
     if argv[0] == "fit":
         argv += ["--output", str(tmp_path)]
@@ -254,6 +259,8 @@ def test_debug_shows_the_exception(files, tmp_path):
 @pytest.mark.parametrize("argv", [
     ["evaluate", "--data", "x.arff"],                              # neither --test nor --folds
     ["evaluate", "--data", "x.arff", "--folds", "1"],
+    ["evaluate", "--data", "x.arff", "--folds", "2", "--seed", "-1"],
+    ["evaluate", "--data", "x.arff", "--folds", "2", "--seed", str(2 ** 32)],
     ["evaluate", "--data", "x.arff", "--folds", "2", "--test", "y.arff"],
     ["fit", "--data", "x.arff", "--output", "o", "--learner", "xgboost"],
     ["fit", "--data", "x.arff"],                                   # no --output

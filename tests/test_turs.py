@@ -135,7 +135,7 @@ def test_bad_input_and_parameters():
         TursClassifier(device="cpu", beam_width=0).fit(X, y)
     with pytest.raises(TypeError, match="n_cut_points"):
         TursClassifier(device="cpu", n_cut_points=2.5).fit(X, y)
-    with pytest.raises(ValueError, match="count_code"):
+    with pytest.raises(ValueError, match="literal_count_code must be one of"):
         TursClassifier(device="cpu", literal_count_code="gamma").fit(X, y)
     with pytest.raises(ValueError, match="cut_point_method"):
         TursClassifier(device="cpu", cut_point_method="jitter").fit(X, y)

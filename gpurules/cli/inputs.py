@@ -180,11 +180,12 @@ def _csv_label_columns(header: list[str], labels, n_features: int | None,
 
 
 def _numbers(body: list[list[str]], column: int, name: str, path: str) -> np.ndarray:
-    """float64 values of one CSV column; a missing value is NaN (ValueError otherwise)."""
+    """float64 values of one CSV column; a missing value is NaN (ValueError for text, and
+    for infinity or a value beyond float32's range, in which features are stored)."""
     values = [row[column].strip() for row in body]
     values = ["nan" if value in _MISSING else value for value in values]
     try:
-        return np.asarray(values, dtype=np.float64)
+        numbers = np.asarray(values, dtype=np.float64)
     except ValueError:
         for line, value in enumerate(values, 2):
             try:
@@ -194,6 +195,12 @@ def _numbers(body: list[list[str]], column: int, name: str, path: str) -> np.nda
                                  f"{line - 1}); feature columns must be numbers (nominal "
                                  f"features: use ARFF)") from None
         raise
+    big = np.flatnonzero(np.abs(numbers) > np.finfo(np.float32).max)  # (inf too, NaN not)
+    if big.size:
+        raise ValueError(f"{path}: column {name!r} holds {values[big[0]]!r} (data row "
+                         f"{big[0] + 1}), beyond the float32 range (|x| <= "
+                         f"{np.finfo(np.float32).max:.4g}) in which features are stored")
+    return numbers
 
 
 def _csv_labels(body: list[list[str]], columns: list[int]) -> np.ndarray:

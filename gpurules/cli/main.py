@@ -98,7 +98,7 @@ def _add_evaluate(commands) -> None:
     split.add_argument("--test", metavar="FILE", help="the test data (same format)")
     split.add_argument("--folds", type=_folds, metavar="K",
                        help="K-fold cross-validation on --data (K >= 2, shuffled)")
-    parser.add_argument("--seed", type=int, default=1,
+    parser.add_argument("--seed", type=_seed, default=1,
                         help="the seed of the folds (default: 1; the learner's own seed is "
                              "--param random_state=...)")
     parser.add_argument("--output", metavar="DIR",
@@ -120,14 +120,22 @@ def _add_predict(commands) -> None:
     parser.set_defaults(command=predict_command)
 
 
-def _folds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be an int >= 2, got {text!r}")
-    return value
+def _int_in(low: int, high: int):
+    """An argparse type: an int in [low, high] (argparse names the option in its error)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            bound = f">= {low}" if high == sys.maxsize else f"in [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"must be an int {bound}, got {text!r}")
+        return value
+    return parse
+
+
+_folds = _int_in(2, sys.maxsize)
+_seed = _int_in(0, 2 ** 32 - 1)  # numpy's seeds
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ from gpurules.data.binning import bin_features
 from gpurules.data.presorted import presort_dense
 from gpurules.data.sparse import presort_sparse, sparse_is_smaller
 from gpurules.device import CPU, parse_device
-from gpurules.estimators.options import parse_option_value
+from gpurules.estimators.options import check_number, parse_option_value
 from gpurules.estimators.persistence import (estimator_from_dict, estimator_to_dict,
                                              load_estimator, register_estimator, save_estimator)
 from gpurules.estimators.validation import (TargetLayout, check_features,
@@ -323,8 +323,7 @@ class MultiOutputRuleLearner(RuleEstimatorMixin):
                 ``bin_features`` (where it has one) may bin on its device; it is called
                 only to bin, once the device is settled.
         """
-        if not np.isfinite(sparse_value):
-            raise ValueError(f"sparse_feature_value must be finite, got {sparse_value!r}")
+        check_number("sparse_feature_value", sparse_value)  # (a finite real number)
         binning, options = self._feature_binning(X)
         if binning == "none" and backend_class(self._device).requires_binned_features:
             self._exact_search_device()

@@ -18,7 +18,7 @@ from gpurules.exceptions import warn
 from gpurules.json_fields import encode_floats
 from gpurules.learners.turs import TursLearner, to_model
 from gpurules.learners.turs_data import CUT_POINT_METHODS, prepare
-from gpurules.objectives.mdl import LITERAL_CODES
+from gpurules.objectives.mdl import COUNT_CODES, LITERAL_CODES
 from gpurules.model_turs import TursBinaryRelevanceModel
 
 MULTI_LABEL = ("binary-relevance", "label-powerset")
@@ -122,16 +122,13 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
             if value < low:
                 raise ValueError(f"{name} must be >= {low}, got {value}")
         check_seed(self.random_state)
-        if (not isinstance(self.cut_point_method, str)
-                or self.cut_point_method not in CUT_POINT_METHODS):
-            raise ValueError(f"cut_point_method must be one of {CUT_POINT_METHODS}, got "
-                             f"{self.cut_point_method!r}")
-        if not isinstance(self.literal_code, str) or self.literal_code not in LITERAL_CODES:
-            raise ValueError(f"literal_code must be one of {LITERAL_CODES}, got "
-                             f"{self.literal_code!r}")
-        if not isinstance(self.multi_label, str) or self.multi_label not in MULTI_LABEL:
-            raise ValueError(f"multi_label must be one of {MULTI_LABEL}, got "
-                             f"{self.multi_label!r}")
+        for name, supported in (("cut_point_method", CUT_POINT_METHODS),
+                                ("literal_code", LITERAL_CODES),
+                                ("literal_count_code", COUNT_CODES),
+                                ("multi_label", MULTI_LABEL)):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in supported:
+                raise ValueError(f"{name} must be one of {supported}, got {value!r}")
 
     @logs_compilation
     def fit(self, X, y, sample_weight=None, feature_names=None, nominal_values=None):

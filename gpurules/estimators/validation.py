@@ -364,9 +364,9 @@ def count_weights(sample_weight, n_examples, estimator):
     if bad.size:
         raise ValueError(
             f"{estimator} counts examples (its rules are chosen by counts of covered "
-            f"examples), so sample_weight must hold non-negative integers: a weight w "
-            f"counts its example w times, as w copies of its row would; got "
-            f"{float(w[bad[0]])!r} at index {bad[0]}")
+            f"examples), so sample_weight must hold non-negative integers up to "
+            f"{np.iinfo(np.int32).max}: a weight w counts its example w times, as w "
+            f"copies of its row would; got {float(w[bad[0]])!r} at index {bad[0]}")
     w = w.astype(np.int64)
     return None if (w == 1).all() else w
 
