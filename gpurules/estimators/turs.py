@@ -42,7 +42,9 @@ class TursClassifier(RuleEstimatorMixin, ClassifierMixin, BaseEstimator):
             midpoint between distinct values when there are at most ``n_cut_points + 1``
             of them; the default until 2026-11-26).
         patience: growth steps without improvement before a rule search stops.
-        max_rules: upper limit on the number of rules (the MDL score normally stops first).
+        max_rules: upper limit on the number of rules (the MDL score normally stops first);
+            0 learns none (the else-rule alone). Unlike BOOMER's and SeCo's ``max_rules=0``
+            (mlrl-boomer's "no limit"), there is no unlimited value.
         max_grow_iter: upper limit on the growth steps of one rule search.
         categorical_features: column indices to treat as nominal (``==`` / ``!=``
             literals); pandas categorical columns are nominal anyway.
