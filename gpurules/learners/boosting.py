@@ -395,17 +395,20 @@ class BoostingLearner:
         else:
             bound = loss.statistic_bound(self._score_bound)
         key = (self._total_weight, bound, self._example_weight)
-        if key != self._scale_of[0]:
-            self._scale_of = (key, fixed_point.choose_scale(*key))
-            self._check_hessians(bound)
+        if key != self._scale_of[0]:  # (the squared losses' bound moves with every rule)
+            scale = fixed_point.choose_scale(*key)
+            if scale != self._scale_of[1]:
+                self._check_hessians(scale, bound)
+            self._scale_of = (key, scale)
         return self._scale_of[1]
 
-    def _check_hessians(self, bound):
-        """ValueError where the scale (the last :meth:`_scale`) no longer holds the squared
-        losses' Hessians (``fixed_point.hessian_units``): targets (or scores) so large, or
-        weights so large beside the smallest, that heads would be computed without them
-        (a model whose scores diverge). The logistic losses bound their statistics by 1."""
-        loss, scale = self.config.loss, self._scale_of[1]
+    def _check_hessians(self, scale, bound):
+        """ValueError where a new ``scale`` no longer holds the squared losses' Hessians
+        (``fixed_point.hessian_units``, O(n): called when the scale changes, not with every
+        bound): targets (or scores) so large, or weights so large beside the smallest, that
+        heads would be computed without them (a model whose scores diverge). The logistic
+        losses bound their statistics by 1."""
+        loss = self.config.loss
         if self.config.non_decomposable or loss.code == LOGISTIC or \
                 fixed_point.hessian_units(scale, self._weights) is None:
             return
