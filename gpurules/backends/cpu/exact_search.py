@@ -38,7 +38,7 @@ statistics are decomposable; the searches are then compiled without the multi-ou
 import numba as nb
 import numpy as np
 from numba.core import types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from gpurules.backends.thresholds import admissible, midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
@@ -73,7 +73,13 @@ def prefetches(g, h):
     return beyond_cache(g.nbytes + h.nbytes)
 
 
-@nb.njit(inline="always")
+# The search loop's helpers below (``_keep`` to ``_keep_covered``, ``_boundary``) are
+# ``forceinline``: Numba compiles each once per signature and LLVM inlines the machine code.
+# Inlined at Numba's IR level (``inline="always"``) they were typed again at every call site,
+# and Numba deep-copies the callee's IR with the caller's whole scope once per block: a cold
+# first BOOMER fit on emotions compiled for 18.1 CPU-s instead of 15.6, the same machine
+# code (the models of ``benchmarks/model_snapshot.py`` are identical, warm fits as fast).
+@register_jitable(forceinline=True)
 def _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
           out_thr, out_cnt, out_label, out_g, out_h):
     """Write a candidate into slot ``j``; its sums are ``run_*`` or ``tot_* - run_*``."""
@@ -122,7 +128,7 @@ def _evaluate_py(j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labe
 _evaluate = njit(_nrt=False)(_evaluate_py)  # no reference counting (jit/variants.py)
 
 
-@nb.njit(inline="always")
+@register_jitable(forceinline=True)
 def _take(best_q, q, lab, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q,
           out_op, out_thr, out_cnt, out_label, out_g, out_h):
     """Keep the candidate of quality ``q`` (label ``lab``) in slot ``j`` if ``q`` beats
@@ -134,7 +140,7 @@ def _take(best_q, q, lab, j, op, thr, count, complement, run_g, run_h, tot_g, to
     return best_q
 
 
-@nb.njit(inline="always")
+@register_jitable(forceinline=True)
 def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h, labels,
               head_mode, params, inv_scale, work, gains, out_q, out_op, out_thr, out_cnt,
               out_label, out_g, out_h):
@@ -148,7 +154,7 @@ def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h,
                  out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
-@nb.njit(inline="always")
+@register_jitable(forceinline=True)
 def _add(run_g, run_h, g, h, i, w):
     """run += w * row i of (g, h) of decomposable statistics (g and h of one width). Unit
     weights skip the int64 multiply (which has no AVX2 vector form), so the common case
@@ -163,7 +169,7 @@ def _add(run_g, run_h, g, h, i, w):
             run_h[k] += w * h[i, k]
 
 
-@nb.njit(inline="always")
+@register_jitable(forceinline=True)
 def _add_wide(run_g, run_h, g, h, i, w):
     """:func:`_add` for ``h`` wider than ``g`` (packed Hessians)."""
     if w == 1:
@@ -178,7 +184,7 @@ def _add_wide(run_g, run_h, g, h, i, w):
             run_h[k] += w * h[i, k]
 
 
-@nb.njit(inline="always")
+@register_jitable(forceinline=True)
 def accumulate(run_g, run_h, g, h, i, w, wide):
     """run += w * row i of (g, h): :func:`_add` when ``wide`` is None (statistics of one
     width), else :func:`_add_wide` (``wide``: the search's work rows, which every search
@@ -247,7 +253,7 @@ def _boundary(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, run_g,
     searches score one side after the other (:func:`_consider`)."""
 
 
-@overload(_boundary, inline="always")
+@overload(_boundary, jit_options={"forceinline": True})
 def _boundary_typed(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, run_g, run_h,
                     tot_g, tot_h, labels, head_mode, params, inv_scale, work, gains, out_q,
                     out_op, out_thr, out_cnt, out_label, out_g, out_h):
@@ -283,7 +289,7 @@ def _boundary_typed(best_q, j, ops, thr, cnt, tot_count, covered, min_coverage, 
     return one_by_one
 
 
-@nb.njit(inline="always")
+@register_jitable(forceinline=True)
 def _keep_covered(src_index, src_value, m, dst_index, dst_value, mask, indicator):
     """Copy the covered entries among the first ``m`` of ``src_*`` to the front of
     ``dst_*`` (which may be ``src_*`` itself); returns how many, as an int64: from
