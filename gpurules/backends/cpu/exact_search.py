@@ -348,18 +348,19 @@ def _totals_without(index, lo, hi, mask, indicator, weights, g, h, tot_g, tot_h,
 
 
 @njit(_nrt=False)  # see jit/variants.py: no reference counting in the search loop
-def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_index,
+def _search_feature(j, features, sorted_index, sorted_value, n_present, nominal, kept_index,
                     kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
                     tot_count, labels, head_mode, params, inv_scale, min_coverage,
                     min_quality, scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g,
                     out_h):
-    """Best condition on feature ``f``; writes slot ``j`` of the ``out_*`` arrays and
-    leaves the feature's covered entries in ``kept_*`` (see the module).
+    """Best condition on feature ``f = features[j]``; writes slot ``j`` of the ``out_*``
+    arrays and leaves the feature's covered entries in ``kept_*`` (see the module).
 
     ``scratch`` (see the module): slot ``j``'s rows hold the running sums and the feature
     totals, and the head's work row. ``tot_count``: the rule's covered count (before a
     feature's missing values leave its totals), which a candidate must cover fewer of
     (``thresholds.admissible``)."""
+    f = features[j]
     covered = tot_count
     sums = scratch[0][j]
     work = _work_row(scratch[1], scratch[2], j, labels.shape[0])
@@ -434,6 +435,15 @@ def _search_feature(j, f, sorted_index, sorted_value, n_present, nominal, kept_i
     kept_len[f] = kept
 
 
+# Slot ``j`` of :func:`search` alone (its arguments, ``j`` int64 first): the body of its
+# ``prange``, and what a thread of a team takes as one task (``refine``'s team search). One
+# compiled function for both, so that a rule loop holds one copy of the search's code, and
+# no wrapper around it: each compiled level is a library in which LLVM optimises and
+# compiles the search's code again (a forwarding ``feature_task`` cost a cold first fit
+# ~0.6 CPU-s).
+feature_task = _search_feature
+
+
 def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, kept_index,
                    kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
                    tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
@@ -444,22 +454,6 @@ def _search_all_py(features, sorted_index, sorted_value, n_present, nominal, kep
                      tot_h, tot_count, labels, head_mode, params, inv_scale, min_coverage,
                      min_quality, scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g,
                      out_h)
-
-
-@njit(_nrt=False)  # (jit/variants.py)
-def feature_task(j, features, sorted_index, sorted_value, n_present, nominal, kept_index,
-                 kept_value, kept_len, mask, indicator, weights, g, h, tot_g, tot_h,
-                 tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
-                 scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    """Slot ``j`` of :func:`search` alone (its arguments, ``j`` int64 first): the body of
-    its ``prange``, and what a thread of a team takes as one task (``refine``'s team
-    search; one compiled function for both, so that a rule loop holds one copy of the
-    search's code)."""
-    _search_feature(j, features[j], sorted_index, sorted_value, n_present, nominal,
-                    kept_index, kept_value, kept_len, mask, indicator, weights, g, h, tot_g,
-                    tot_h, tot_count, labels, head_mode, params, inv_scale, min_coverage,
-                    min_quality, scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g,
-                    out_h)
 
 
 # one kernel for every thread count (``jit.parallel_kernel``)

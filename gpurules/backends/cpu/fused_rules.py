@@ -329,7 +329,8 @@ def _steps(module):
         team_search = refine.team_functions(module)[0]
     return register_jitable(variant(refine._refine_py, f"{_representation(module)}_in_rules",
                                     _SEARCH=module.search.form(False),
-                                    _APPLY=module.apply_step, _team_search=team_search))
+                                    _APPLY=module.apply_step, _team_search=team_search,
+                                    _TEAMED=team_search is not None))
 
 
 @functools.lru_cache(maxsize=None)

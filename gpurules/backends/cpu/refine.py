@@ -44,6 +44,9 @@ from gpurules.objectives.quality import head_code, head_work
 # the search kernel, apply step and one-feature search (a team's task) a variant calls,
 # bound by ``jit.variant`` below
 _SEARCH = _APPLY = _TASK = None
+# True in the variants whose steps search through ``_team_search`` (``team`` is then a
+# tuple of buffers, never None): the rule loops' over a search with one-feature tasks
+_TEAMED = False
 # the values of a team's step in its ``values`` buffer (:func:`team_buffers`)
 _INDICATOR, _COUNT, _FEATURES, _LABELS, _PARAMS = range(5)
 
@@ -71,8 +74,8 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
             h int64 (R, W)): step ``r``'s refinement.
         team: :func:`team_buffers` where the steps run in a team's leader (its searches
             shared with the team's helpers), or :data:`NO_TEAM` (the rule loops over a
-            search with one-feature tasks, on one thread); None (a constant of the types)
-            elsewhere: the search kernel, on the threads of the Numba thread count.
+            search with one-feature tasks, on one thread; the variants of ``_TEAMED``);
+            None elsewhere: the search kernel, on the threads of the Numba thread count.
 
     Returns:
         (steps taken, new indicator, labels after the steps, finished): ``finished`` is
@@ -90,14 +93,14 @@ def _refine_py(data, uniforms, num_features, mask, indicator, weights, g, h, tot
             features = floyd_indices(uniforms[r], num_features)
         else:
             features = all_features
-        if team is None:
-            _SEARCH(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                    labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
-                    *out)
-        else:
+        if _TEAMED:  # a constant: Numba types one branch (it prunes no ``tuple is None``)
             _team_search(team, features, data, mask, indicator, weights, g, h, tot_g, tot_h,
                          tot_count, labels, head_mode, params, inv_scale, min_coverage,
                          min_quality, scratch, out)
+        else:
+            _SEARCH(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                    labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
+                    *out)
         j = _first_best(out_q, out_op)
         if j < 0:
             return r, indicator, labels, True
@@ -163,12 +166,15 @@ def _team_search(team, features, data, mask, indicator, weights, g, h, tot_g, to
     """The search of ``_SEARCH``'s arguments by a team's leader: the step's values written
     to ``team``'s buffers, each feature a task of a phase that the leader and the helpers
     (:func:`_help_searches`) take, the slots filled when it returns; with
-    :data:`NO_TEAM`, ``_SEARCH`` itself."""
+    :data:`NO_TEAM`, the tasks one after the other, as the search kernel's serial form
+    runs them (that form is then not compiled into the rule loop: one library less in
+    which LLVM compiles the search's code again)."""
     state, t_features, t_labels, t_params, values, quality, t_g, t_h = team
-    if state.shape[0] == 0:
-        _SEARCH(features, *data, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
-                labels, head_mode, params, inv_scale, min_coverage, min_quality, scratch,
-                *out)
+    if state.shape[0] == 0:  # the search kernel's serial form, one task after the other
+        for c in range(features.shape[0]):
+            _TASK(np.int64(c), features, *data, mask, indicator, weights, g, h, tot_g, tot_h,
+                  tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                  scratch, *out)
         return
     S, m, P = features.shape[0], labels.shape[0], params.shape[0]
     copy_row(t_features[:S], features)
@@ -227,8 +233,7 @@ def team_functions(module):
     # the search's code once more (a first sparse fit compiled ~4 CPU-s longer)
     inline = nb.njit(inline="always")
     task = inline(variant(_team_task, name, _TASK=module.feature_task))
-    return (inline(variant(_team_search, name, _team_task=task,
-                           _SEARCH=module.search.form(False))),
+    return (inline(variant(_team_search, name, _team_task=task, _TASK=module.feature_task)),
             njit(nogil=True)(variant(_help_searches, f"{name}_helper", _team_task=task)))
 
 
