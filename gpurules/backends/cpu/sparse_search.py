@@ -53,18 +53,39 @@ COMPACTS = None  # bound per variant (jit.variants.variant): whether the search 
 _PHASE = None  # bound per variant: the compiled phase walk of that variant
 
 
-def _search_sparse_feature(j, f, indptr, index, value, kept, n_present, nominal, z, mask,
-                           indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
-                           head_mode, params, inv_scale, min_coverage, min_quality, scratch,
-                           out):
-    """Best condition on sparse feature ``f``; writes slot ``j`` of the ``out`` arrays
-    (``out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h``, one tuple so that the call
-    has fewer than 30 arguments, see :func:`_phase`); in the variant that ``COMPACTS``,
-    keeps the covered entries (module docstring).
+@nb.njit(inline="always")
+def _ensure(f, indptr, index, value, kept, restore):
+    """Give feature ``f`` its representation's entries in the working copy and reset its
+    ``kept`` bounds, unless that was done in this rule (``restore = (index, value, n_neg,
+    epochs)``; ``epochs[f] == epochs[-1]``)."""
+    entries_index, entries_value, n_neg, epochs = restore
+    if epochs[f] == epochs[-1]:
+        return
+    start, below = indptr[f], indptr[f] + n_neg[f]
+    for p in range(start, indptr[f + 1]):
+        index[p] = entries_index[p]
+        value[p] = entries_value[p]
+    kept[f, 0] = below
+    kept[f, 1] = below
+    epochs[f] = epochs[-1]
+
+
+def _search_sparse_feature(j, features, indptr, index, value, kept, n_present, nominal, z,
+                           restore, mask, indicator, weights, g, h, tot_g, tot_h, tot_count,
+                           labels, head_mode, params, inv_scale, min_coverage, min_quality,
+                           scratch, out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h):
+    """Best condition on sparse feature ``f = features[j]``; writes slot ``j`` of the
+    ``out_*`` arrays; in the variant that ``COMPACTS``, gives the feature its entries first
+    (:func:`_ensure`) and keeps the covered ones (module docstring). Slot ``j`` of the
+    search alone (its arguments, ``j`` int64 first): the body of its ``prange`` and what a
+    thread of a team takes as one task (``refine``'s team search), one compiled function
+    for both (see ``exact_search.feature_task``).
 
     ``scratch`` (as in ``exact_search``): slot ``j``'s rows hold the phase sums, the current
     value group and the feature totals, so that no memory is allocated per feature."""
-    out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h = out
+    f = features[j]
+    if COMPACTS:
+        _ensure(f, indptr, index, value, kept, restore)
     covered = tot_count  # the rule's count, which a candidate must not reach (admissible)
     start, end = indptr[f], indptr[f + 1]
     pos_end = start + n_present[f]
@@ -274,7 +295,6 @@ def _without_reference_counting(py_func, compacts, **constants):
 _PHASES = {compacts: _without_reference_counting(_phase, compacts) for compacts in (False, True)}
 _FEATURE_SEARCHES = {compacts: _without_reference_counting(
     _search_sparse_feature, compacts, _PHASE=_PHASES[compacts]) for compacts in (False, True)}
-_FEATURE_SEARCH = None  # bound per variant of ``feature_task`` (below): its feature search
 _FEATURE_TASK = None  # bound per kernel: the ``feature_task`` of the kernel's variant
 
 
@@ -339,41 +359,7 @@ def apply_step_compacting(f, op, threshold, data, mask, indicator):
     return indicator if implicit else indicator + 1
 
 
-@nb.njit(inline="always")
-def _ensure(f, indptr, index, value, kept, restore):
-    """Give feature ``f`` its representation's entries in the working copy and reset its
-    ``kept`` bounds, unless that was done in this rule (``restore = (index, value, n_neg,
-    epochs)``; ``epochs[f] == epochs[-1]``)."""
-    entries_index, entries_value, n_neg, epochs = restore
-    if epochs[f] == epochs[-1]:
-        return
-    start, below = indptr[f], indptr[f] + n_neg[f]
-    for p in range(start, indptr[f + 1]):
-        index[p] = entries_index[p]
-        value[p] = entries_value[p]
-    kept[f, 0] = below
-    kept[f, 1] = below
-    epochs[f] = epochs[-1]
-
-
-# (after :func:`_ensure`: a variant's globals are a snapshot)
-def _feature_task_py(j, features, indptr, index, value, kept, n_present, nominal, z, restore,
-                     mask, indicator, weights, g, h, tot_g, tot_h, tot_count, labels,
-                     head_mode, params, inv_scale, min_coverage, min_quality, scratch, out_q,
-                     out_op, out_thr, out_cnt, out_label, out_g, out_h):
-    """Slot ``j`` of the search alone (its arguments, ``j`` int64 first): the body of its
-    ``prange`` and what a thread of a team takes as one task (``refine``'s team search)."""
-    if COMPACTS:
-        _ensure(features[j], indptr, index, value, kept, restore)
-    _FEATURE_SEARCH(j, features[j], indptr, index, value, kept, n_present, nominal, z, mask,
-                    indicator, weights, g, h, tot_g, tot_h, tot_count, labels, head_mode,
-                    params, inv_scale, min_coverage, min_quality, scratch,
-                    (out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h))
-
-
-feature_task, feature_task_compacting = (_without_reference_counting(
-    _feature_task_py, compacts, _FEATURE_SEARCH=_FEATURE_SEARCHES[compacts])
-    for compacts in (False, True))
+feature_task, feature_task_compacting = _FEATURE_SEARCHES[False], _FEATURE_SEARCHES[True]
 # one kernel for every thread count (``jit.parallel_kernel``), per variant; its ``prange``
 # body is the variant's ``feature_task`` (one compiled function for both, so that a rule
 # loop holds one copy of the search's code)
