@@ -190,11 +190,12 @@ def accumulate(run_g, run_h, g, h, i, w, wide):
     width), else :func:`_add_wide` (``wide``: the search's work rows, which every search
     over non-decomposable statistics has). ``wide is None`` is a constant of the argument
     types, so the decomposable searches compile the fused loop alone (an extra loop or a
-    run-time branch in it cost them ~8%)."""
+    run-time branch in it cost them ~8%). ``i`` and ``w`` go on as int64 (the callers pass
+    int32 or int64 of each), so that each of those is compiled for one signature."""
     if wide is None:
-        _add(run_g, run_h, g, h, i, w)
+        _add(run_g, run_h, g, h, np.int64(i), np.int64(w))
     else:
-        _add_wide(run_g, run_h, g, h, i, w)
+        _add_wide(run_g, run_h, g, h, np.int64(i), np.int64(w))
 
 
 def _work_row(work_f, work_i, j, m):
