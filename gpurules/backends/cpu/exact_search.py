@@ -73,12 +73,14 @@ def prefetches(g, h):
     return beyond_cache(g.nbytes + h.nbytes)
 
 
-# The search loop's helpers below (``_keep`` to ``_keep_covered``, ``_boundary``) are
-# ``forceinline``: Numba compiles each once per signature and LLVM inlines the machine code.
-# Inlined at Numba's IR level (``inline="always"``) they were typed again at every call site,
-# and Numba deep-copies the callee's IR with the caller's whole scope once per block: a cold
-# first BOOMER fit on emotions compiled for 18.1 CPU-s instead of 15.6, the same machine
-# code (the models of ``benchmarks/model_snapshot.py`` are identical, warm fits as fast).
+# The search loop's helpers that score and keep candidates (``_keep``, ``_take``,
+# ``_consider``, ``_boundary``) and ``_keep_covered`` are ``forceinline``: Numba compiles
+# each once per signature and LLVM inlines the machine code. Inlined at Numba's IR level
+# (``inline="always"``) they were typed again at every call site, and Numba deep-copies the
+# callee's IR with the caller's whole scope once per block: a cold first BOOMER fit on
+# emotions compiled for 18.1 CPU-s instead of 15.6, to the same models
+# (``benchmarks/model_snapshot.py``). The per-example adders (``accumulate``) stay inlined
+# by Numba: compiled apart, they made the warm default fit on yeast ~7 % slower.
 @register_jitable(forceinline=True)
 def _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
           out_thr, out_cnt, out_label, out_g, out_h):
@@ -154,7 +156,7 @@ def _consider(best_q, j, op, thr, count, complement, run_g, run_h, tot_g, tot_h,
                  out_q, out_op, out_thr, out_cnt, out_label, out_g, out_h)
 
 
-@register_jitable(forceinline=True)
+@nb.njit(inline="always")
 def _add(run_g, run_h, g, h, i, w):
     """run += w * row i of (g, h) of decomposable statistics (g and h of one width). Unit
     weights skip the int64 multiply (which has no AVX2 vector form), so the common case
@@ -169,7 +171,7 @@ def _add(run_g, run_h, g, h, i, w):
             run_h[k] += w * h[i, k]
 
 
-@register_jitable(forceinline=True)
+@nb.njit(inline="always")
 def _add_wide(run_g, run_h, g, h, i, w):
     """:func:`_add` for ``h`` wider than ``g`` (packed Hessians)."""
     if w == 1:
@@ -184,18 +186,17 @@ def _add_wide(run_g, run_h, g, h, i, w):
             run_h[k] += w * h[i, k]
 
 
-@register_jitable(forceinline=True)
+@nb.njit(inline="always")
 def accumulate(run_g, run_h, g, h, i, w, wide):
     """run += w * row i of (g, h): :func:`_add` when ``wide`` is None (statistics of one
     width), else :func:`_add_wide` (``wide``: the search's work rows, which every search
     over non-decomposable statistics has). ``wide is None`` is a constant of the argument
     types, so the decomposable searches compile the fused loop alone (an extra loop or a
-    run-time branch in it cost them ~8%). ``i`` and ``w`` go on as int64 (the callers pass
-    int32 or int64 of each), so that each of those is compiled for one signature."""
+    run-time branch in it cost them ~8%)."""
     if wide is None:
-        _add(run_g, run_h, g, h, np.int64(i), np.int64(w))
+        _add(run_g, run_h, g, h, i, w)
     else:
-        _add_wide(run_g, run_h, g, h, np.int64(i), np.int64(w))
+        _add_wide(run_g, run_h, g, h, i, w)
 
 
 def _work_row(work_f, work_i, j, m):
