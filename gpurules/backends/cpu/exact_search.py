@@ -77,10 +77,11 @@ def prefetches(g, h):
 # ``_consider``, ``_boundary``) and ``_keep_covered`` are ``forceinline``: Numba compiles
 # each once per signature and LLVM inlines the machine code. Inlined at Numba's IR level
 # (``inline="always"``) they were typed again at every call site, and Numba deep-copies the
-# callee's IR with the caller's whole scope once per block: a cold first BOOMER fit on
-# emotions compiled for 18.1 CPU-s instead of 15.6, to the same models
-# (``benchmarks/model_snapshot.py``). The per-example adders (``accumulate``) stay inlined
-# by Numba: compiled apart, they made the warm default fit on yeast ~7 % slower.
+# callee's IR with the caller's whole scope once per block. With the rule loops' two levels
+# fewer (``refine._team_search``), a cold first BOOMER fit on emotions compiles for 15.8
+# instead of 18.2 CPU-s, to the same models (``docs/benchmarks.md``, session 60). The
+# per-example adders (``accumulate``) stay inlined by Numba: compiled apart, they made the
+# warm default fit on yeast ~7 % slower.
 @register_jitable(forceinline=True)
 def _keep(j, q, lab, op, thr, count, complement, run_g, run_h, tot_g, tot_h, out_q, out_op,
           out_thr, out_cnt, out_label, out_g, out_h):

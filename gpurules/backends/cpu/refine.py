@@ -163,7 +163,7 @@ NO_TEAM = tuple(np.empty(0, a.dtype) for a in team_buffers(0, 0, 0, 0))
 def _team_search(team, features, data, mask, indicator, weights, g, h, tot_g, tot_h,
                  tot_count, labels, head_mode, params, inv_scale, min_coverage, min_quality,
                  scratch, out):
-    """The search of ``_SEARCH``'s arguments by a team's leader: the step's values written
+    """The search of a step's arguments by a team's leader: the step's values written
     to ``team``'s buffers, each feature a task of a phase that the leader and the helpers
     (:func:`_help_searches`) take, the slots filled when it returns; with
     :data:`NO_TEAM`, the tasks one after the other, as the search kernel's serial form
