@@ -1,6 +1,7 @@
 """The conditions of the models' rules: the operators of a BOOMER or SeCo condition
 (``OP_*``, their text ``OP_SYMBOLS``, and ``satisfies``, the one definition of when a value
-satisfies one) and the kinds of a TURS literal (``KIND_*``).
+satisfies one), the kinds of a TURS literal (``KIND_*``) and how a name shows in a rule's
+text (``name_text``).
 
 The lowest module of the model layer: the model classes, their prediction kernels, the
 model files and the backends' searches all import it, and it imports no other module of
@@ -18,6 +19,20 @@ OP_SYMBOLS = {OP_LEQ: "<=", OP_GR: ">", OP_EQ: "==", OP_NEQ: "!="}
 
 # a TURS literal (``model_turs.TursRule``): a numeric interval, or a nominal == / !=
 KIND_NUMERIC, KIND_EQ, KIND_NE = 0, 1, 2
+
+
+def name_text(name):
+    """A feature's, label's or level's name as the models' text shows it: as it is, unless
+    it is empty or holds a character that does not print (a newline, a tab, ...), which
+    would break the text's one rule per line; such a name is shown as its ``repr``.
+
+    Args:
+        name: str (a column name, an ARFF attribute or level).
+    Returns:
+        str.
+    """
+    name = str(name)
+    return name if name and name.isprintable() else repr(name)
 
 
 @nb.njit(inline="always")

@@ -141,7 +141,7 @@ class DecisionList(ModelMethods):
 
 def _head_text(model, head):
     """``{label: 0/1, ...}``."""
-    return "{" + ", ".join(f"{model._label(k)}: {int(v)}" for k, v in head) + "}"
+    return "{" + ", ".join(f"{model._label_text(k)}: {int(v)}" for k, v in head) + "}"
 
 
 class DecisionListBuilder:

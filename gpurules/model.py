@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpurules.conditions import OP_EQ, OP_NEQ, OP_SYMBOLS
+from gpurules.conditions import OP_EQ, OP_NEQ, OP_SYMBOLS, name_text
 from gpurules.model_codec import decode_rule_model
 from gpurules.model_methods import ModelMethods
 from gpurules.prediction import predict_scores
@@ -107,6 +107,12 @@ class RuleModel(ModelMethods):
     def _label(self, k):
         return self.label_names[k] if self.label_names is not None else f"y{k}"
 
+    def _feature_text(self, f):
+        return name_text(self._feature(f))
+
+    def _label_text(self, k):
+        return name_text(self._label(k))
+
     def _value(self, f, op, t):
         if op in (OP_EQ, OP_NEQ) and self.nominal_values and f in self.nominal_values:
             values = self.nominal_values[f]
@@ -120,16 +126,17 @@ class RuleModel(ModelMethods):
         """One rule as ``{label: score, ...} <- cond & cond``."""
         conds, head = self.rule(r)
         body = " & ".join(
-            f"{self._feature(f)} {OP_SYMBOLS[op]} {self._value(f, op, t)}" for f, op, t in conds
+            f"{self._feature_text(f)} {OP_SYMBOLS[op]} {self._value(f, op, t)}"
+            for f, op, t in conds
         )
-        heads = ", ".join(f"{self._label(k)}: {s:+.4f}" for k, s in head)
+        heads = ", ".join(f"{self._label_text(k)}: {s:+.4f}" for k, s in head)
         return f"{{{heads}}} <- {body or 'true'}"
 
     def __str__(self):
         lines = []
         if self.has_default_rule:
             heads = ", ".join(
-                f"{self._label(k)}: {s:+.4f}" for k, s in enumerate(self.default_scores)
+                f"{self._label_text(k)}: {s:+.4f}" for k, s in enumerate(self.default_scores)
             )
             lines.append(f"{{{heads}}} <- true  (default rule)")
         lines.extend(self.format_rule(r) for r in range(self.num_rules))

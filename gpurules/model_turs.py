@@ -9,7 +9,7 @@ likelihood (relative frequencies). A missing value (NaN) never satisfies a liter
 
 import numpy as np
 
-from gpurules.conditions import KIND_EQ, KIND_NUMERIC
+from gpurules.conditions import KIND_EQ, KIND_NUMERIC, name_text
 from gpurules.model_codec import decode_turs
 from gpurules.model_methods import ModelMethods
 
@@ -55,7 +55,7 @@ class TursRule:
         """The condition as text, e.g. ``petal width < 0.8 AND 1 <= sepal length < 5``."""
         parts = []
         for f, kind, low, high in zip(self.feature, self.kind, self.low, self.high):
-            name = feature_names[f] if feature_names is not None else f"x{f}"
+            name = name_text(feature_names[f]) if feature_names is not None else f"x{f}"
             if kind == KIND_NUMERIC:
                 if np.isfinite(low) and np.isfinite(high):
                     parts.append(f"{low:.6g} <= {name} < {high:.6g}")
@@ -71,7 +71,7 @@ class TursRule:
 
 def _level_name(levels, f, value):
     if levels and f in levels and float(value).is_integer() and 0 <= value < len(levels[f]):
-        return levels[f][int(value)]
+        return name_text(levels[f][int(value)])
     return f"{value:.6g}"
 
 
@@ -176,7 +176,7 @@ class TursModel(ModelMethods):
         return out
 
     def __str__(self):
-        names = ", ".join(str(c) for c in self.classes)
+        names = ", ".join(name_text(c) for c in self.classes)
         lines = [f"TURS rule set: {len(self)} rules, {self.n_literals} literals, MDL score "
                  f"{self.total_bits:.2f} bits (data {self.data_bits:.2f} + model "
                  f"{self.model_bits:.2f}); distributions over ({names})"]

@@ -5,6 +5,7 @@ nonsense parameters and values, estimator contracts, fits that end early, the wa
 unlimited fits.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -97,6 +98,22 @@ def test_feature_names_are_checked(make, data):
     assert not hasattr(est, "feature_names_in_")
     with pytest.warns(UserWarning, match="fitted without feature names"):
         est.predict(frame)
+
+
+@pytest.mark.parametrize("make", ESTIMATORS, ids=NAMES)
+def test_names_that_do_not_print_keep_one_rule_per_line(make, data):
+    X, Y = data
+    plain = str(_fit(make, pd.DataFrame(X, columns=["a", "b", "c"]), Y).model_)
+    est = _fit(make, pd.DataFrame(X, columns=["a\nb", "", "c\td"]), Y)
+    text = str(est.model_)
+    assert len(text.splitlines()) == len(plain.splitlines())
+    assert "\t" not in text and "'a\\nb'" in text
+    shown = {"a": "'a\\nb'", "b": "''", "c": "'c\\td'"}  # each as its repr
+    assert text == re.sub(r"\b([abc]) (?=[<>=!])", lambda m: shown[m[1]] + " ", plain)
+    if not isinstance(est, TursClassifier):  # the rule table keeps the names as they are
+        names = {c["feature_name"] for r in est.model_.to_records()
+                 for c in r["condition_list"]}
+        assert names <= {"a\nb", "", "c\td"}
 
 
 # 3. scorers on multi-label Y --------------------------------------------------------------
