@@ -4,7 +4,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from gpurules import BoomerClassifier, BoomerRegressor, SeCoClassifier, TursClassifier
 
-_WEIGHTS = "sample_weight scales the loss; coverage counts (min_coverage) count examples"
+_WEIGHTS = "sample_weight scales the loss; coverage counts (min_coverage) count examples; " \
+           "rows of weight 0 still place thresholds (as mlrl-boomer's unsampled rows do)"
 _SAMPLED = "instance_sampling (mlrl-seco's default: stratified-output-wise) draws rows, so " \
            "repeated rows are drawn otherwise; without it integer weights equal repeated " \
            "rows (tests/test_estimator_api.py)"
