@@ -135,7 +135,8 @@ class DecisionList(ModelMethods):
             if not self.ordered:
                 line += f"  [value {self.rule_value[r]:.4f}]"
             lines.append(line)
-        lines.append(_head_text(m, list(enumerate(m.default_scores))) + " <- true  (default rule)")
+        default = _head_text(m, list(enumerate(m.default_scores)))
+        lines.append(f"{default} <- true  (default rule)")
         return "\n".join(lines)
 
 

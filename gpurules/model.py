@@ -91,7 +91,8 @@ class RuleModel(ModelMethods):
         return predict_scores(self, X, n_threads)
 
     def rule(self, r):
-        """Rule ``r`` as ``(conditions, head)``: lists of (feature, op, threshold) and (label, score)."""
+        """Rule ``r`` as ``(conditions, head)``: lists of (feature, op, threshold) and
+        (label, score)."""
         c0, c1 = self.rule_cond_start[r], self.rule_cond_start[r + 1]
         h0, h1 = self.rule_head_start[r], self.rule_head_start[r + 1]
         conds = [
