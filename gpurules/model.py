@@ -114,6 +114,10 @@ class RuleModel(ModelMethods):
     def _label_text(self, k):
         return name_text(self._label(k))
 
+    def _head_text(self, head):
+        """``{label: score, ...}`` of (label, score) pairs."""
+        return "{" + ", ".join(f"{self._label_text(k)}: {s:+.4f}" for k, s in head) + "}"
+
     def _value(self, f, op, t):
         if op in (OP_EQ, OP_NEQ) and self.nominal_values and f in self.nominal_values:
             values = self.nominal_values[f]
@@ -130,16 +134,13 @@ class RuleModel(ModelMethods):
             f"{self._feature_text(f)} {OP_SYMBOLS[op]} {self._value(f, op, t)}"
             for f, op, t in conds
         )
-        heads = ", ".join(f"{self._label_text(k)}: {s:+.4f}" for k, s in head)
-        return f"{{{heads}}} <- {body or 'true'}"
+        return f"{self._head_text(head)} <- {body or 'true'}"
 
     def __str__(self):
         lines = []
         if self.has_default_rule:
-            heads = ", ".join(
-                f"{self._label_text(k)}: {s:+.4f}" for k, s in enumerate(self.default_scores)
-            )
-            lines.append(f"{{{heads}}} <- true  (default rule)")
+            default = self._head_text(enumerate(self.default_scores))
+            lines.append(f"{default} <- true  (default rule)")
         lines.extend(self.format_rule(r) for r in range(self.num_rules))
         return "\n".join(lines)
 
