@@ -197,9 +197,17 @@ def test_compile_ptx_gate_rejects_a_type_error(ptx_results):
         ptx_results["_gate_rejects_type_error"]
 
 
-def _compile_kernel(cuda, kernel, signature):
+# PTX of each kernel compiled by :func:`_compile_kernel` with its ``kernels.SIGNATURES``
+# entry, by name: the register check reads it instead of compiling the largest kernels again
+# (10 CPU-s of the check's 58 on the 2-core box of session 62)
+_PTX = {}
+
+
+def _compile_kernel(cuda, kernel, signature, name=None):
     assert signature is not None, "no entry in kernels.SIGNATURES"
     ptx, return_type = cuda.compile_ptx(kernel.py_func, signature, cc=CC)
+    if name is not None:
+        _PTX[name] = ptx
     assert ".target sm_90" in ptx and ".entry" in ptx
     assert_rounds_like_the_host(kernel, ptx)
     assert str(return_type) == "none", f"a kernel returns {return_type}"
@@ -312,7 +320,8 @@ def _candidates_within_their_register_budget(cuda, kernels):
     with tempfile.TemporaryDirectory() as directory:
         for name, budget in CANDIDATE_REGISTERS.items():
             dispatcher = kernels.KERNELS[name]
-            ptx, _ = cuda.compile_ptx(dispatcher.py_func, kernels.SIGNATURES[name], cc=CC)
+            ptx = _PTX.get(name) or cuda.compile_ptx(dispatcher.py_func,
+                                                     kernels.SIGNATURES[name], cc=CC)[0]
             path = Path(directory) / f"{name}.ptx"
             path.write_text(ptx)
             cap = dispatcher.targetoptions.get("max_registers")
@@ -349,7 +358,7 @@ def main():
 
     from gpurules.backends.cuda import kernels
 
-    checks = {name: partial(_compile_kernel, cuda, kernel, kernels.SIGNATURES.get(name))
+    checks = {name: partial(_compile_kernel, cuda, kernel, kernels.SIGNATURES.get(name), name)
               for name, kernel in kernels.KERNELS.items()}
     # BoomerRegressor's float64 targets specialise the statistics kernels that read Y
     checks.update({f"{name}[float64 targets]": partial(_compile_kernel, cuda,
