@@ -348,6 +348,37 @@ def test_unknown_head_mode_is_rejected():
         SearchSettings(99, np.zeros(2), 1, -np.inf)
 
 
+def walk_rules_against_the_reference(backend, X, nominal, g, h, rng, rules=3, steps=5):
+    """``rules`` rules of up to ``steps`` steps on ``backend``, each step searching a random
+    subset of the features with random 0/1 weights: every best refinement matches the
+    reference on the current coverage, and each condition applied leaves the coverage it
+    should."""
+    n, A = X.shape
+    K = g.shape[1]
+    labels = np.arange(K, dtype=np.int32)
+    for _rule in range(rules):
+        backend.reset_coverage()
+        weights = (rng.random(n) < 0.8).astype(np.int32)
+        for _step in range(steps):
+            covered = backend.mask == backend.indicator
+            features = np.sort(rng.choice(A, size=rng.integers(1, A + 1), replace=False))
+            settings = SearchSettings.boosting(HEAD_COMPLETE, 0.1, 1.0, 1, -np.inf)
+            got = backend.find_best_refinement(features.astype(np.int64), labels, weights,
+                                               backend.covered_totals(weights), settings)
+            want = best_refinement(X, nominal, covered, weights, g, h, features, labels,
+                                   False, 0.1, 1.0, backend.inv_scale, 1, -np.inf)
+            assert (got is None) == (want is None)
+            if got is None:
+                break
+            assert got.quality == pytest.approx(want[0], rel=1e-12)
+            assert_condition_sums(X, covered, weights, g, h, got.feature, got.op,
+                                  got.threshold, got.count, got.g_sum, got.h_sum)
+            backend.apply_refinement(got)
+            np.testing.assert_array_equal(
+                backend.mask == backend.indicator,
+                covered & satisfied(X[:, got.feature], got.op, got.threshold))
+
+
 @pytest.mark.parametrize("fmt", FORMATS + ["sparse-compacting", "sparse-large-2"])
 @pytest.mark.parametrize("seed", range(6))
 def test_kept_rows_follow_the_coverage_over_a_rule(seed, fmt, monkeypatch, request):
@@ -370,38 +401,33 @@ def test_kept_rows_follow_the_coverage_over_a_rule(seed, fmt, monkeypatch, reque
     rng = np.random.default_rng(300 + seed)
     X, nominal, g, h = random_problem(rng, n=90, A=6, K=3, n_distinct=9, nan_frac=0.15,
                                       nominal_frac=0.3)
-    n, A = X.shape
     backend = make_backend(X, nominal, g, h, threads, fmt=fmt.split("-")[0])
     data = backend._representation()[1]
     if fmt.startswith("sparse"):  # (data[-1]: what restores the entries of a compacting one)
         assert (data[-1] is not None) == (fmt == "sparse-compacting")
-    labels = np.arange(3, dtype=np.int32)
-    for _rule in range(3):
-        backend.reset_coverage()
-        weights = (rng.random(n) < 0.8).astype(np.int32)
-        for _step in range(5):
-            covered = backend.mask == backend.indicator
-            features = np.sort(rng.choice(A, size=rng.integers(1, A + 1), replace=False))
-            settings = SearchSettings.boosting(HEAD_COMPLETE, 0.1, 1.0, 1, -np.inf)
-            got = backend.find_best_refinement(features.astype(np.int64), labels, weights,
-                                               backend.covered_totals(weights), settings)
-            want = best_refinement(X, nominal, covered, weights, g, h, features, labels,
-                                   False, 0.1, 1.0, backend.inv_scale, 1, -np.inf)
-            assert (got is None) == (want is None)
-            if got is None:
-                break
-            assert got.quality == pytest.approx(want[0], rel=1e-12)
-            assert_condition_sums(X, covered, weights, g, h, got.feature, got.op,
-                                  got.threshold, got.count, got.g_sum, got.h_sum)
-            backend.apply_refinement(got)
-            np.testing.assert_array_equal(
-                backend.mask == backend.indicator,
-                covered & satisfied(X[:, got.feature], got.op, got.threshold))
+    walk_rules_against_the_reference(backend, X, nominal, g, h, rng)
     if fmt == "sparse-compacting":  # a feature of the last rule kept fewer entries
         indptr, kept, (_, _, n_neg, epochs) = data[0], data[3], data[-1]
         below = (indptr[:-1] + n_neg)[epochs[:-1] == epochs[-1]]
         kept = kept[epochs[:-1] == epochs[-1]]
         assert ((kept[:, 0] < below) | (kept[:, 1] > below)).any()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_walks_that_prefetch_match_the_reference(fmt):
+    """Statistics beyond ``jit.prefetch.PREFETCH_BYTES`` (6,000 examples x 24 labels of
+    int32 g and h: 1.15 MB), so the dense walk, the sparse phases and the totals without
+    the missing entries prefetch in two stages (``exact_search.prefetch_covered``): the
+    rules' best refinements and coverages are the reference's, also where the coverage
+    is small and most entries a walk meets are skipped."""
+    from gpurules.jit.prefetch import PREFETCH_BYTES
+
+    rng = np.random.default_rng(77)
+    X, nominal, g, h = random_problem(rng, n=6000, A=5, K=24, n_distinct=9, nan_frac=0.15,
+                                      nominal_frac=0.4)
+    backend = make_backend(X, nominal, g, h, 1, fmt=fmt)
+    assert backend.g.nbytes + backend.h.nbytes > PREFETCH_BYTES
+    walk_rules_against_the_reference(backend, X, nominal, g, h, rng, rules=2, steps=8)
 
 
 def test_prefetch_changes_no_value_and_emits_prefetches():

@@ -42,7 +42,7 @@ import numba as nb
 import numpy as np
 
 from gpurules.backends.cpu.exact_search import (AHEAD, _evaluate, _totals_without, _work_row,
-                                                accumulate, prefetch_example, prefetches)
+                                                accumulate, prefetch_covered, prefetches)
 from gpurules.backends.thresholds import midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
@@ -196,7 +196,9 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
         if not at_end:
             ahead = p + step * AHEAD
             if far and (ahead - hi) * step < 0:  # ``ahead`` is still in the phase
-                prefetch_example(index[ahead], g, h, mask, weights)
+                further = ahead + step * AHEAD
+                further = further if (further - hi) * step < 0 else -1
+                prefetch_covered(index, ahead, further, g, h, mask, indicator, weights)
             i = index[p]
             if mask[i] != indicator:
                 continue
