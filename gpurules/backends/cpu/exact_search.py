@@ -72,12 +72,17 @@ def prefetch_example(i, g, h, mask, weights):
 
 
 @register_jitable(forceinline=True)
-def prefetch_covered(index, ahead, further, g, h, mask, indicator, weights):
-    """Two-stage prefetch for a walk over ``index`` that skips uncovered examples: the mask
-    entry of ``index[further]`` (none where ``further`` < 0: past the walk's end), and the
-    statistics rows and weight of ``index[ahead]`` only if that example is covered (its
-    mask entry was asked for ``AHEAD`` visits earlier)."""
-    if further >= 0:
+def prefetch_covered(index, p, hi, step, g, h, mask, indicator, weights):
+    """Two-stage prefetch for a walk over ``index[p], index[p + step], ...`` (``hi``
+    excluded) that skips uncovered examples: the mask entry of the example ``2 AHEAD``
+    visits on, and the statistics rows and weight of the one ``AHEAD`` visits on only if
+    it is covered (its mask entry was asked for ``AHEAD`` visits earlier). Nothing past
+    ``hi``."""
+    ahead = p + step * AHEAD
+    if (ahead - hi) * step >= 0:
+        return
+    further = ahead + step * AHEAD
+    if (further - hi) * step < 0:
         prefetch_row(mask, index[further])
     i = index[ahead]
     if mask[i] == indicator:
@@ -359,9 +364,8 @@ def _totals_without(index, lo, hi, mask, indicator, weights, g, h, tot_g, tot_h,
         out_h[k] = tot_h[k]
     far = prefetches(g, h)
     for pos in range(lo, hi):
-        if far and pos + AHEAD < hi:
-            further = pos + 2 * AHEAD if pos + 2 * AHEAD < hi else -1
-            prefetch_covered(index, pos + AHEAD, further, g, h, mask, indicator, weights)
+        if far:
+            prefetch_covered(index, pos, hi, 1, g, h, mask, indicator, weights)
         i = index[pos]
         w = weights[i]
         if mask[i] == indicator and w != 0:
@@ -420,10 +424,8 @@ def _search_feature(j, features, sorted_index, sorted_value, n_present, nominal,
     for pos in range(m + 1):
         at_end = pos == m
         if not at_end:
-            if far and pos + AHEAD < m:
-                further = pos + 2 * AHEAD if pos + 2 * AHEAD < m else -1
-                prefetch_covered(src_index, pos + AHEAD, further, g, h, mask, indicator,
-                                 weights)
+            if far:
+                prefetch_covered(src_index, pos, m, 1, g, h, mask, indicator, weights)
             i = src_index[pos]
             if mask[i] != indicator:
                 continue

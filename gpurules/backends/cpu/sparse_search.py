@@ -41,7 +41,7 @@ inlines the scoring into the compiled walk.
 import numba as nb
 import numpy as np
 
-from gpurules.backends.cpu.exact_search import (AHEAD, _evaluate, _totals_without, _work_row,
+from gpurules.backends.cpu.exact_search import (_evaluate, _totals_without, _work_row,
                                                 accumulate, prefetch_covered, prefetches)
 from gpurules.backends.thresholds import midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
@@ -194,11 +194,8 @@ def _phase(j, lo, hi, step, is_nominal, index, value, z, mask, indicator, weight
     for p in range(lo, hi + step, step):
         at_end = p == hi
         if not at_end:
-            ahead = p + step * AHEAD
-            if far and (ahead - hi) * step < 0:  # ``ahead`` is still in the phase
-                further = ahead + step * AHEAD
-                further = further if (further - hi) * step < 0 else -1
-                prefetch_covered(index, ahead, further, g, h, mask, indicator, weights)
+            if far:
+                prefetch_covered(index, p, hi, step, g, h, mask, indicator, weights)
             i = index[p]
             if mask[i] != indicator:
                 continue
