@@ -25,7 +25,11 @@ LINE_BYTES = 64
 #: statistics tables above this size (bytes) outgrow the caches. The histogram build at
 #: n = 1e5, 255 bins, 20 rules, one thread: 2.56 -> 1.98 s with prefetches (session 23);
 #: below it they cost fits 10-20 % (yeast's dense search, enron's and a 3,000-example,
-#: 19-label sparse one, 0.9 MB of statistics; session 25, docs/benchmarks.md)
+#: 19-label sparse one, 0.9 MB of statistics; session 25, docs/benchmarks.md).
+#: Compiled code holds the value of its first compile (Numba freezes globals, and the disk
+#: cache, ``jit/cache.py``, keys on the sources, not on this value): set at run time, it
+#: changes only the Python-side choices (``backends/cpu/representations.py``), not whether
+#: a cached kernel prefetches (docs/benchmarks.md, session 64)
 PREFETCH_BYTES = 1 << 20
 
 
