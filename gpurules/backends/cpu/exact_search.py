@@ -59,15 +59,14 @@ AHEAD = 8
 
 
 @njit
-def prefetch_example(i, g, h, mask, weights):
-    """Prefetch what a search reads of example ``i``: its statistics rows, mask entry and
-    weight (``jit.prefetch``; no value changes). Not inlined by Numba: compiled once per
+def prefetch_example(i, g, h, weights):
+    """Prefetch what a search sums of example ``i``: its statistics rows and weight
+    (``jit.prefetch``; no value changes). Not inlined by Numba: compiled once per
     signature, so the searches' many variants and the sparse search's two phases do not
     each type it again (LLVM still inlines the machine code). The callers prefetch only
     where :func:`prefetches` says so."""
     prefetch_row(g, i)
     prefetch_row(h, i)
-    prefetch_row(mask, i)
     prefetch_row(weights, i)
 
 
@@ -86,9 +85,7 @@ def prefetch_covered(index, p, hi, step, g, h, mask, indicator, weights):
         prefetch_row(mask, index[further])
     i = index[ahead]
     if mask[i] == indicator:
-        prefetch_row(g, i)
-        prefetch_row(h, i)
-        prefetch_row(weights, i)
+        prefetch_example(i, g, h, weights)
 
 
 @nb.njit(inline="always")
@@ -344,7 +341,7 @@ def _feature_totals(index, m, weights, g, h, tot_g, tot_h, wide):
     far = prefetches(g, h)
     for pos in range(m):
         if far and pos + AHEAD < m:
-            prefetch_example(index[pos + AHEAD], g, h, weights, weights)
+            prefetch_example(index[pos + AHEAD], g, h, weights)
         i = index[pos]
         if weights[i] != 0:
             accumulate(tot_g, tot_h, g, h, i, weights[i], wide)
