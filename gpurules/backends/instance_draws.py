@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 from numba import types
-from numba.extending import register_jitable
 from numba.np.random.random_methods import random_interval
 
 from gpurules.jit.cache import njit
+from gpurules.jit.helpers import register_jitable
 
 #: the instance sampling of a rule as :data:`DRAWS` draws it (``RulePlan.sampling``)
 SAMPLE_NONE, SAMPLE_WITH_REPLACEMENT, SAMPLE_STRATIFIED, SAMPLE_WITHOUT_REPLACEMENT = 0, 1, 2, 3

@@ -10,7 +10,8 @@ seed on CPU and CUDA).
 """
 
 import numpy as np
-from numba.extending import register_jitable
+
+from gpurules.jit.helpers import register_jitable
 
 
 @register_jitable

@@ -1,8 +1,7 @@
 """The learning math of ``gpurules.objectives`` compiled for the CPU with Numba."""
 
-from numba.extending import overload
-
 from gpurules.jit.cache import njit
+from gpurules.jit.helpers import overload
 from gpurules.jit.variants import variant
 from gpurules.objectives import (exponential, fixed_point, heads, losses, multi_output,
                                  non_decomposable, quality)

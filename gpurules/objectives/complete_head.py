@@ -36,8 +36,8 @@ or the per-output heads (decomposable).
 import math
 
 import numpy as np
-from numba.extending import register_jitable
 
+from gpurules.jit.helpers import register_jitable
 from gpurules.objectives.heads import label_choice_key, label_gain, label_score
 from gpurules.objectives.linear_solve import (ZERO_PIVOT, factor_solve, load_packed,
                                               load_packed_upper, packed_quadratic,

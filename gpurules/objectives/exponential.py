@@ -23,7 +23,8 @@ import math
 from decimal import Decimal, localcontext
 
 import numpy as np
-from numba.extending import register_jitable
+
+from gpurules.jit.helpers import register_jitable
 
 _SHIFT = 7
 _N = 1 << _SHIFT  # table entries per power of two: 128

@@ -16,7 +16,7 @@ These functions are compiled for both backends (see ``gpurules.objectives``);
 ``register_jitable`` lets compiled code call them from each other.
 """
 
-from numba.extending import register_jitable
+from gpurules.jit.helpers import register_jitable
 
 HEAD_COMPLETE = 0
 HEAD_SINGLE = 1

@@ -50,8 +50,9 @@ import math
 
 import numpy as np
 from numba.core import types
-from numba.extending import overload, register_jitable
+from numba.extending import overload
 
+from gpurules.jit.helpers import register_jitable
 from gpurules.objectives.non_decomposable import divide_or_zero  # mlrl's divideOrZero
 
 # head modes of the SeCo learners (objectives.quality dispatches on them)

@@ -30,8 +30,8 @@ Scratch (float64 unless stated; m_max >= m): ``crit`` (m), ``bin_of`` int (m), `
 import math
 
 import numpy as np
-from numba.extending import register_jitable
 
+from gpurules.jit.helpers import register_jitable
 from gpurules.objectives.complete_head import (
     bounded_fraction, objective, output_criteria, regularized_solve)
 from gpurules.objectives.non_decomposable import packed_index

@@ -30,7 +30,8 @@ columns ``k`` and ``r`` were swapped, ``ipiv[k] = ipiv[k + 1] = -(r + 1)`` for a
 import math
 
 import numpy as np
-from numba.extending import register_jitable
+
+from gpurules.jit.helpers import register_jitable
 
 # Bunch-Kaufman's pivot threshold (1 + sqrt(17)) / 8, as in LAPACK
 _ALPHA = (1.0 + math.sqrt(17.0)) / 8.0

@@ -22,9 +22,9 @@ import functools
 import math
 
 import numpy as np
-from numba.core.extending import register_jitable
 
 from gpurules.jit.cache import njit
+from gpurules.jit.helpers import register_jitable
 
 
 UNIVERSAL_C0 = 2.865064  # Rissanen's normalising constant

@@ -23,8 +23,8 @@ search slot), cut into the arrays of :func:`work_views`; nothing here allocates.
 from typing import NamedTuple
 
 import numpy as np
-from numba.extending import register_jitable
 
+from gpurules.jit.helpers import register_jitable
 from gpurules.objectives.complete_head import (
     bounded_fraction, compact, complete_head, dynamic_root, gather_side, output_criteria,
     output_wise_head, select_dynamic, select_fixed)

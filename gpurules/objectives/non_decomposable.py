@@ -34,8 +34,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba.extending import register_jitable
 
+from gpurules.jit.helpers import register_jitable
 from gpurules.objectives import fixed_point
 from gpurules.objectives.exponential import exp_nonpositive
 

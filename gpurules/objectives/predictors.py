@@ -25,8 +25,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba.extending import register_jitable
 
+from gpurules.jit.helpers import register_jitable
 from gpurules.objectives.losses import DECOMPOSABLE_LOSSES
 from gpurules.objectives.non_decomposable import (
     LOGISTIC, NON_DECOMPOSABLE_LOSSES, SQUARED_ERROR, SQUARED_HINGE, loss_value)

@@ -48,8 +48,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba.core import types
-from numba.extending import overload, register_jitable
 
+from gpurules.jit.helpers import overload, register_jitable
 from gpurules.objectives.complete_head import single_head_sums
 from gpurules.objectives.heads import (HEAD_COMPLETE, HEAD_SINGLE, _shrunk, label_choice_key,
                                        label_gain)

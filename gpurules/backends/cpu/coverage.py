@@ -11,10 +11,10 @@ bin_min float32 (B,).
 """
 
 import numpy as np
-from numba.extending import register_jitable
 
 from gpurules.conditions import satisfies
 from gpurules.jit.cache import njit
+from gpurules.jit.helpers import register_jitable
 
 
 @njit

@@ -42,11 +42,11 @@ statistics are decomposable; the searches are then compiled without the multi-ou
 import numba as nb
 import numpy as np
 from numba.core import types
-from numba.extending import overload, register_jitable
 
 from gpurules.backends.thresholds import admissible, midpoint
 from gpurules.conditions import OP_EQ, OP_GR, OP_LEQ, OP_NEQ, satisfies
 from gpurules.jit.cache import njit
+from gpurules.jit.helpers import overload, register_jitable
 from gpurules.jit.prefetch import beyond_cache, prefetch_row
 from gpurules.jit.variants import parallel_kernel
 from gpurules.objectives.compiled import family_side_quality, work_views

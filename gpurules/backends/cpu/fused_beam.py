@@ -30,12 +30,12 @@ by :func:`bind` into copies of the functions that call them (``jit.variants.vari
 """
 
 import numpy as np
-from numba.extending import register_jitable
 
 from gpurules.backends.base import floyd_indices
 from gpurules.backends.cpu import refine
 from gpurules.backends.cpu.representations import forget_marks
 from gpurules.jit.cache import njit
+from gpurules.jit.helpers import register_jitable
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
 from gpurules.objectives.quality import head_work

@@ -22,13 +22,13 @@ outputs are fixed (``HeadFixingEngine`` takes the same draws in fewer calls).
 import functools
 
 import numpy as np
-from numba.extending import register_jitable
 
 from gpurules.backends.base import BATCH_LEARNED, BATCH_NO_RULE, BATCH_ZERO_HEAD
 from gpurules.backends.cpu import (exact_search, fused_beam, histogram_search, histograms,
                                    refine, sparse_search, statistics)
 from gpurules.backends.cpu.representations import forget_marks
 from gpurules.jit.cache import njit
+from gpurules.jit.helpers import register_jitable
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import variant
 from gpurules.objectives.compiled import family_head, head_scores, label_score

@@ -28,12 +28,12 @@ import functools
 
 import numba as nb
 import numpy as np
-from numba.extending import register_jitable
 
 from gpurules.backends.base import _first_best, floyd_indices
 from gpurules.backends.cpu import exact_search, histogram_search, sparse_search
 from gpurules.jit import team as teams
 from gpurules.jit.cache import njit
+from gpurules.jit.helpers import register_jitable
 from gpurules.jit.rows import copy_row
 from gpurules.jit.variants import Kernel, variant
 from gpurules.objectives.compiled import family_head

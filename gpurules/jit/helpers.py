@@ -1,0 +1,82 @@
+"""The package's compiled helpers: :func:`register_jitable` and :func:`overload`, Numba's
+own with one difference on the CPU, that a helper's code is optimised by LLVM's module
+passes once, in the kernel that calls it, instead of once more at every level above it.
+
+Why. Numba compiles each function, a helper made by ``register_jitable`` or ``@overload``
+included, into a code library: function passes over its own IR, then everything it calls
+linked in, then LLVM's module passes (inlining, loop and vector passes) over the whole, then
+machine code. The library above it links in that optimised whole and runs the module passes
+over all of it again. A helper deep in the search (``_consider``, a multi-output head's
+side, a quality function) is therefore optimised at every level of the chain: rule loop →
+refinement → per-feature search → quality → head. Most of a heavy first fit's compiling is
+those repeated passes (a complete head with label bins: LLVM spent 38.6 s in module passes,
+18.0 s emitting, 5.5 s in function passes; docs/benchmarks.md, session 65).
+
+What differs. On the CPU target, a helper's implementation is compiled by
+:class:`HelperCompiler`, whose library (:class:`HelperLibrary`) skips the module passes: the
+kernel that links the helper in (an ``njit`` kernel, which keeps Numba's full pipeline) runs
+them over the helper's code with its own. LLVM's inliner walks the call graph bottom-up, so
+a helper is simplified before the inliner weighs it, as before. A helper is never called from
+Python as compiled code (``register_jitable`` leaves the Python function as it was; an
+``@overload`` replaces a Python function only inside compiled code), so no machine code that
+runs lacks the module passes. Other targets (numba-cuda's device functions) get Numba's own
+``overload``, registered for the generic target as before; Numba prefers the CPU
+registration on the CPU. Nothing process-wide changes: a user's own Numba code compiles as
+it always did.
+"""
+
+from numba.core import codegen
+from numba.core.compiler import Compiler
+from numba.extending import overload as _numba_overload
+
+__all__ = ["HelperCompiler", "HelperLibrary", "overload", "register_jitable"]
+
+
+class HelperLibrary(codegen.JITCodeLibrary):
+    """A CPU code library whose finalisation runs no module passes (module docstring): its
+    function-optimised IR is what callers link in and optimise."""
+
+    def _optimize_final_module(self):
+        pass
+
+
+class HelperCompiler(Compiler):
+    """Numba's default pipeline, its code library a :class:`HelperLibrary` (passed to
+    ``jit`` as ``pipeline_class``)."""
+
+    def compile_extra(self, func):
+        if self.state.library is None:
+            library = HelperLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            library.enable_object_caching()  # as Numba's lowering does for its own
+            self.state.library = library
+        return super().compile_extra(func)
+
+
+def overload(func, jit_options=None, **kwargs):
+    """``numba.extending.overload(func, jit_options, **kwargs)``, its CPU implementations
+    compiled by :class:`HelperCompiler` (module docstring). Returns the decorator."""
+    options = dict(jit_options or {})
+
+    def decorate(overload_func):
+        _numba_overload(func, jit_options=dict(options, pipeline_class=HelperCompiler),
+                        target="cpu", **kwargs)(overload_func)
+        return _numba_overload(func, jit_options=options, **kwargs)(overload_func)
+
+    return decorate
+
+
+def register_jitable(*args, **options):
+    """``numba.extending.register_jitable``: ``@register_jitable`` or
+    ``@register_jitable(**jit_options)`` on a Python function makes it callable from
+    compiled code, its CPU form compiled by :class:`HelperCompiler`; returns the function
+    unchanged."""
+    def wrap(fn):
+        inline = options.pop("inline", "never")
+
+        @overload(fn, jit_options=options, inline=inline, strict=False)
+        def implementation(*args, **kwargs):
+            return fn
+
+        return fn
+
+    return wrap if options or not args else wrap(*args)
