@@ -52,13 +52,13 @@ def test_helpers_compile_with_the_helper_pipeline_and_their_kernel_with_numba(mo
     ``@overload`` with ``jit_options``) computes what Python computes; every helper was
     compiled by ``HelperCompiler`` into a ``HelperLibrary``, the kernel by Numba's own
     pipeline into a library that ran its module passes."""
-    compiled, optimised = [], []
+    compiled, optimised, libraries = [], [], []
     compile_extra = HelperCompiler.compile_extra
 
     def spy(self, func):
         compiled.append(func.__name__)
         result = compile_extra(self, func)
-        assert type(self.state.library) is HelperLibrary
+        libraries.append(self.state.library)
         return result
 
     module_passes = nb.core.codegen.CPUCodeLibrary._optimize_final_module
@@ -73,6 +73,20 @@ def test_helpers_compile_with_the_helper_pipeline_and_their_kernel_with_numba(mo
     assert _steps(values).tolist() == [_collatz_steps(int(v)) for v in values]
     assert sorted(compiled) == ["<lambda>", "_collatz_steps", "_inner"]
     assert HelperLibrary not in optimised and len(optimised) >= 1  # the kernel's
+    for library in libraries:
+        assert type(library) is HelperLibrary
+        assert_runs_none_of_its_own_code(library)
+
+
+def assert_runs_none_of_its_own_code(library):
+    """The functions ``library`` hands to the JIT linker are internal (a caller's copy of
+    one cannot bind to them), those callers link in are exported ``linkonce_odr`` copies."""
+    defined = [f for f in library._final_module.functions if not f.is_declaration]
+    assert defined and {f.linkage.name for f in defined} == {"internal"}
+    linked = {f.name: f.linkage.name for f in library._get_module_for_linking().functions
+              if not f.is_declaration}
+    assert set(linked) == {f.name for f in defined}
+    assert "linkonce_odr" in linked.values() and "external" not in linked.values()
 
 
 def test_register_jitable_keeps_the_function_and_takes_numbas_forms():

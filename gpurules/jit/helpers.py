@@ -34,10 +34,35 @@ __all__ = ["HelperCompiler", "HelperLibrary", "overload", "register_jitable"]
 
 class HelperLibrary(codegen.JITCodeLibrary):
     """A CPU code library whose finalisation runs no module passes (module docstring): its
-    function-optimised IR is what callers link in and optimise."""
+    function-optimised IR is what callers link in and optimise.
+
+    Its own machine code must then never run. Numba gives each library's functions to the
+    process's JIT linker, and a caller's copy of a function it did not inline (linked in as
+    ``linkonce_odr``) binds to a definition the linker already holds: the caller would call
+    this library's unoptimised code. (Measured: a non-decomposable complete-head fit on
+    scene ran 123 s instead of 80 in the process that compiled it, 45 s loaded from the
+    disk cache.) So the module handed to the linker keeps its functions internal, and the
+    module callers link in (:meth:`_get_module_for_linking`) is a copy made before."""
 
     def _optimize_final_module(self):
         pass
+
+    def _finalize_final_module(self):
+        self._shared_module = _module_for_linking(self._final_module)
+        for function in self._final_module.functions:
+            if not function.is_declaration:
+                function.linkage = "internal"
+        super()._finalize_final_module()
+
+
+def _module_for_linking(module):
+    """A copy of the llvmlite ``module`` whose exported functions are ``linkonce_odr``, as
+    Numba's ``CPUCodeLibrary._get_module_for_linking`` makes it."""
+    linkable = module.clone()
+    for function in linkable.functions:
+        if not function.is_declaration and function.linkage == codegen.ll.Linkage.external:
+            function.linkage = "linkonce_odr"
+    return linkable
 
 
 class HelperCompiler(Compiler):
