@@ -15,8 +15,9 @@ those repeated passes (a complete head with label bins: LLVM spent 38.6 s in mod
 What differs. On the CPU target, a helper's implementation is compiled by
 :class:`HelperCompiler`, whose library (:class:`HelperLibrary`) skips the module passes: the
 kernel that links the helper in (an ``njit`` kernel, which keeps Numba's full pipeline) runs
-them over the helper's code with its own. LLVM's inliner walks the call graph bottom-up, so
-a helper is simplified before the inliner weighs it, as before. A helper is never called from
+them over the helper's code with its own (one round instead of one per level: the models
+are the same, non-decomposable and sparse warm fits ran 7-12 % faster, the default fit's
+likely a few percent slower; docs/benchmarks.md, session 65). A helper is never called from
 Python as compiled code (``register_jitable`` leaves the Python function as it was; an
 ``@overload`` replaces a Python function only inside compiled code), so no machine code that
 runs lacks the module passes. Other targets (numba-cuda's device functions) get Numba's own
